@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
+import { getDriverPlugin } from '../../driver/plugins/index.js';
+import { UserError } from '../../errors.js';
+import { createGoal, listPlants, readPlant, StoreError } from '../../store/index.js';
+import { gardenOf, printJson } from '../context.js';
+import type { CliIO } from '../main.js';
+
+function parsePriority(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < PRIORITY_MIN || n > PRIORITY_MAX) {
+    throw new InvalidArgumentError(`must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
+  }
+  return n;
+}
+
+function parseType(value: string): GoalType {
+  if (!(GOAL_TYPES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${GOAL_TYPES.join(', ')}`);
+  return value as GoalType;
+}
+
+interface SubmitOptions {
+  plant: string;
+  type: GoalType;
+  priority?: number;
+  driver?: string;
+  model?: string;
+  effort?: string;
+  body?: string;
+  bodyFile?: string;
+  title?: string;
+  json?: boolean;
+}
+
+/** `pak2 submit`: queues one goal and prints its id. */
+export function registerSubmit(program: Command, io: CliIO): void {
+  program
+    .command('submit')
+    .description('queue a goal for a plant; prints the goal id')
+    .requiredOption('--plant <plant>', 'the plant the goal is assigned to')
+    .requiredOption('--type <type>', `goal type: ${GOAL_TYPES.join(', ')}`, parseType)
+    .option('--priority <n>', `${PRIORITY_MIN}-${PRIORITY_MAX}, higher first (default 50)`, parsePriority)
+    .option('--driver <driver>', 'claude, codex, command or a [drivers.<name>] entry (default: the override chain)')
+    .option('--model <model>', 'model for this goal')
+    .option('--effort <effort>', 'reasoning effort for this goal')
+    .option('--title <words>', 'words for the goal id (default: the body\'s first line)')
+    .option('--body <text>', 'the task')
+    .option('--body-file <file>', 'read the task from a file (- for stdin)')
+    .option('--json', 'print the goal record as JSON')
+    .action(async (opts: SubmitOptions, command: Command) => {
+      const garden = gardenOf(command, io);
+      if ((opts.body === undefined) === (opts.bodyFile === undefined)) {
+        throw new UserError('give exactly one of --body TEXT or --body-file F');
+      }
+      let body = opts.body ?? '';
+      if (opts.bodyFile !== undefined) {
+        const file = opts.bodyFile === '-' ? 0 : path.resolve(io.cwd, opts.bodyFile);
+        try {
+          body = fs.readFileSync(file, 'utf8');
+        } catch (error) {
+          throw new UserError(`--body-file ${opts.bodyFile}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+        }
+      }
+      if (!body.trim()) throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
+      try {
+        const plant = await readPlant(garden.paths, opts.plant);
+        if (plant.status !== 'active') throw new UserError(`--plant ${opts.plant}: the plant is ${plant.status}`);
+      } catch (error) {
+        if (error instanceof StoreError && (error.code === 'PLANT_NOT_FOUND' || error.code === 'INVALID_PLANT_NAME')) {
+          const names = (await listPlants(garden.paths)).plants.map((p) => p.name);
+          const why = error.code === 'INVALID_PLANT_NAME' ? 'not a valid plant name' : 'no such plant in this garden';
+          throw new UserError(`--plant ${opts.plant}: ${why} (plants: ${names.join(', ') || 'none; run pak2 genesis'})`);
+        }
+        throw error;
+      }
+      if (opts.driver !== undefined && !getDriverPlugin(opts.driver, garden.config)) {
+        throw new UserError(`--driver ${opts.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
+      }
+      const goal = await createGoal(garden.paths, {
+        type: opts.type,
+        plant: opts.plant,
+        body,
+        ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+        ...(opts.driver ? { driver: opts.driver } : {}),
+        ...(opts.model ? { model: opts.model } : {}),
+        ...(opts.effort ? { reasoning_effort: opts.effort } : {}),
+        ...(opts.title ? { title: opts.title } : {}),
+      });
+      if (opts.json) printJson(io, goal);
+      else io.out(goal.id);
+    });
+}

@@ -1,0 +1,20 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { loadGarden, type Garden } from '../garden/index.js';
+import type { CliIO } from './main.js';
+
+/**
+ * Loads the garden a command acts on: `--garden DIR` exactly, else the
+ * nearest ancestor of the working directory holding PAK2.toml.
+ *
+ * @throws UserError naming the directory or PAK2.toml problem.
+ */
+export function gardenOf(command: Command, io: CliIO): Garden {
+  const dir = command.optsWithGlobals<{ garden?: string }>().garden;
+  return dir ? loadGarden(path.resolve(io.cwd, dir)) : loadGarden(io.cwd, { search: true });
+}
+
+/** Prints `value` as pretty JSON. */
+export function printJson(io: CliIO, value: unknown): void {
+  io.out(JSON.stringify(value, null, 2));
+}

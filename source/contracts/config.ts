@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { collectIssues, type ValidationIssue } from './common.js';
+
+/** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
+export const GARDEN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+
+const seconds = (min: number) =>
+  z
+    .number({ error: 'INVALID_CONFIG_VALUE' })
+    .int({ error: 'INVALID_CONFIG_VALUE' })
+    .min(min, { error: 'INVALID_CONFIG_VALUE' });
+
+const text = () => z.string({ error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' });
+
+/** `[drivers.<name>]`: `command` is an executable, or an executable plus leading arguments. */
+export const DriverConfigSchema = z.strictObject({
+  command: z.union([text(), z.array(text()).min(1)], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+});
+
+/**
+ * PAK2.toml (seed 002; every key in `PAK2.toml.example`). Unknown keys are
+ * refused (UNKNOWN_CONFIG_KEY) so a typo never silently means a default.
+ * Times are whole seconds.
+ */
+export const ConfigSchema = z.strictObject({
+  runtime: z.strictObject({ root: text().optional() }).optional(),
+  garden: z
+    .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() })
+    .optional(),
+  defaults: z
+    .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() })
+    .optional(),
+  coordinator: z
+    .strictObject({
+      interval_seconds: seconds(1).optional(),
+      watchdog_seconds: seconds(1).optional(),
+      run_timeout_seconds: seconds(1).optional(),
+      max_concurrent_runs: seconds(1).optional(),
+    })
+    .optional(),
+  drivers: z.record(z.string(), DriverConfigSchema).optional(),
+});
+export type ConfigFile = z.infer<typeof ConfigSchema>;
+
+/**
+ * Validates the parsed PAK2.toml table. Never throws.
+ *
+ * @returns issues with codes UNKNOWN_CONFIG_KEY, INVALID_CONFIG_VALUE,
+ *   INVALID_SHAPE; `field` is the dotted key, e.g. `coordinator.watchdog_seconds`.
+ */
+export function validateConfig(data: unknown): ValidationIssue[] {
+  return collectIssues(ConfigSchema, data);
+}

@@ -1,0 +1,4 @@
+export * from './reconcile.js';
+export * from './live-runs.js';
+export * from './lock.js';
+export * from './coordinator.js';

@@ -1,0 +1,41 @@
+import type { RunHandle, StopReason } from '../driver/launch.js';
+
+/**
+ * The agent processes this coordinator has live, by run id. The watchdog
+ * and shutdown stop runs through it; the status line counts it.
+ */
+export class LiveRuns {
+  private readonly handles = new Map<string, RunHandle>();
+
+  /** Records the handle of a run's current agent process. */
+  add(runId: string, handle: RunHandle): void {
+    this.handles.set(runId, handle);
+  }
+
+  /** Forgets a run whose process has exited. */
+  remove(runId: string): void {
+    this.handles.delete(runId);
+  }
+
+  /** Stops a run's whole process group (SIGTERM, then SIGKILL after a grace); false when it is not live here. */
+  stop(runId: string, reason: StopReason): boolean {
+    const handle = this.handles.get(runId);
+    if (!handle) return false;
+    handle.stop(reason);
+    return true;
+  }
+
+  /** Stops every live run. */
+  stopAll(reason: StopReason): void {
+    for (const handle of this.handles.values()) handle.stop(reason);
+  }
+
+  /** Run ids with a live process. */
+  ids(): string[] {
+    return [...this.handles.keys()];
+  }
+
+  get size(): number {
+    return this.handles.size;
+  }
+}

@@ -1,0 +1,221 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import {
+  isTerminalRunStatus,
+  REFLECTION_REQUIRED_TYPES,
+  type Cost,
+  type FailureReason,
+  type GoalRecord,
+  type RunRecord,
+} from '../contracts/index.js';
+import { runDir, type Garden } from '../garden/index.js';
+import { appendEvent, appendJsonLine, closeRun, readPlant, readRun, runEventsFile, StoreError, type CloseRunInput } from '../store/index.js';
+import { launch, type LaunchResult, type RunHandle } from './launch.js';
+import { addCosts } from './pricing.js';
+import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
+import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
+
+/** The line the driver writes into events.jsonl before the reflection continuation's output. */
+export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
+/** The type of the JSON error line the driver writes when it cannot launch the agent. */
+export const DRIVER_ERROR_TYPE = 'error';
+
+/** What dispatch needs from its caller (the coordinator, or a test). */
+export interface DriverContext {
+  garden: Garden;
+  /** Told when the agent process starts, with the handle that stops its group (the watchdog uses it). */
+  onRunStart?: (runId: string, handle: RunHandle) => void;
+  /** Told when the run's processes are gone. */
+  onRunEnd?: (runId: string) => void;
+  /** Agent stderr; default: the coordinator's stderr. */
+  onStderr?: (runId: string, chunk: string) => void;
+  now?: () => Date;
+}
+
+/** Splits events.jsonl into the main phase's and the reflection phase's parsed JSON lines. */
+export function readPhases(eventsFile: string): { main: unknown[]; reflection: unknown[] } {
+  let text = '';
+  try {
+    text = fs.readFileSync(eventsFile, 'utf8');
+  } catch {
+    return { main: [], reflection: [] };
+  }
+  const main: unknown[] = [];
+  const reflection: unknown[] = [];
+  let target = main;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if ((value as { type?: unknown })?.type === REFLECTION_MARKER_TYPE) {
+      target = reflection;
+      continue;
+    }
+    target.push(value);
+  }
+  return { main, reflection };
+}
+
+function stoppedStatus(stop: LaunchResult['stoppedBy']): { status: CloseRunInput['status']; reason: FailureReason } {
+  if (stop === 'timeout') return { status: 'timeout', reason: 'timeout' };
+  if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped' };
+  return { status: 'killed', reason: 'killed' };
+}
+
+/**
+ * Seconds left of the run's wall-time limit (`[coordinator].run_timeout_seconds`),
+ * counted from the run record's started_at; at least 1 ms.
+ */
+function remainingMs(run: RunRecord, timeoutSeconds: number, now: Date): number {
+  return Math.max(1, Date.parse(run.started_at) + timeoutSeconds * 1000 - now.getTime());
+}
+
+/**
+ * The production dispatch function (seed 002, "Driver"): builds the prompt,
+ * launches the goal's driver plugin on the opened run, reads cost, status,
+ * session id and final text from the stream, solicits reflection by
+ * continuing the same session for build / fix / evaluate / tend, and closes
+ * the run. Resolves when the run is closed (or was closed by someone else,
+ * e.g. the watchdog). A missing CLI or unknown driver writes a JSON error line
+ * to events.jsonl and closes the run as `failure` / `launch_failed` with cost
+ * unknown.
+ *
+ * Terminal statuses it produces: success, failure (agent_error, nonzero_exit,
+ * launch_failed, reflection_failed), zero_output, timeout, killed
+ * (coordinator_stopped; `killed` by the watchdog is closed by the coordinator).
+ *
+ * @returns the closed run record, or undefined when another closer won.
+ */
+export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverContext): Promise<RunRecord | undefined> {
+  const now = ctx.now ?? (() => new Date());
+  const { paths, config } = ctx.garden;
+  const run = await readRun(paths, runId);
+  const dir = runDir(paths, runId);
+  const eventsFile = runEventsFile(paths, runId);
+  const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
+    try {
+      return await closeRun(paths, runId, goal.type, { by: 'driver', ...input }, now());
+    } catch (error) {
+      // The watchdog (or the operator) closed it first: the terminal record stands.
+      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+      throw error;
+    }
+  };
+  const failLaunch = async (message: string): Promise<RunRecord | undefined> => {
+    await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message });
+    return close({ status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' } });
+  };
+
+  const plugin = getDriverPlugin(run.driver, config);
+  if (!plugin) return failLaunch(`unknown driver ${JSON.stringify(run.driver)}: use claude, codex, command, or configure [drivers.${run.driver}].command in PAK2.toml`);
+
+  let prompt: string;
+  try {
+    const plant = await readPlant(paths, run.plant);
+    prompt = buildPrompt({ paths, goal, runId, plant, runDirectory: dir, workingDirectory: paths.gardenRoot });
+  } catch (error) {
+    return failLaunch(`cannot build the prompt: ${(error as Error).message}`);
+  }
+  await fsp.writeFile(path.join(dir, 'prompt.md'), prompt);
+
+  const launchCtx: LaunchContext = {
+    prompt,
+    model: run.model,
+    reasoningEffort: run.reasoning_effort,
+    runDir: dir,
+    cwd: paths.gardenRoot,
+    configCommand: config.drivers[run.driver]?.command,
+  };
+  const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
+    let spec;
+    try {
+      spec = phase === 'main' ? plugin.buildLaunchCommand(launchCtx) : plugin.buildReflectionCommand({ ...launchCtx, sessionId });
+    } catch (error) {
+      return (error as Error).message;
+    }
+    const result = await launch(spec, {
+      cwd: paths.gardenRoot,
+      stdin: phase === 'main' ? prompt : REFLECTION_PROMPT,
+      stdoutFile: eventsFile,
+      timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
+      ...(plugin.mapLine ? { mapLine: (line: string) => plugin.mapLine!(line) } : {}),
+      ...(ctx.onStderr ? { onStderr: (chunk: string) => ctx.onStderr!(runId, chunk) } : {}),
+      onStart: (handle) => ctx.onRunStart?.(runId, handle),
+    });
+    ctx.onRunEnd?.(runId);
+    if (result.spawnError) {
+      const hint = plugin.installHint ? ` (install: ${plugin.installHint})` : '';
+      return `cannot start ${spec.command}: ${result.spawnError}${hint}`;
+    }
+    return result;
+  };
+
+  const main = await runPhase('main');
+  if (typeof main === 'string') return failLaunch(main);
+  if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
+  const parsed = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
+  const base = {
+    cost: parsed.cost,
+    ...(parsed.finalText !== undefined ? { finalText: parsed.finalText } : {}),
+    ...(parsed.numTurns !== undefined ? { numTurns: parsed.numTurns } : {}),
+    ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
+    exitCode: main.exitCode,
+  };
+  if (main.stoppedBy) {
+    const { status, reason } = stoppedStatus(main.stoppedBy);
+    return close({ ...base, status, failureReason: reason });
+  }
+  const verdict = judge(parsed, main);
+  if (verdict.status !== 'success') return close({ ...base, ...verdict });
+
+  if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
+
+  const reflection = await solicitReflection(ctx, plugin, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
+  const cost = addCosts(parsed.cost, reflection.cost);
+  if (reflection.stoppedBy) {
+    const { status, reason } = stoppedStatus(reflection.stoppedBy);
+    return close({ ...base, cost, status, failureReason: reason });
+  }
+  if (!reflection.text) return close({ ...base, cost, status: 'failure', failureReason: 'reflection_failed' });
+  await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
+  return close({ ...base, cost, status: 'success', reflection: reflection.text });
+}
+
+/** The run's verdict from the agent's own report and its exit. */
+function judge(parsed: ParsedStream, result: LaunchResult): { status: CloseRunInput['status']; failureReason?: FailureReason } {
+  if (parsed.status === 'failure' && parsed.errorText) return { status: 'failure', failureReason: 'agent_error' };
+  if (result.exitCode !== 0) return { status: 'failure', failureReason: parsed.errorText ? 'agent_error' : 'nonzero_exit' };
+  if (!parsed.producedOutput) return { status: 'zero_output', failureReason: 'zero_output' };
+  if (parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error' };
+  return { status: 'success' };
+}
+
+async function solicitReflection(
+  ctx: DriverContext,
+  plugin: DriverPlugin,
+  runId: string,
+  goal: GoalRecord,
+  parsed: ParsedStream,
+  runPhase: (phase: 'main' | 'reflection', sessionId?: string) => Promise<LaunchResult | string>,
+  eventsFile: string,
+  dir: string,
+  model: string,
+): Promise<{ text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy'] }> {
+  const { paths } = ctx.garden;
+  await appendJsonLine(eventsFile, { type: REFLECTION_MARKER_TYPE, session_id: parsed.sessionId ?? null });
+  await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id }, (ctx.now ?? (() => new Date()))());
+  const result = await runPhase('reflection', parsed.sessionId);
+  if (typeof result === 'string') {
+    await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: result });
+    return {};
+  }
+  if (result.stoppedBy) return { stoppedBy: result.stoppedBy };
+  const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model });
+  const text = result.exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
+  return { ...(text ? { text } : {}), cost: reflected.cost };
+}

@@ -1,0 +1,33 @@
+import type { GardenConfig } from '../../garden/index.js';
+import { claudePlugin } from './claude.js';
+import { codexPlugin } from './codex.js';
+import { commandPlugin } from './command.js';
+import type { DriverPlugin } from './types.js';
+
+export type { DriverPlugin, LaunchContext, ParsedStream, ParseContext } from './types.js';
+export { claudePlugin } from './claude.js';
+export { codexPlugin, CODEX_SIDECARS } from './codex.js';
+export { commandPlugin } from './command.js';
+
+/** Built-in driver names. Any other name with `[drivers.<name>].command` runs through the command plugin. */
+export const BUILTIN_DRIVERS = ['claude', 'codex', 'command'] as const;
+
+/**
+ * Looks up a driver plugin (seed 002, `get_driver_plugin`): `claude`,
+ * `codex`, `command`, or any name configured with `[drivers.<name>].command`.
+ *
+ * @returns the plugin, or undefined for an unknown driver.
+ */
+export function getDriverPlugin(name: string, config?: Pick<GardenConfig, 'drivers'>): DriverPlugin | undefined {
+  if (name === 'claude') return claudePlugin;
+  if (name === 'codex') return codexPlugin;
+  if (name === 'command') return commandPlugin('command');
+  if (config?.drivers[name]?.command) return commandPlugin(name);
+  return undefined;
+}
+
+/** Plugin defaults for the override chain; empty for an unknown driver. */
+export function pluginDefaults(name: string, config?: Pick<GardenConfig, 'drivers'>): { model?: string; reasoningEffort?: string } {
+  const plugin = getDriverPlugin(name, config);
+  return plugin ? { ...(plugin.defaultModel ? { model: plugin.defaultModel } : {}), ...(plugin.defaultReasoningEffort ? { reasoningEffort: plugin.defaultReasoningEffort } : {}) } : {};
+}

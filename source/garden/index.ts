@@ -1,0 +1,3 @@
+export * from './paths.js';
+export * from './config.js';
+export * from './resolve.js';

@@ -1,0 +1,60 @@
+import path from 'node:path';
+
+/**
+ * Every on-disk location of a garden (seed 002, "File layout"). Code resolves
+ * runtime locations through this and never joins `root/"goals"` by hand.
+ * All paths are absolute.
+ */
+export interface GardenPaths {
+  /** The garden root: the directory holding PAK2.toml. */
+  gardenRoot: string;
+  /** Where goals, runs and events live: `<garden>/<[runtime].root>`, or the garden root in the legacy layout. */
+  runtimeRoot: string;
+  /** True when `[runtime].root` is set and resolves somewhere other than the garden root. */
+  split: boolean;
+  configFile: string;
+  goalsDir: string;
+  runsDir: string;
+  eventsDir: string;
+  coordinatorLog: string;
+  historyDir: string;
+  inboxDir: string;
+  conversationsDir: string;
+  dashboardDir: string;
+  plantsDir: string;
+  seedsDir: string;
+  motivationFile: string;
+}
+
+/**
+ * Resolves the layout of a garden. `runtimeRootSetting` is `[runtime].root`
+ * from PAK2.toml, relative to the garden root (absolute is allowed); absent
+ * means the legacy unified layout (runtime root = garden root).
+ */
+export function gardenPaths(gardenRoot: string, runtimeRootSetting?: string): GardenPaths {
+  const root = path.resolve(gardenRoot);
+  const runtimeRoot = runtimeRootSetting ? path.resolve(root, runtimeRootSetting) : root;
+  const eventsDir = path.join(runtimeRoot, 'events');
+  return {
+    gardenRoot: root,
+    runtimeRoot,
+    split: runtimeRoot !== root,
+    configFile: path.join(root, 'PAK2.toml'),
+    goalsDir: path.join(runtimeRoot, 'goals'),
+    runsDir: path.join(runtimeRoot, 'runs'),
+    eventsDir,
+    coordinatorLog: path.join(eventsDir, 'coordinator.jsonl'),
+    historyDir: path.join(runtimeRoot, 'history'),
+    inboxDir: path.join(runtimeRoot, 'inbox'),
+    conversationsDir: path.join(runtimeRoot, 'conversations'),
+    dashboardDir: path.join(runtimeRoot, 'dashboard'),
+    plantsDir: path.join(root, 'plants'),
+    seedsDir: path.join(root, 'seeds'),
+    motivationFile: path.join(root, 'MOTIVATION.md'),
+  };
+}
+
+/** `<runtime-root>/runs/<run-id>/`. */
+export function runDir(paths: GardenPaths, runId: string): string {
+  return path.join(paths.runsDir, runId);
+}

@@ -1,0 +1,3 @@
+export * from './init.js';
+export * from './genesis.js';
+export * from './which.js';

@@ -1,0 +1,80 @@
+import fsp from 'node:fs/promises';
+import { formatIssue, validateEvent, type EventRecord, type EventType } from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { appendJsonLine, StoreError } from './files.js';
+
+/** Fields of an event other than its timestamp. */
+export type EventInput = Omit<EventRecord, 'ts'> & { type: EventType; ts?: string };
+
+/** Listener told of every event this process appends (the headless printer and TUI use it). */
+export type EventListener = (event: EventRecord) => void;
+const listeners = new Set<EventListener>();
+
+/** Subscribes to events appended by this process; returns the unsubscribe function. */
+export function onEvent(listener: EventListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * Appends one validated event to `<runtime-root>/events/coordinator.jsonl`
+ * (seed 002, events.py). `ts` defaults to now.
+ *
+ * @throws StoreError INVALID_RECORD for an event that fails validateEvent, IO_ERROR when the write fails.
+ */
+export async function appendEvent(paths: GardenPaths, input: EventInput, now: Date = new Date()): Promise<EventRecord> {
+  const event = { ts: input.ts ?? now.toISOString(), ...input } as EventRecord;
+  const issues = validateEvent(event);
+  if (issues.length > 0) {
+    throw new StoreError('INVALID_RECORD', `event ${input.type}: ${formatIssue(issues[0]!)}`, paths.coordinatorLog);
+  }
+  await appendJsonLine(paths.coordinatorLog, event);
+  for (const listener of listeners) listener(event);
+  return event;
+}
+
+/** Events read from the log, plus lines that were not valid JSON events. */
+export interface EventRead {
+  events: EventRecord[];
+  errors: string[];
+  /** Byte offset after the last complete line read; pass it back as `fromOffset`. */
+  offset: number;
+}
+
+/**
+ * Reads the event log from a byte offset (0: the whole log). A partial last
+ * line is left for the next read. Malformed lines are reported, not thrown.
+ */
+export async function readEvents(paths: GardenPaths, fromOffset = 0): Promise<EventRead> {
+  let buffer: Buffer;
+  try {
+    const handle = await fsp.open(paths.coordinatorLog, 'r');
+    try {
+      const { size } = await handle.stat();
+      buffer = Buffer.alloc(Math.max(0, size - fromOffset));
+      await handle.read(buffer, 0, buffer.length, fromOffset);
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return { events: [], errors: [], offset: fromOffset };
+  }
+  const end = buffer.lastIndexOf(0x0a) + 1;
+  const text = buffer.subarray(0, end).toString('utf8');
+  const events: EventRecord[] = [];
+  const errors: string[] = [];
+  let lineNo = 0;
+  for (const line of text.split('\n')) {
+    lineNo += 1;
+    if (!line.trim()) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      const issues = validateEvent(value);
+      if (issues.length > 0) errors.push(`${paths.coordinatorLog}: line ${lineNo}: ${formatIssue(issues[0]!)}`);
+      else events.push(value as EventRecord);
+    } catch {
+      errors.push(`${paths.coordinatorLog}: line ${lineNo}: malformed JSON`);
+    }
+  }
+  return { events, errors, offset: fromOffset + end };
+}

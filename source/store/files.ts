@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import lockfile from 'proper-lockfile';
+import { isErrno } from '../errors.js';
+
+/** Store failure codes (seed 002, "Failure modes"), plus INVALID_RECORD for a file that fails validation. */
+export type StoreErrorCode =
+  | 'GOAL_NOT_FOUND'
+  | 'RUN_NOT_FOUND'
+  | 'PLANT_NOT_FOUND'
+  | 'INVALID_TRANSITION'
+  | 'MISSING_CLOSED_REASON'
+  | 'INVALID_GARDEN_NAME'
+  | 'INVALID_PLANT_NAME'
+  | 'PLANT_EXISTS'
+  | 'SEED_NOT_FOUND'
+  | 'IO_ERROR'
+  | 'INVALID_RECORD';
+
+/** A store operation that was refused; `code` is a seed reason code, `file` the record concerned. */
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  readonly file: string | undefined;
+
+  constructor(code: StoreErrorCode, message: string, file?: string) {
+    super(message);
+    this.name = 'StoreError';
+    this.code = code;
+    this.file = file;
+  }
+}
+
+/**
+ * Writes `data` as pretty JSON atomically (temp file, fsync, rename), so a
+ * reader never sees half a record. Creates the parent directory.
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function writeJsonAtomic(file: string, data: unknown): Promise<void> {
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true });
+  } catch (error) {
+    throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
+  }
+}
+
+/** Result of reading a JSON file: the value, or why it could not be had. */
+export type JsonRead =
+  | { ok: true; value: unknown }
+  | { ok: false; missing: boolean; message: string };
+
+/** Reads and parses a JSON file; never throws. `message` names the file. */
+export async function readJsonFile(file: string): Promise<JsonRead> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (error) {
+    return { ok: false, missing: isErrno(error, 'ENOENT'), message: `${file}: ${isErrno(error, 'ENOENT') ? 'no such file' : (error as Error).message}` };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, missing: false, message: `${file}: malformed JSON (${(error as Error).message})` };
+  }
+}
+
+/**
+ * Appends one JSON line with O_APPEND (a single write, so concurrent writers
+ * never interleave inside a line). Creates the parent directory.
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function appendJsonLine(file: string, data: unknown): Promise<void> {
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await fsp.appendFile(file, `${JSON.stringify(data)}\n`, { flag: 'a' });
+  } catch (error) {
+    throw new StoreError('IO_ERROR', `${file}: append failed (${(error as Error).message})`, file);
+  }
+}
+
+/**
+ * Runs `fn` holding an inter-process lock on `target` (a directory or file
+ * that must exist). Waits up to ~5 s for the lock.
+ */
+export async function withLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(target, { recursive: true });
+  const release = await lockfile.lock(target, {
+    lockfilePath: `${target}.lock`,
+    retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
+    stale: 10_000,
+  });
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
+}

@@ -1,0 +1,304 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import slugify from '@sindresorhus/slugify';
+import {
+  formatIssue,
+  GOAL_ID_PATTERN,
+  GOAL_TRANSITIONS,
+  GOAL_TYPES,
+  PLANT_NAME_PATTERN,
+  PRIORITY_DEFAULT,
+  validateGoal,
+  type ClosedReason,
+  type GoalRecord,
+  type GoalStatus,
+  type GoalType,
+} from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { isErrno } from '../errors.js';
+import { appendEvent } from './events.js';
+import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+
+/** Name of the closed-goal ledger in the goals directory: one closed goal id per line, append-only. */
+export const CLOSED_LEDGER = '.closed';
+const COUNTER_FILE = '.counter';
+
+/** What a caller gives to create a goal; the store assigns id, status and timestamps. */
+export interface GoalInput {
+  type: GoalType;
+  /** The plant the goal is assigned to (`assigned_to`); absent goals wait in the queue. */
+  plant?: string;
+  body: string;
+  /** 0–100, higher first; default 50. */
+  priority?: number;
+  driver?: string;
+  model?: string;
+  reasoning_effort?: string;
+  conversation_id?: string;
+  post_reply_hop?: boolean;
+  /** Words for the id's slug; default: the body's first line. */
+  title?: string;
+}
+
+/** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
+export function goalFile(paths: GardenPaths, id: string): string {
+  if (!GOAL_ID_PATTERN.test(id)) throw new StoreError('GOAL_NOT_FOUND', `goal id ${JSON.stringify(id)} is not of the form N-slug`);
+  return path.join(paths.goalsDir, `${id}.json`);
+}
+
+/** Turns a title into the slug part of a goal id: at most 6 words, 48 characters. */
+export function makeSlug(title: string, fallback: string): string {
+  const firstLine = title.split('\n').find((l) => l.trim()) ?? '';
+  const words = slugify(firstLine).split('-').filter(Boolean).slice(0, 6);
+  let slug = '';
+  for (const word of words) {
+    const next = slug ? `${slug}-${word}` : word;
+    if (next.length > 48) break;
+    slug = next;
+  }
+  return slug || fallback;
+}
+
+function goalNumber(name: string): number {
+  const n = Number.parseInt(name, 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/**
+ * Creates a goal (`queued`) with the next monotonic N and appends GoalSubmitted.
+ * N is one more than the highest ever assigned, even if goal files were removed.
+ *
+ * @throws StoreError INVALID_RECORD (bad type, plant name, priority), IO_ERROR.
+ */
+export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date = new Date()): Promise<GoalRecord> {
+  if (!(GOAL_TYPES as readonly string[]).includes(input.type)) {
+    throw new StoreError('INVALID_RECORD', `type ${JSON.stringify(input.type)} is not one of ${GOAL_TYPES.join(', ')}`);
+  }
+  if (input.plant !== undefined && !PLANT_NAME_PATTERN.test(input.plant)) {
+    throw new StoreError('INVALID_PLANT_NAME', `plant ${JSON.stringify(input.plant)} is not a valid plant name (lower-case letters, digits, inner hyphens)`);
+  }
+  await fsp.mkdir(paths.goalsDir, { recursive: true });
+  const goal = await withLock(paths.goalsDir, async () => {
+    const counterPath = path.join(paths.goalsDir, COUNTER_FILE);
+    let highest = 0;
+    try {
+      highest = Number.parseInt(await fsp.readFile(counterPath, 'utf8'), 10) || 0;
+    } catch {
+      // no counter yet: the directory listing below decides
+    }
+    for (const name of await fsp.readdir(paths.goalsDir)) {
+      if (name.endsWith('.json')) highest = Math.max(highest, goalNumber(name));
+    }
+    const n = highest + 1;
+    const record: GoalRecord = {
+      id: `${n}-${makeSlug(input.title ?? input.body, input.type)}`,
+      type: input.type,
+      status: 'queued',
+      priority: input.priority ?? PRIORITY_DEFAULT,
+      ...(input.plant !== undefined ? { assigned_to: input.plant } : {}),
+      body: input.body,
+      submitted_at: now.toISOString(),
+      ...(input.driver ? { driver: input.driver } : {}),
+      ...(input.model ? { model: input.model } : {}),
+      ...(input.reasoning_effort ? { reasoning_effort: input.reasoning_effort } : {}),
+      ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
+      ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
+    };
+    const issues = validateGoal(record);
+    if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
+    await writeJsonAtomic(goalFile(paths, record.id), record);
+    await fsp.writeFile(counterPath, `${n}\n`);
+    return record;
+  });
+  await appendEvent(paths, { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type }, now);
+  return goal;
+}
+
+/**
+ * Reads and validates one goal.
+ *
+ * @throws StoreError GOAL_NOT_FOUND (no such id) or INVALID_RECORD (malformed JSON or a failing field, named).
+ */
+export async function readGoal(paths: GardenPaths, id: string): Promise<GoalRecord> {
+  const file = goalFile(paths, id);
+  const read = await readJsonFile(file);
+  if (!read.ok) {
+    if (read.missing) throw new StoreError('GOAL_NOT_FOUND', `no goal ${id} (looked for ${file})`, file);
+    throw new StoreError('INVALID_RECORD', read.message, file);
+  }
+  const issues = validateGoal(read.value);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
+  return read.value as GoalRecord;
+}
+
+/** Options of {@link transitionGoal}. */
+export interface TransitionOptions {
+  closedReason?: ClosedReason;
+  now?: Date;
+}
+
+/**
+ * Moves a goal along its state machine (GOAL_TRANSITIONS), appending
+ * GoalTransitioned, and GoalClosed too when it reaches `closed`. A closed
+ * goal is never transitioned again.
+ *
+ * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
+ */
+export async function transitionGoal(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
+  const now = options.now ?? new Date();
+  const goal = await readGoal(paths, id);
+  const allowed = GOAL_TRANSITIONS[goal.status];
+  if (!allowed.includes(to)) {
+    throw new StoreError('INVALID_TRANSITION', `goal ${id}: ${goal.status} → ${to} is not allowed`, goalFile(paths, id));
+  }
+  if (to === 'closed' && !options.closedReason) {
+    throw new StoreError('MISSING_CLOSED_REASON', `goal ${id}: closing needs a closed_reason`, goalFile(paths, id));
+  }
+  const next: GoalRecord = { ...goal, status: to, updated_at: now.toISOString() };
+  if (to === 'closed') {
+    next.closed_reason = options.closedReason;
+    next.closed_at = now.toISOString();
+  }
+  await writeJsonAtomic(goalFile(paths, id), next);
+  await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
+  if (to === 'closed') {
+    await fsp.appendFile(path.join(paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+    await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
+  }
+  return next;
+}
+
+/** A goal file that could not be read or failed validation, named with its reason. */
+export interface GoalProblem {
+  file: string;
+  message: string;
+}
+
+/** Result of a listing: the readable goals and the files that were not. */
+export interface GoalList {
+  goals: GoalRecord[];
+  problems: GoalProblem[];
+}
+
+async function readMany(paths: GardenPaths, ids: string[]): Promise<GoalList> {
+  const goals: GoalRecord[] = [];
+  const problems: GoalProblem[] = [];
+  const results = await Promise.allSettled(ids.map((id) => readGoal(paths, id)));
+  results.forEach((result, index) => {
+    if (result.status === 'fulfilled') goals.push(result.value);
+    else problems.push({ file: goalFile(paths, ids[index]!), message: (result.reason as Error).message });
+  });
+  return { goals, problems };
+}
+
+/** Goal ids present in the goals directory (file names only; nothing is read). */
+export async function listGoalIds(paths: GardenPaths): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(paths.goalsDir);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const ids: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    const id = name.slice(0, -5);
+    if (GOAL_ID_PATTERN.test(id)) ids.push(id);
+  }
+  return ids;
+}
+
+/** Every goal, closed ones included. Malformed files are reported in `problems`, never deleted. */
+export async function listGoals(paths: GardenPaths): Promise<GoalList> {
+  return readMany(paths, await listGoalIds(paths));
+}
+
+/** Orders goals for dispatch: priority high → low, then submitted_at old → new, then N. */
+export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  if (a.submitted_at !== b.submitted_at) return a.submitted_at < b.submitted_at ? -1 : 1;
+  return goalNumber(a.id) - goalNumber(b.id);
+}
+
+/**
+ * The open-goal scanner used by reconcile: lists the goals directory, skips
+ * every id in the closed ledger without opening its file, and reads only the
+ * rest. Keeps the ledger offset and unchanged open goals between passes, so a
+ * warm pass re-reads only what changed. A goal found closed but missing from
+ * the ledger (a crash between the two writes) is added to it.
+ */
+export class OpenGoalScanner {
+  private closed = new Set<string>();
+  private ledgerOffset = 0;
+  private cache = new Map<string, { mtimeMs: number; size: number; goal: GoalRecord }>();
+
+  constructor(private readonly paths: GardenPaths) {}
+
+  private async readLedger(): Promise<void> {
+    const file = path.join(this.paths.goalsDir, CLOSED_LEDGER);
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fsp.open(file, 'r');
+    } catch {
+      return;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size < this.ledgerOffset) {
+        this.closed.clear();
+        this.ledgerOffset = 0;
+      }
+      if (size === this.ledgerOffset) return;
+      const buffer = Buffer.alloc(size - this.ledgerOffset);
+      await handle.read(buffer, 0, buffer.length, this.ledgerOffset);
+      const end = buffer.lastIndexOf(0x0a) + 1;
+      for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) if (line) this.closed.add(line);
+      this.ledgerOffset += end;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /** The goals that are not closed, and any unreadable goal files. */
+  async scan(): Promise<GoalList> {
+    await this.readLedger();
+    const ids = (await listGoalIds(this.paths)).filter((id) => !this.closed.has(id));
+    const goals: GoalRecord[] = [];
+    const problems: GoalProblem[] = [];
+    const seen = new Set<string>();
+    await Promise.all(
+      ids.map(async (id) => {
+        seen.add(id);
+        const file = goalFile(this.paths, id);
+        let stat: fs.Stats;
+        try {
+          stat = await fsp.stat(file);
+        } catch {
+          return;
+        }
+        const cached = this.cache.get(id);
+        if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+          goals.push(cached.goal);
+          return;
+        }
+        try {
+          const goal = await readGoal(this.paths, id);
+          if (goal.status === 'closed') {
+            this.closed.add(id);
+            await fsp.appendFile(path.join(this.paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+            this.cache.delete(id);
+            return;
+          }
+          this.cache.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, goal });
+          goals.push(goal);
+        } catch (error) {
+          problems.push({ file, message: (error as Error).message });
+        }
+      }),
+    );
+    for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
+    return { goals, problems };
+  }
+}

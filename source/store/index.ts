@@ -1,0 +1,5 @@
+export * from './files.js';
+export * from './events.js';
+export * from './goals.js';
+export * from './runs.js';
+export * from './plants.js';

@@ -1,0 +1,225 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import {
+  formatIssue,
+  isTerminalRunStatus,
+  RUN_ID_PATTERN,
+  validateRun,
+  validateRunClose,
+  type Cost,
+  type FailureReason,
+  type GoalRecord,
+  type RunRecord,
+  type RunStatus,
+  type WorktreeBaseline,
+} from '../contracts/index.js';
+import { runDir, type GardenPaths } from '../garden/index.js';
+import { isErrno } from '../errors.js';
+import { appendEvent } from './events.js';
+import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+
+/** File names inside a run directory (seed 000, "Run directory"). */
+export const RUN_FILES = {
+  meta: 'meta.json',
+  events: 'events.jsonl',
+} as const;
+
+/** `<runtime-root>/runs/<run-id>/meta.json`. Refuses ids that are not `N-slug-rN`. */
+export function runMetaFile(paths: GardenPaths, runId: string): string {
+  if (!RUN_ID_PATTERN.test(runId)) throw new StoreError('RUN_NOT_FOUND', `run id ${JSON.stringify(runId)} is not of the form N-slug-rN`);
+  return path.join(runDir(paths, runId), RUN_FILES.meta);
+}
+
+/** `<runtime-root>/runs/<run-id>/events.jsonl`. */
+export function runEventsFile(paths: GardenPaths, runId: string): string {
+  return path.join(runDir(paths, runId), RUN_FILES.events);
+}
+
+/** What opening a run needs beyond the goal. */
+export interface OpenRunInput {
+  plant: string;
+  driver: string;
+  model: string;
+  reasoningEffort?: string;
+  worktreeBaseline?: WorktreeBaseline;
+}
+
+/**
+ * Opens the next attempt of `goal`: creates `runs/<goal>-rN/` (N = first free
+ * attempt number, claimed with an exclusive mkdir), writes a validated
+ * `running` meta.json with started_at, and appends RunStarted.
+ *
+ * @throws StoreError INVALID_RECORD when the record would not validate, IO_ERROR.
+ */
+export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date = new Date()): Promise<RunRecord> {
+  await fsp.mkdir(paths.runsDir, { recursive: true });
+  let attempt = (await runIdsForGoal(paths, goal.id)).length + 1;
+  for (;;) {
+    const id = `${goal.id}-r${attempt}`;
+    const record: RunRecord = {
+      id,
+      goal: goal.id,
+      plant: input.plant,
+      status: 'running',
+      started_at: now.toISOString(),
+      driver: input.driver,
+      model: input.model,
+      ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
+      ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
+    };
+    const issues = validateRun(record);
+    if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0]!)}`);
+    try {
+      await fsp.mkdir(runDir(paths, id));
+    } catch (error) {
+      if (isErrno(error, 'EEXIST')) {
+        attempt += 1;
+        continue;
+      }
+      throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${(error as Error).message})`);
+    }
+    await writeJsonAtomic(runMetaFile(paths, id), record);
+    await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}` }, now);
+    return record;
+  }
+}
+
+/**
+ * Reads and validates one run record.
+ *
+ * @throws StoreError RUN_NOT_FOUND, INVALID_RECORD (malformed JSON or failing field, named).
+ */
+export async function readRun(paths: GardenPaths, runId: string): Promise<RunRecord> {
+  const file = runMetaFile(paths, runId);
+  const read = await readJsonFile(file);
+  if (!read.ok) {
+    if (read.missing) throw new StoreError('RUN_NOT_FOUND', `no run ${runId} (looked for ${file})`, file);
+    throw new StoreError('INVALID_RECORD', read.message, file);
+  }
+  const issues = validateRun(read.value);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
+  return read.value as RunRecord;
+}
+
+/**
+ * Run ids of a goal's attempts, r1 first, found by probing `<goal>-r1`,
+ * `-r2`, … (no listing of the runs directory, which can be large).
+ */
+export async function runIdsForGoal(paths: GardenPaths, goalId: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (let attempt = 1; ; attempt += 1) {
+    const id = `${goalId}-r${attempt}`;
+    try {
+      await fsp.access(runDir(paths, id));
+      ids.push(id);
+    } catch {
+      return ids;
+    }
+  }
+}
+
+/** The goal's latest run record, or undefined when it has none. */
+export async function latestRun(paths: GardenPaths, goalId: string): Promise<RunRecord | undefined> {
+  const ids = await runIdsForGoal(paths, goalId);
+  const last = ids.at(-1);
+  return last ? readRun(paths, last) : undefined;
+}
+
+/** Every run record (a listing of the runs directory); unreadable ones are reported. */
+export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[]; problems: { file: string; message: string }[] }> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(paths.runsDir);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return { runs: [], problems: [] };
+    throw error;
+  }
+  const runs: RunRecord[] = [];
+  const problems: { file: string; message: string }[] = [];
+  await Promise.all(
+    names
+      .filter((name) => RUN_ID_PATTERN.test(name))
+      .map(async (name) => {
+        try {
+          runs.push(await readRun(paths, name));
+        } catch (error) {
+          problems.push({ file: runMetaFile(paths, name), message: (error as Error).message });
+        }
+      }),
+  );
+  runs.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.id.localeCompare(b.id)));
+  return { runs, problems };
+}
+
+/** The terminal facts a close writes. `completed_at` defaults to now. */
+export interface CloseRunInput {
+  status: Exclude<RunStatus, 'running'>;
+  cost: Cost;
+  failureReason?: FailureReason;
+  reflection?: string;
+  finalText?: string;
+  numTurns?: number;
+  sessionId?: string;
+  exitCode?: number | null;
+  /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`. */
+  by?: string;
+}
+
+const closing = new Map<string, Promise<unknown>>();
+
+/**
+ * Closes a run (seed 000 `close_run`): validates the terminal record with
+ * validateRunClose(run, goalType), writes meta.json once and appends
+ * RunClosed. A terminal record is never rewritten: closing it again throws.
+ * Closes of one run within this process are serialised, so the watchdog and
+ * the driver cannot both win.
+ *
+ * @throws StoreError RUN_NOT_FOUND, INVALID_TRANSITION (already terminal),
+ *   INVALID_RECORD (with the first validation issue, e.g. MISSING_REFLECTION), IO_ERROR.
+ */
+export async function closeRun(paths: GardenPaths, runId: string, goalType: string, input: CloseRunInput, now: Date = new Date()): Promise<RunRecord> {
+  const previous = closing.get(runId) ?? Promise.resolve();
+  const task = previous.catch(() => undefined).then(() => closeRunNow(paths, runId, goalType, input, now));
+  closing.set(runId, task);
+  try {
+    return await task;
+  } finally {
+    if (closing.get(runId) === task) closing.delete(runId);
+  }
+}
+
+async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, input: CloseRunInput, now: Date): Promise<RunRecord> {
+  const run = await readRun(paths, runId);
+  if (isTerminalRunStatus(run.status)) {
+    throw new StoreError('INVALID_TRANSITION', `run ${runId} is already ${run.status}; a terminal run record is never rewritten`, runMetaFile(paths, runId));
+  }
+  const closed: RunRecord = {
+    ...run,
+    status: input.status,
+    completed_at: now.toISOString(),
+    cost: input.cost,
+    ...(input.failureReason ? { failure_reason: input.failureReason } : {}),
+    ...(input.reflection ? { reflection: input.reflection } : {}),
+    ...(input.finalText !== undefined ? { outputs: { ...(run.outputs ?? {}), final_text: input.finalText } } : {}),
+    ...(input.numTurns !== undefined ? { num_turns: input.numTurns } : {}),
+    ...(input.sessionId ? { session_id: input.sessionId } : {}),
+    ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}),
+  };
+  const issues = validateRunClose(closed, goalType);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${runId}: ${formatIssue(issues[0]!)}`, runMetaFile(paths, runId));
+  await writeJsonAtomic(runMetaFile(paths, runId), closed);
+  await appendEvent(
+    paths,
+    {
+      type: 'RunClosed',
+      run: runId,
+      goal: run.goal,
+      plant: run.plant,
+      status: input.status,
+      ...(input.failureReason ? { reason: input.failureReason } : {}),
+      ...(input.by ? { detail: `closed by ${input.by}` } : {}),
+    },
+    now,
+  );
+  return closed;
+}
