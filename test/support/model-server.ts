@@ -41,13 +41,14 @@
  * `status500` (HTTP 500 with an API-style error body), `status401` (HTTP 401
  * with an API-style authentication error body), `stall` (read the request,
  * never answer; `close()` still returns promptly because it destroys every
- * open socket).
+ * open socket), `stallAfterHeaders` (answer 200 with event-stream headers,
+ * then never send an event).
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 
-export type FailureMode = 'status500' | 'status401' | 'stall';
+export type FailureMode = 'status500' | 'status401' | 'stall' | 'stallAfterHeaders';
 
 /** A tool call, given portably or per API. */
 export interface ToolCallSpec {
@@ -296,6 +297,17 @@ function sendFailure(res: http.ServerResponse, api: ApiKind, mode: 'status500' |
 	}
 }
 
+function fail(res: http.ServerResponse, api: ApiKind, mode: FailureMode): void {
+	if (mode === 'stall') return; // never answer; close() destroys the socket
+	if (mode === 'stallAfterHeaders') {
+		// 200 + SSE headers, then silence: trips the CLIs' stream-idle timeouts.
+		res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+		res.flushHeaders();
+		return;
+	}
+	sendFailure(res, api, mode);
+}
+
 function usageOf(turn: Turn | undefined): { input_tokens: number; output_tokens: number } {
 	return { ...DEFAULT_USAGE, ...(turn?.usage ?? {}) };
 }
@@ -495,8 +507,7 @@ export async function startModelServer(script: ModelScript): Promise<ModelServer
 		const mode = script.mode ?? 'normal';
 		if (mode !== 'normal') {
 			rec.answer = mode;
-			if (mode === 'stall') return; // keep the socket open; close() destroys it
-			sendFailure(res, rec.api, mode);
+			fail(res, rec.api, mode);
 			return;
 		}
 
@@ -515,8 +526,7 @@ export async function startModelServer(script: ModelScript): Promise<ModelServer
 		const n = ++seq;
 		if (turn && 'fail' in turn) {
 			rec.answer = turn.fail;
-			if (turn.fail === 'stall') return;
-			sendFailure(res, rec.api, turn.fail);
+			fail(res, rec.api, turn.fail);
 			return;
 		}
 		const text = turn ? turn.text : (script.fallbackText ?? 'OK');
