@@ -233,6 +233,8 @@ export class OpenGoalScanner {
   private closed = new Set<string>();
   private ledgerOffset = 0;
   private cache = new Map<string, { mtimeMs: number; size: number; goal: GoalRecord }>();
+  private listing: { mtimeMs: number; ids: string[] } | undefined;
+  private open: { ids: string[]; from: string[]; ledgerOffset: number; closedCount: number } | undefined;
 
   constructor(private readonly paths: GardenPaths) {}
 
@@ -261,10 +263,34 @@ export class OpenGoalScanner {
     }
   }
 
+  /**
+   * Goal ids in the directory. The listing is reused while the directory's
+   * mtime is unchanged (every add, rename or removal changes it) and old
+   * enough (2 s) that a same-tick change cannot hide behind it.
+   */
+  private async ids(): Promise<string[]> {
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await fsp.stat(this.paths.goalsDir)).mtimeMs;
+    } catch {
+      return [];
+    }
+    if (this.listing && this.listing.mtimeMs === mtimeMs && Date.now() - mtimeMs > 2000) return this.listing.ids;
+    const ids = await listGoalIds(this.paths);
+    this.listing = { mtimeMs, ids };
+    return ids;
+  }
+
   /** The goals that are not closed, and any unreadable goal files. */
   async scan(): Promise<GoalList> {
     await this.readLedger();
-    const ids = (await listGoalIds(this.paths)).filter((id) => !this.closed.has(id));
+    const all = await this.ids();
+    const o = this.open;
+    const ids =
+      o && o.from === all && o.ledgerOffset === this.ledgerOffset && o.closedCount === this.closed.size
+        ? o.ids
+        : all.filter((id) => !this.closed.has(id));
+    this.open = { ids, from: all, ledgerOffset: this.ledgerOffset, closedCount: this.closed.size };
     const goals: GoalRecord[] = [];
     const problems: GoalProblem[] = [];
     const seen = new Set<string>();
