@@ -92,8 +92,13 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           run = await readRun(garden.paths, id);
         } catch (error) {
           // `3-fix-r2` may be a goal whose slug ends in r2: fall back to the goal.
-          if (error instanceof StoreError && error.code === 'RUN_NOT_FOUND' && GOAL_ID_PATTERN.test(id)) return showGoal(id);
-          throw error;
+          if (!(error instanceof StoreError && error.code === 'RUN_NOT_FOUND')) throw error;
+          try {
+            return await showGoal(id);
+          } catch (goalError) {
+            if (goalError instanceof StoreError && goalError.code === 'GOAL_NOT_FOUND') throw new UserError(`no run or goal ${id} in ${garden.paths.runtimeRoot}`);
+            throw goalError;
+          }
         }
         if (opts.json) return printJson(io, run);
         return io.out(describeRun(run));
