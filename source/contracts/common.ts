@@ -62,7 +62,21 @@ export const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9}
 
 /** True when `value` is an ISO 8601 UTC timestamp naming a real instant. */
 export function isIsoUtc(value: unknown): value is string {
-  return typeof value === 'string' && ISO_UTC_PATTERN.test(value) && !Number.isNaN(Date.parse(value));
+  if (typeof value !== 'string' || !ISO_UTC_PATTERN.test(value)) return false;
+  const parsed = new Date(value);
+  if (Number.isNaN(parsed.getTime())) return false;
+  // Date rolls 2024-02-30 over to March: require the fields to survive the round trip.
+  const [date, time] = value.split('T') as [string, string];
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  const [hh, mm, ss] = time.slice(0, 8).split(':').map(Number) as [number, number, number];
+  return (
+    parsed.getUTCFullYear() === y &&
+    parsed.getUTCMonth() + 1 === m &&
+    parsed.getUTCDate() === d &&
+    parsed.getUTCHours() === hh &&
+    parsed.getUTCMinutes() === mm &&
+    parsed.getUTCSeconds() === ss
+  );
 }
 
 /** A zod string carrying a reason code as its error message. */
@@ -102,7 +116,7 @@ export function collectIssues(schema: z.ZodType, data: unknown): ValidationIssue
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return [{ code: 'INVALID_SHAPE', field: '', message: 'document is not a JSON object' }];
   }
-  const result = schema.safeParse(data);
+  const result = schema.safeParse(data, { reportInput: true });
   if (result.success) return [];
   const issues: ValidationIssue[] = [];
   for (const issue of result.error.issues) {
@@ -114,12 +128,11 @@ export function collectIssues(schema: z.ZodType, data: unknown): ValidationIssue
         : issue.code === 'unrecognized_keys'
           ? 'UNKNOWN_CONFIG_KEY'
           : 'INVALID_FIELD_TYPE';
-    const keys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : undefined;
-    issues.push({
-      code,
-      field: keys ? [field, keys.join(',')].filter(Boolean).join('.') : field,
-      message: describe(code, field, keys),
-    });
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) issues.push({ code, field: [field, key].filter(Boolean).join('.'), message: `${describe(code)}: ${key}` });
+      continue;
+    }
+    issues.push({ code, field, message: describe(code) });
   }
   return dedupe(issues);
 }
@@ -159,8 +172,7 @@ const MESSAGES: Record<ReasonCode, string> = {
   INVALID_FIELD_TYPE: 'value has the wrong type',
 };
 
-function describe(code: ReasonCode, field: string, keys?: string[]): string {
-  if (keys) return `${MESSAGES[code]}: ${keys.join(', ')}`;
+function describe(code: ReasonCode): string {
   return MESSAGES[code];
 }
 

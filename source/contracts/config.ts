@@ -10,12 +10,18 @@ const seconds = (min: number) =>
     .int({ error: 'INVALID_CONFIG_VALUE' })
     .min(min, { error: 'INVALID_CONFIG_VALUE' });
 
+/** Wrong-typed sections are INVALID_CONFIG_VALUE; unknown keys keep their own code. */
+const section = { error: (iss: { code?: string }) => (iss.code === 'unrecognized_keys' ? undefined : 'INVALID_CONFIG_VALUE') };
+
 const text = () => z.string({ error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' });
 
 /** `[drivers.<name>]`: `command` is an executable, or an executable plus leading arguments. */
-export const DriverConfigSchema = z.strictObject({
-  command: z.union([text(), z.array(text()).min(1)], { error: 'INVALID_CONFIG_VALUE' }).optional(),
-});
+export const DriverConfigSchema = z.strictObject(
+  {
+    command: z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+  },
+  section,
+);
 
 /**
  * PAK2.toml (seed 002; every key in `PAK2.toml.example`). Unknown keys are
@@ -23,12 +29,12 @@ export const DriverConfigSchema = z.strictObject({
  * Times are whole seconds.
  */
 export const ConfigSchema = z.strictObject({
-  runtime: z.strictObject({ root: text().optional() }).optional(),
+  runtime: z.strictObject({ root: text().optional() }, section).optional(),
   garden: z
-    .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() })
+    .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() }, section)
     .optional(),
   defaults: z
-    .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() })
+    .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() }, section)
     .optional(),
   coordinator: z
     .strictObject({
@@ -36,10 +42,10 @@ export const ConfigSchema = z.strictObject({
       watchdog_seconds: seconds(1).optional(),
       run_timeout_seconds: seconds(1).optional(),
       max_concurrent_runs: seconds(1).optional(),
-    })
+    }, section)
     .optional(),
-  drivers: z.record(z.string(), DriverConfigSchema).optional(),
-});
+  drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
+}, section);
 export type ConfigFile = z.infer<typeof ConfigSchema>;
 
 /**

@@ -23,7 +23,7 @@ export function onEvent(listener: EventListener): () => void {
  * @throws StoreError INVALID_RECORD for an event that fails validateEvent, IO_ERROR when the write fails.
  */
 export async function appendEvent(paths: GardenPaths, input: EventInput, now: Date = new Date()): Promise<EventRecord> {
-  const event = { ts: input.ts ?? now.toISOString(), ...input } as EventRecord;
+  const event = { ...input, ts: input.ts ?? now.toISOString() } as EventRecord;
   const issues = validateEvent(event);
   if (issues.length > 0) {
     throw new StoreError('INVALID_RECORD', `event ${input.type}: ${formatIssue(issues[0]!)}`, paths.coordinatorLog);
@@ -66,14 +66,16 @@ export async function readEvents(paths: GardenPaths, fromOffset = 0): Promise<Ev
   let lineNo = 0;
   for (const line of text.split('\n')) {
     lineNo += 1;
+    // Line numbers count from where this read began.
+    const where = `${paths.coordinatorLog}: line ${lineNo}${fromOffset ? ` after byte ${fromOffset}` : ''}`;
     if (!line.trim()) continue;
     try {
       const value: unknown = JSON.parse(line);
       const issues = validateEvent(value);
-      if (issues.length > 0) errors.push(`${paths.coordinatorLog}: line ${lineNo}: ${formatIssue(issues[0]!)}`);
+      if (issues.length > 0) errors.push(`${where}: ${formatIssue(issues[0]!)}`);
       else events.push(value as EventRecord);
     } catch {
-      errors.push(`${paths.coordinatorLog}: line ${lineNo}: malformed JSON`);
+      errors.push(`${where}: malformed JSON`);
     }
   }
   return { events, errors, offset: fromOffset + end };

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
@@ -83,11 +82,10 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
 }
 
 /**
- * Runs `fn` holding an inter-process lock on `target` (a directory or file
- * that must exist). Waits up to ~5 s for the lock.
+ * Runs `fn` holding an inter-process lock on `target` (an existing directory
+ * or file; the lock is the directory `<target>.lock`). Waits up to ~5 s.
  */
 export async function withLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
-  fs.mkdirSync(target, { recursive: true });
   const release = await lockfile.lock(target, {
     lockfilePath: `${target}.lock`,
     retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },

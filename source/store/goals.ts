@@ -146,6 +146,11 @@ export interface TransitionOptions {
  * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
  */
 export async function transitionGoal(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
+  await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
+  return withLock(goalFile(paths, id), () => transitionLocked(paths, id, to, options));
+}
+
+async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions): Promise<GoalRecord> {
   const now = options.now ?? new Date();
   const goal = await readGoal(paths, id);
   const allowed = GOAL_TRANSITIONS[goal.status];
@@ -160,6 +165,8 @@ export async function transitionGoal(paths: GardenPaths, id: string, to: GoalSta
     next.closed_reason = options.closedReason;
     next.closed_at = now.toISOString();
   }
+  const issues = validateGoal(next);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal ${id}: ${formatIssue(issues[0]!)}`, goalFile(paths, id));
   await writeJsonAtomic(goalFile(paths, id), next);
   await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
   if (to === 'closed') {
