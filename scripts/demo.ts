@@ -1,0 +1,84 @@
+/**
+ * `npm run demo`: a working demo garden, without network. Creates
+ * `demo-garden/` (init + genesis) on first use, or queues one more goal when it
+ * exists, starts pak2's scripted model server on 127.0.0.1, points the real
+ * Claude Code CLI (installed as a devDependency) at it, and runs the
+ * coordinator until the queue is empty. Then prints the runs and the last run.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { REFLECTION_PROMPT } from '../source/driver/prompt.js';
+import { startModelServer } from '../test/support/model-server.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(root, 'bin', 'pak2.js');
+const gardenDir = path.resolve(process.argv[2] ?? path.join(root, 'demo-garden'));
+
+function pak2(args: string[], env: NodeJS.ProcessEnv, capture = false): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] });
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout }));
+  });
+}
+
+const claudeConfig = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-demo-claude-'));
+const server = await startModelServer({
+  turns: [
+    {
+      text: 'I will record what I found in my memory.',
+      toolCall: {
+        writeFile: {
+          path: 'plants/gardener/memory/MEMORY.md',
+          content: '# Gardener memory\n\n- This is the pak2 demo garden.\n- The model behind it is a scripted server on 127.0.0.1.\n',
+        },
+      },
+    },
+    { text: 'Done: I surveyed the garden and wrote plants/gardener/memory/MEMORY.md.\n\nNext goals: add a README; add tests; set up CI.' },
+    { match: REFLECTION_PROMPT.slice(0, 40), text: 'I learned that this garden starts empty, so my memory file is the first durable record of it.' },
+  ],
+});
+
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+  ANTHROPIC_BASE_URL: server.url,
+  ANTHROPIC_API_KEY: 'demo-key-not-secret',
+  CLAUDE_CONFIG_DIR: claudeConfig,
+  CLAUDE_CODE_MAX_RETRIES: '1',
+  DISABLE_TELEMETRY: '1',
+  DISABLE_AUTOUPDATER: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+};
+
+let code = 0;
+try {
+  if (!fs.existsSync(path.join(gardenDir, 'PAK2.toml'))) {
+    process.stdout.write(`\n$ pak2 init ${path.relative(process.cwd(), gardenDir) || '.'} --driver claude\n`);
+    if ((await pak2(['init', gardenDir, '--driver', 'claude'], env)).code !== 0) throw new Error('init failed');
+    process.stdout.write('\n$ pak2 genesis\n');
+    if ((await pak2(['genesis', '--garden', gardenDir], env)).code !== 0) throw new Error('genesis failed');
+  } else {
+    process.stdout.write('\n$ pak2 submit --plant gardener --type build --body "Survey the garden again"\n');
+    await pak2(['submit', '--garden', gardenDir, '--plant', 'gardener', '--type', 'build', '--body', 'Survey the garden again and refresh your memory.'], env);
+  }
+  process.stdout.write(`\n$ pak2 cycle --no-ui --until-idle   (claude → scripted model server at ${server.url})\n`);
+  code = (await pak2(['cycle', '--no-ui', '--until-idle', '--garden', gardenDir], env)).code;
+  process.stdout.write('\n$ pak2 runs\n');
+  const runs = await pak2(['runs', '--json', '--garden', gardenDir], env, true);
+  await pak2(['runs', '--garden', gardenDir], env);
+  const last = (JSON.parse(runs.stdout) as { id: string }[]).at(-1);
+  if (last) {
+    process.stdout.write(`\n$ pak2 show ${last.id}\n`);
+    await pak2(['show', last.id, '--garden', gardenDir], env);
+  }
+  process.stdout.write(`\nThe garden is in ${gardenDir}; try: node bin/pak2.js goals --garden ${path.relative(process.cwd(), gardenDir) || '.'}\n`);
+} finally {
+  await server.close();
+  fs.rmSync(claudeConfig, { recursive: true, force: true });
+}
+process.exitCode = code;
