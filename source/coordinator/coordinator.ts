@@ -24,6 +24,8 @@ export interface CoordinatorOptions {
   command?: string;
   /** Debounce of file-watch wake-ups, ms. Default 50. */
   debounceMs?: number;
+  /** The agents' base environment and the override chain's `PAK2_DEFAULT_*`; default this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The coordinator's state, for the status line. */
@@ -63,6 +65,7 @@ export class Coordinator extends EventEmitter {
       onRunEnd: (runId) => this.live.remove(runId),
       ...(options.onStderr ? { onStderr: options.onStderr } : {}),
       ...(options.now ? { now: options.now } : {}),
+      ...(options.env ? { env: options.env } : {}),
     };
     this.dispatchFn = options.dispatch ?? ((goal, runId) => driverDispatch(goal, runId, driverCtx));
   }
@@ -126,6 +129,7 @@ export class Coordinator extends EventEmitter {
           live: this.live,
           scanner: this.scanner,
           ...(this.options.now ? { now: this.options.now } : {}),
+          ...(this.options.env ? { env: this.options.env } : {}),
         });
         for (const work of summary.pending) {
           this.pending.add(work);

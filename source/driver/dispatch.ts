@@ -31,6 +31,8 @@ export interface DriverContext {
   /** Agent stderr; default: the coordinator's stderr. */
   onStderr?: (runId: string, chunk: string) => void;
   now?: () => Date;
+  /** The agents' base environment; default this process's (users' API keys and base URLs must reach the CLIs). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Splits events.jsonl into the main phase's and the reflection phase's parsed JSON lines. */
@@ -146,6 +148,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       ...(plugin.mapLine ? { mapLine: (line: string) => plugin.mapLine!(line) } : {}),
       ...(ctx.onStderr ? { onStderr: (chunk: string) => ctx.onStderr!(runId, chunk) } : {}),
       onStart: (handle) => ctx.onRunStart?.(runId, handle),
+      ...(ctx.env ? { env: ctx.env } : {}),
     });
     ctx.onRunEnd?.(runId);
     if (result.spawnError) {

@@ -48,6 +48,8 @@ export interface LaunchOptions {
   onStart?: (handle: RunHandle) => void;
   /** Grace between SIGTERM and SIGKILL, ms. Default 3000. */
   killGraceMs?: number;
+  /** The environment to start from; default this process's. `spec.env` is merged over it. */
+  env?: NodeJS.ProcessEnv;
 }
 
 function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
@@ -80,8 +82,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
 
   const child = execa(spec.command, spec.args, {
     cwd: options.cwd,
-    env: spec.env,
-    extendEnv: true,
+    env: { ...(options.env ?? process.env), ...spec.env },
+    extendEnv: false,
     input: options.stdin,
     stdout: 'pipe',
     stderr: 'pipe',

@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Coordinator } from '../../source/coordinator/index.js';
+import { loadGarden, type Garden } from '../../source/garden/index.js';
+import { commissionPlant } from '../../source/store/index.js';
+import { isAlive } from '../support/garden.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** node_modules/.bin, where npm ci puts the real `claude` and `codex`. */
+export const NODE_BIN = path.join(ROOT, 'node_modules', '.bin');
+
+/** A temp garden for a real agent CLI, with its own isolated CLI state directory. */
+export interface AgentGarden extends Garden {
+  /** CLAUDE_CONFIG_DIR or CODEX_HOME: unique per test, so its processes can be found. */
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  cleanup: () => void;
+}
+
+/** Builds a split-root garden whose default driver is `driver`, with a gardener plant. */
+export async function makeAgentGarden(driver: 'claude' | 'codex', coordinator: Record<string, number>, env: (stateDir: string) => NodeJS.ProcessEnv, model?: string): Promise<AgentGarden> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-e2e-${driver}-`));
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-e2e-${driver}-state-`));
+  const toml = [
+    '[runtime]',
+    'root = ".runtime"',
+    '[defaults]',
+    `driver = "${driver}"`,
+    ...(model ? [`model = "${model}"`] : []),
+    '[coordinator]',
+    ...Object.entries({ interval_seconds: 3600, watchdog_seconds: 120, run_timeout_seconds: 180, ...coordinator }).map(([k, v]) => `${k} = ${v}`),
+  ].join('\n');
+  fs.writeFileSync(path.join(root, 'PAK2.toml'), `${toml}\n`);
+  fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# Motivation\n\nAn end-to-end test garden.\n');
+  fs.mkdirSync(path.join(root, 'seeds'));
+  fs.writeFileSync(path.join(root, 'seeds', 'gardener.md'), '# Seed: gardener\n\nYou look after this test garden.\n');
+  const garden = loadGarden(root);
+  await commissionPlant(garden.paths, 'gardener', 'gardener');
+  return {
+    ...garden,
+    stateDir,
+    env: { ...process.env, PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? ''}`, ...env(stateDir) },
+    cleanup: () => {
+      fs.rmSync(root, { recursive: true, force: true });
+      fs.rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the in-process coordinator until the garden is idle, then stops it. */
+export async function cycleUntilIdle(garden: AgentGarden): Promise<void> {
+  const coordinator = new Coordinator({ garden, env: garden.env, onStderr: () => undefined });
+  await coordinator.start();
+  try {
+    await coordinator.untilIdle();
+  } finally {
+    await coordinator.stop();
+  }
+}
+
+/**
+ * Pids of live processes whose environment mentions `marker` (the test's
+ * private CLI state directory): any agent process, or a child of one, that
+ * outlived its run.
+ */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${name}/environ`, 'utf8');
+      if (environ.includes(marker) && isAlive(Number(name))) found.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Parsed lines of a run's events.jsonl. */
+export function streamOf(garden: Garden, runId: string): Array<Record<string, unknown>> {
+  return fs
+    .readFileSync(path.join(garden.paths.runsDir, runId, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
