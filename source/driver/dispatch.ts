@@ -179,7 +179,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
 
   const reflection = await solicitReflection(ctx, plugin, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
-  const cost = addCosts(parsed.cost, reflection.cost);
+  const cost = plugin.combineCosts ? plugin.combineCosts(parsed.cost, reflection.cost) : addCosts(parsed.cost, reflection.cost);
   if (reflection.stoppedBy) {
     const { status, reason } = stoppedStatus(reflection.stoppedBy);
     return close({ ...base, cost, status, failureReason: reason });

@@ -3,3 +3,4 @@ export * from './prompt.js';
 export * from './pricing.js';
 export * from './dispatch.js';
 export * from './plugins/index.js';
+export * from './process-tree.js';

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { execa } from 'execa';
+import { killRunProcesses, RUN_MARK_ENV, signalGroup } from './process-tree.js';
 
 /** An executable and its arguments, plus environment additions for one launch. */
 export interface LaunchSpec {
@@ -46,28 +48,22 @@ export interface LaunchOptions {
   timeoutMs?: number;
   /** Called once the process exists, with the handle that stops its whole group. */
   onStart?: (handle: RunHandle) => void;
-  /** Grace between SIGTERM and SIGKILL, ms. Default 3000. */
+  /** Grace between SIGINT and SIGKILL, ms. Default 3000. */
   killGraceMs?: number;
   /** The environment to start from; default this process's. `spec.env` is merged over it. */
   env?: NodeJS.ProcessEnv;
-}
-
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // the group is already gone
-  }
 }
 
 /**
  * Launches an agent CLI in its own process group, prompt on stdin, stdout
  * appended to `stdoutFile` as it arrives (the watchdog reads that file's
  * mtime), stderr forwarded. Never throws for the agent's own failures: a
- * missing executable is `spawnError`; a stop is `stoppedBy`. When the agent
- * exits, whatever is left of its process group is killed too, so no child
- * survives its run.
+ * missing executable is `spawnError`; a stop is `stoppedBy`.
+ *
+ * A stop sends SIGINT to the group (claude then reports its cost so far and
+ * ends its tools), and after `killGraceMs` SIGKILL to the group and to every
+ * process marked with this launch's {@link RUN_MARK_ENV}. When the agent
+ * exits, the same SIGKILL sweep runs, so no child survives its run.
  */
 export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<LaunchResult> {
   const started = Date.now();
@@ -79,10 +75,11 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   let pending = '';
   let killTimer: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
+  const mark = randomUUID();
 
   const child = execa(spec.command, spec.args, {
     cwd: options.cwd,
-    env: { ...(options.env ?? process.env), ...spec.env },
+    env: { ...(options.env ?? process.env), ...spec.env, [RUN_MARK_ENV]: mark },
     extendEnv: false,
     input: options.stdin,
     stdout: 'pipe',
@@ -98,8 +95,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   const stop = (reason: StopReason) => {
     if (stoppedBy) return;
     stoppedBy = reason;
-    signalGroup(pid, 'SIGTERM');
-    killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), options.killGraceMs ?? 3000);
+    signalGroup(pid, 'SIGINT');
+    killTimer = setTimeout(() => killRunProcesses(pid, mark), options.killGraceMs ?? 3000);
     killTimer.unref();
   };
   options.onStart?.({ pid, stop });
@@ -122,8 +119,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   if (deadline) clearTimeout(deadline);
   if (pending) out.write(`${mapLine(pending)}\n`);
   await new Promise<void>((resolve) => out.end(resolve));
-  // Reap what the agent left behind in its group.
-  signalGroup(pid, 'SIGKILL');
+  // Reap what the agent left behind, in its group or in sessions of their own.
+  killRunProcesses(pid, mark);
   if (killTimer) clearTimeout(killTimer);
 
   const spawnError =

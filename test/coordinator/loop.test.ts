@@ -91,6 +91,23 @@ describe('the coordinator loop', () => {
     }
   });
 
+  it('a process the agent left in a session of its own does not outlive the run', async () => {
+    garden = await makeTestGarden();
+    const pidfile = path.join(garden.paths.gardenRoot, 'pids.txt');
+    process.env.FAKE_AGENT_PIDFILE = pidfile;
+    try {
+      const goal = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: 'orphan', driver: 'orphan' });
+      coordinator = quiet(garden);
+      await coordinator.start();
+      await coordinator.untilIdle();
+      expect((await readRun(garden.paths, `${goal.id}-r1`)).status).toBe('success');
+      const [, orphan] = fs.readFileSync(pidfile, 'utf8').trim().split(' ').map(Number);
+      await waitFor(() => !isAlive(orphan!), 5_000);
+    } finally {
+      delete process.env.FAKE_AGENT_PIDFILE;
+    }
+  });
+
   it('untilIdle resolves once every goal is closed', async () => {
     garden = await makeTestGarden();
     const ids = [];

@@ -72,7 +72,7 @@ describe('end to end: the real claude CLI against the scripted model server', ()
 
     const closed = await readGoal(g.paths, goal.id);
     expect(closed).toMatchObject({ status: 'closed', closed_reason: 'success' });
-    expect(readEventLog(g).map((e) => e.type).filter((t) => !t.startsWith('Coordinator') && t !== 'PlantCommissioned')).toEqual([
+    expect(readEventLog(g).map((e) => e.type).filter((t) => !t!.startsWith('Coordinator') && t !== 'PlantCommissioned')).toEqual([
       'GoalSubmitted',
       'GoalTransitioned',
       'RunStarted',

@@ -49,6 +49,7 @@ export const claudePlugin: DriverPlugin = {
     return claudeArgs(ctx);
   },
   buildReflectionCommand(ctx) {
+    if (!ctx.sessionId) throw new Error('claude reported no session_id to resume for reflection');
     return claudeArgs(ctx, ctx.sessionId);
   },
   parseEvents(lines): ParsedStream {

@@ -21,15 +21,16 @@ function codexArgs(ctx: LaunchContext, phase: 'main' | 'reflection', resume?: st
   const effort = ctx.reasoningEffort ? ['-c', `model_reasoning_effort="${ctx.reasoningEffort}"`] : [];
   const common = ['--json', '--model', ctx.model, '--output-last-message', path.join(ctx.runDir, CODEX_SIDECARS[phase]), '--skip-git-repo-check', ...effort];
   const args = resume
-    ? // `exec resume` takes no --sandbox flag; the sandbox is set through config.
-      [...lead, 'exec', 'resume', ...common, '-c', 'sandbox_mode="workspace-write"', resume, '-']
+    ? // Options follow `resume <id>`; it takes no --sandbox flag, so the sandbox is set through config.
+      [...lead, 'exec', 'resume', resume, ...common, '-c', 'sandbox_mode="workspace-write"', '-']
     : [...lead, 'exec', ...common, '--sandbox', 'workspace-write', '-'];
   return { command: command!, args };
 }
 
 /**
- * The `codex` driver (Codex CLI): `codex exec [resume] --json --model <model>
- * --output-last-message <path> …`, prompt on stdin. Continuity is
+ * The `codex` driver (Codex CLI): `codex exec [resume <thread_id>] --json
+ * --model <model> --output-last-message <path> --skip-git-repo-check …
+ * --sandbox workspace-write -`, prompt on stdin (`-`). Continuity is
  * `thread.started.thread_id`; usage is the latest `turn.completed`; codex
  * reports tokens only, so cost is estimated from the price table, else
  * unknown. The final text is the CLI-written `last-message.md` (main) or
@@ -46,7 +47,12 @@ export const codexPlugin: DriverPlugin = {
     return codexArgs(ctx, 'main');
   },
   buildReflectionCommand(ctx) {
+    if (!ctx.sessionId) throw new Error('codex reported no thread_id to resume for reflection');
     return codexArgs(ctx, 'reflection', ctx.sessionId);
+  },
+  combineCosts(main, reflection) {
+    // After `exec resume`, turn.completed.usage counts the whole thread.
+    return reflection && reflection.input_tokens !== undefined ? reflection : main;
   },
   parseEvents(lines, { phase, runDir, model }): ParsedStream {
     let sessionId: string | undefined;

@@ -52,6 +52,12 @@ export interface DriverPlugin {
   buildLaunchCommand(ctx: LaunchContext): LaunchSpec;
   /** The continuation that asks the same session (`sessionId`) for its reflection. */
   buildReflectionCommand(ctx: LaunchContext & { sessionId: string | undefined }): LaunchSpec;
+  /**
+   * The run's cost from the main turn's and the reflection turn's
+   * (default: {@link addCosts}, the sum). Codex reports thread-cumulative
+   * usage after a resume, so its reflection cost already includes the main turn.
+   */
+  combineCosts?(main: Cost, reflection: Cost | undefined): Cost;
   /** Maps one raw stdout line to the recorded line (default: as is). */
   mapLine?(line: string): string;
   /**
