@@ -39,6 +39,9 @@ export const EventSchema = z.looseObject({
   status: z.string().optional(),
   reason: z.string().optional(),
   detail: z.string().optional(),
+  /** RunClosed: the run's cost source and amount in USD, so cost totals need no run reads. */
+  cost_source: z.string().optional(),
+  cost_usd: z.number().min(0).optional(),
 });
 export type EventRecord = z.infer<typeof EventSchema>;
 

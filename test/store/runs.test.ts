@@ -157,7 +157,7 @@ describe('closeRun', () => {
     expect(onDisk).toEqual(closed);
     expect(validateRun(onDisk)).toEqual([]);
     expect(eventsOfType(paths, 'RunClosed')).toEqual([
-      { ts: CLOSED.toISOString(), type: 'RunClosed', run: run.id, goal: goal.id, plant: 'gardener', status: 'success', detail: 'closed by driver' },
+      { ts: CLOSED.toISOString(), type: 'RunClosed', run: run.id, goal: goal.id, plant: 'gardener', status: 'success', cost_source: 'provider', cost_usd: 0.12, detail: 'closed by driver' },
     ]);
   });
 
