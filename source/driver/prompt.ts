@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { GoalRecord, PlantRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { plantDir, seedFile } from '../store/index.js';
+import { indexMarkdown, plantDir, seedFile } from '../store/index.js';
 
 /** Prompt section headings, in the order seed 002 ("Prompt structure") fixes. */
 export const PROMPT_HEADINGS = {
@@ -30,34 +30,6 @@ function readText(file: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `- skills/x.md — Heading; Heading` lines for every .md file under `dir` (headings only, never the text). */
-export function indexMarkdown(dir: string, label: string): string[] {
-  const entries: string[] = [];
-  const walk = (current: string) => {
-    let names: fs.Dirent[];
-    try {
-      names = fs.readdirSync(current, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of names.sort((a, b) => a.name.localeCompare(b.name))) {
-      const full = path.join(current, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.endsWith('.md')) {
-        const headings = (readText(full) ?? '')
-          .split('\n')
-          .filter((line) => /^#{1,3} /.test(line))
-          .map((line) => line.replace(/^#+ /, '').trim())
-          .slice(0, 8);
-        const rel = path.relative(path.dirname(dir), full).split(path.sep).join('/');
-        entries.push(`- ${rel}${headings.length ? ` — ${headings.join('; ')}` : ''}`);
-      }
-    }
-  };
-  walk(dir);
-  return entries.length ? entries : [`(no ${label} yet)`];
 }
 
 /** Inputs of {@link buildPrompt}. */

@@ -80,3 +80,25 @@ export async function readEvents(paths: GardenPaths, fromOffset = 0): Promise<Ev
   }
   return { events, errors, offset: fromOffset + end };
 }
+
+/**
+ * The offset of the first line that starts at or after `offset` in the event
+ * log, so a read can begin part-way through a large log without a torn line.
+ */
+export async function eventLogLineStart(paths: GardenPaths, offset: number): Promise<number> {
+  if (offset <= 0) return 0;
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(paths.coordinatorLog, 'r');
+  } catch {
+    return 0;
+  }
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, offset - 1);
+    const newline = buffer.subarray(0, bytesRead).indexOf(0x0a);
+    return newline < 0 ? offset + bytesRead : offset + newline;
+  } finally {
+    await handle.close();
+  }
+}

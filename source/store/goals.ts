@@ -335,3 +335,36 @@ export class OpenGoalScanner {
     return { goals, problems };
   }
 }
+
+/**
+ * The ids of the `limit` most recently closed goals, newest first, read from
+ * the end of the closed ledger (no goal file is opened).
+ */
+export async function recentClosedIds(paths: GardenPaths, limit: number): Promise<string[]> {
+  const file = path.join(paths.goalsDir, CLOSED_LEDGER);
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, Math.max(4096, limit * 80));
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    const lines = buffer.toString('utf8').split('\n').filter(Boolean);
+    if (length < size) lines.shift(); // cut mid-line
+    const seen = new Set<string>();
+    const ids: string[] = [];
+    for (const id of lines.reverse()) {
+      if (seen.has(id) || !GOAL_ID_PATTERN.test(id)) continue;
+      seen.add(id);
+      ids.push(id);
+      if (ids.length >= limit) break;
+    }
+    return ids;
+  } finally {
+    await handle.close();
+  }
+}

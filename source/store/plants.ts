@@ -121,3 +121,38 @@ export async function listPlants(paths: GardenPaths): Promise<{ plants: PlantRec
   }
   return { plants, problems };
 }
+
+/** `- skills/x.md — Heading; Heading` lines for every .md file under `dir` (headings only, never the text). */
+export function indexMarkdown(dir: string, label: string): string[] {
+  const entries: string[] = [];
+  const walk = (current: string) => {
+    let names: fs.Dirent[];
+    try {
+      names = fs.readdirSync(current, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of names.sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith('.md')) {
+        let text = '';
+        try {
+          text = fs.readFileSync(full, 'utf8');
+        } catch {
+          // unreadable: listed without headings
+        }
+        const headings = text
+          .split('\n')
+          .filter((line) => /^#{1,3} /.test(line))
+          .map((line) => line.replace(/^#+ /, '').trim())
+          .slice(0, 8);
+        const rel = path.relative(path.dirname(dir), full).split(path.sep).join('/');
+        entries.push(`- ${rel}${headings.length ? ` — ${headings.join('; ')}` : ''}`);
+      }
+    }
+  };
+  walk(dir);
+  return entries.length ? entries : [`(no ${label} yet)`];
+}
+

@@ -3,7 +3,7 @@ import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type RunRecord } from
 import { UserError } from '../../errors.js';
 import { listGoals, listRuns, readGoal, readRun, runIdsForGoal, StoreError } from '../../store/index.js';
 import { gardenOf, printJson } from '../context.js';
-import { age, duration, formatCost, table, truncateColumns } from '../format.js';
+import { age, duration, formatCost, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
 const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };

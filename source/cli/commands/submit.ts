@@ -2,9 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
-import { getDriverPlugin } from '../../driver/plugins/index.js';
 import { UserError } from '../../errors.js';
-import { createGoal, listPlants, readPlant, StoreError } from '../../store/index.js';
+import { submitGoal } from '../../submit/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -64,30 +63,23 @@ export function registerSubmit(program: Command, io: CliIO): void {
         }
       }
       if (!body.trim()) throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
+      let goal;
       try {
-        const plant = await readPlant(garden.paths, opts.plant);
-        if (plant.status !== 'active') throw new UserError(`--plant ${opts.plant}: the plant is ${plant.status}`);
+        goal = await submitGoal(garden, {
+          type: opts.type,
+          plant: opts.plant,
+          body,
+          ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+          ...(opts.driver ? { driver: opts.driver } : {}),
+          ...(opts.model ? { model: opts.model } : {}),
+          ...(opts.effort ? { reasoningEffort: opts.effort } : {}),
+          ...(opts.title ? { title: opts.title } : {}),
+        });
       } catch (error) {
-        if (error instanceof StoreError && (error.code === 'PLANT_NOT_FOUND' || error.code === 'INVALID_PLANT_NAME')) {
-          const names = (await listPlants(garden.paths)).plants.map((p) => p.name);
-          const why = error.code === 'INVALID_PLANT_NAME' ? 'not a valid plant name' : 'no such plant in this garden';
-          throw new UserError(`--plant ${opts.plant}: ${why} (plants: ${names.join(', ') || 'none; run pak2 genesis'})`);
-        }
+        // Name the flag, not the field.
+        if (error instanceof UserError) throw new UserError(`--${error.message}`, { exitCode: error.exitCode });
         throw error;
       }
-      if (opts.driver !== undefined && !getDriverPlugin(opts.driver, garden.config)) {
-        throw new UserError(`--driver ${opts.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
-      }
-      const goal = await createGoal(garden.paths, {
-        type: opts.type,
-        plant: opts.plant,
-        body,
-        ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
-        ...(opts.driver ? { driver: opts.driver } : {}),
-        ...(opts.model ? { model: opts.model } : {}),
-        ...(opts.effort ? { reasoning_effort: opts.effort } : {}),
-        ...(opts.title ? { title: opts.title } : {}),
-      });
       if (opts.json) printJson(io, goal);
       else io.out(goal.id);
     });

@@ -1,5 +1,5 @@
 import stringWidth from 'string-width';
-import type { Cost } from '../contracts/index.js';
+import type { Cost } from './contracts/index.js';
 
 /** Pads `text` to `width` terminal columns (wide and emoji characters count as two). */
 export function padColumns(text: string, width: number): string {

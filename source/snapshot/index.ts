@@ -1,0 +1,5 @@
+export * from './types.js';
+export * from './stream-lines.js';
+export * from './tail.js';
+export * from './load.js';
+export * from './source.js';

@@ -1,0 +1,84 @@
+import fs from 'node:fs';
+import { renderRawLine, type TailLine, type TailUsage } from './stream-lines.js';
+
+/** How much of the file's end is read when a tail is opened (bytes). */
+export const TAIL_OPEN_BYTES = 256 * 1024;
+/** How many rendered lines a tail keeps. */
+export const TAIL_MAX_LINES = 400;
+
+/** What the run tail pane shows. Usage counts only what the tail has read. */
+export interface TailState {
+  runId: string;
+  file: string;
+  lines: TailLine[];
+  usage: TailUsage;
+  /** File size read so far (bytes). */
+  bytes: number;
+  /** True when the tail began part-way into a longer file. */
+  truncated: boolean;
+}
+
+/**
+ * Follows one run's events.jsonl. Opening reads only the last
+ * {@link TAIL_OPEN_BYTES} of the file (a 100 MB stream opens as fast as a
+ * small one); each `read()` then reads from the last offset. Keeps the last
+ * {@link TAIL_MAX_LINES} rendered lines. Never throws: a missing file is an
+ * empty tail.
+ */
+export class RunTail {
+  private offset = 0;
+  private partial = '';
+  private lines: TailLine[] = [];
+  private usage: TailUsage = { inputTokens: 0, outputTokens: 0, costUsd: undefined };
+  private truncated = false;
+  private opened = false;
+
+  constructor(
+    readonly runId: string,
+    readonly file: string,
+  ) {}
+
+  /** Reads whatever is new; returns true when something changed. */
+  read(): boolean {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch {
+      return false;
+    }
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (!this.opened) {
+        this.opened = true;
+        if (size > TAIL_OPEN_BYTES) {
+          this.offset = size - TAIL_OPEN_BYTES;
+          this.truncated = true;
+        }
+      }
+      if (size < this.offset) {
+        // Rewritten from the start: follow the new file.
+        this.offset = 0;
+        this.partial = '';
+      }
+      if (size === this.offset) return false;
+      const buffer = Buffer.alloc(size - this.offset);
+      fs.readSync(fd, buffer, 0, buffer.length, this.offset);
+      const skipFirst = this.truncated && this.offset > 0 && this.lines.length === 0 && this.partial === '';
+      this.offset = size;
+      const text = this.partial + buffer.toString('utf8');
+      const parts = text.split('\n');
+      this.partial = parts.pop() ?? '';
+      if (skipFirst) parts.shift(); // the first line of a mid-file start is cut
+      for (const raw of parts) this.lines.push(...renderRawLine(raw, this.usage));
+      if (this.lines.length > TAIL_MAX_LINES) this.lines = this.lines.slice(-TAIL_MAX_LINES);
+      return true;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** An immutable copy of the tail for a snapshot. */
+  state(): TailState {
+    return { runId: this.runId, file: this.file, lines: [...this.lines], usage: { ...this.usage }, bytes: this.offset, truncated: this.truncated };
+  }
+}

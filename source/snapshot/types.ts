@@ -1,0 +1,55 @@
+import type { GoalRecord, PlantRecord, RunRecord } from '../contracts/index.js';
+import type { ChatMessage, InboxNote } from '../store/index.js';
+import type { TailState } from './tail.js';
+
+/** A goal as the queue pane shows it, with its latest run when it has one. */
+export interface GoalRow {
+  goal: GoalRecord;
+  run: RunRecord | undefined;
+}
+
+/** One entry of a plant's `memory/active-threads.json`, read leniently. */
+export interface ThreadView {
+  title: string;
+  status: string | undefined;
+  detail: string | undefined;
+}
+
+/** A plant with what the plants pane shows of it. */
+export interface PlantView {
+  plant: PlantRecord;
+  /** memory/MEMORY.md, cut to 8 KB; empty when the plant has no memory yet. */
+  memory: string;
+  /** Index lines of skills/ and knowledge/ (file names and headings). */
+  skills: string[];
+  knowledge: string[];
+  threads: ThreadView[];
+}
+
+/** Where the coordinator stands: `absent` for a read-only dashboard. */
+export type CoordinatorView = 'absent' | 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
+
+/**
+ * Everything the workbench shows, read from disk at one moment. Immutable:
+ * a change produces a new snapshot. Views read only this.
+ */
+export interface Snapshot {
+  /** Increases with every snapshot. */
+  version: number;
+  takenAt: string;
+  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean };
+  coordinator: { state: CoordinatorView; liveRuns: string[] };
+  /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
+  goals: GoalRow[];
+  counts: { queued: number; inFlight: number; closedShown: number };
+  plants: PlantView[];
+  /** Reply notes, newest first. */
+  inbox: InboxNote[];
+  chat: { conversationId: string | undefined; messages: ChatMessage[] };
+  /** Cost of runs closed since local midnight, from RunClosed events: USD total, runs counted, runs with unknown cost. */
+  costToday: { usd: number; runs: number; unknown: number };
+  /** The followed run's tail: the selected run, else the running one. */
+  tail: TailState | undefined;
+  /** Files that could not be read, named; reported, never repaired. */
+  problems: string[];
+}

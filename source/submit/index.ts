@@ -1,0 +1,74 @@
+import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalRecord, type GoalType } from '../contracts/index.js';
+import { getDriverPlugin } from '../driver/plugins/index.js';
+import { UserError } from '../errors.js';
+import type { Garden } from '../garden/index.js';
+import { appendConversationMessage, createGoal, latestConversation, listPlants, openConversation, readPlant, StoreError, type ChatMessage } from '../store/index.js';
+
+/** What an operator gives to queue a goal (the CLI's flags, the workbench's form). */
+export interface SubmitGoalInput {
+  type: string;
+  plant: string;
+  body: string;
+  priority?: number;
+  driver?: string;
+  model?: string;
+  reasoningEffort?: string;
+  title?: string;
+}
+
+/**
+ * The public way to queue a goal (seed 002, submit.py `submit_goal`): checks
+ * every field, then creates the goal (`queued`, GoalSubmitted). `pak2
+ * submit` and the workbench's goal form both call this.
+ *
+ * @throws UserError naming the field: `type`, `plant` (unknown, archived, or
+ *   not a valid name), `priority` (not 0–100), `driver` (unknown), `body` (empty).
+ */
+export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date()): Promise<GoalRecord> {
+  if (!(GOAL_TYPES as readonly string[]).includes(input.type)) throw new UserError(`type ${JSON.stringify(input.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
+  if (input.priority !== undefined && (!Number.isInteger(input.priority) || input.priority < PRIORITY_MIN || input.priority > PRIORITY_MAX)) {
+    throw new UserError(`priority ${input.priority}: must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
+  }
+  if (!input.body.trim()) throw new UserError('body: the task is empty');
+  try {
+    const plant = await readPlant(garden.paths, input.plant);
+    if (plant.status !== 'active') throw new UserError(`plant ${input.plant}: the plant is ${plant.status}`);
+  } catch (error) {
+    if (error instanceof StoreError && (error.code === 'PLANT_NOT_FOUND' || error.code === 'INVALID_PLANT_NAME')) {
+      const names = (await listPlants(garden.paths)).plants.map((p) => p.name);
+      const why = error.code === 'INVALID_PLANT_NAME' ? 'not a valid plant name' : 'no such plant in this garden';
+      throw new UserError(`plant ${input.plant}: ${why} (plants: ${names.join(', ') || 'none; run pak2 genesis'})`);
+    }
+    throw error;
+  }
+  if (input.driver !== undefined && !getDriverPlugin(input.driver, garden.config)) {
+    throw new UserError(`driver ${input.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
+  }
+  return createGoal(
+    garden.paths,
+    {
+      type: input.type as GoalType,
+      plant: input.plant,
+      body: input.body,
+      ...(input.priority !== undefined ? { priority: input.priority } : {}),
+      ...(input.driver ? { driver: input.driver } : {}),
+      ...(input.model ? { model: input.model } : {}),
+      ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
+      ...(input.title ? { title: input.title } : {}),
+    },
+    now,
+  );
+}
+
+/**
+ * Records an operator chat message in the current conversation (opening one
+ * with started_by "operator" when there is none). The chat pane and `pak2
+ * chat` share this. docs/conversation/level2.md.
+ *
+ * @throws UserError for an empty message.
+ */
+export async function sendOperatorMessage(garden: Garden, text: string, now: Date = new Date()): Promise<ChatMessage> {
+  if (!text.trim()) throw new UserError('message: empty');
+  const conversation = (await latestConversation(garden.paths)) ?? (await openConversation(garden.paths, 'operator', now));
+  return appendConversationMessage(garden.paths, conversation.id, { sender: 'operator', text: text.trim() }, now);
+}
