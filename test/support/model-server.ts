@@ -193,13 +193,11 @@ function countModelRuns(entries: Entry[]): number {
 		if (e.kind === 'model') {
 			if (!inRun) runs++;
 			inRun = true;
-		} else if (e.kind === 'user') {
+		} else {
+			// User messages, tool results and system/developer messages all come
+			// after a complete response, so any of them ends a run.
 			inRun = false;
 		}
-		// 'other' entries (tool results, system/developer messages) also end a run
-		// unless they sit between two model items of the same response; tool
-		// results always follow a complete response, so treat them as breaks.
-		else inRun = false;
 	}
 	return runs;
 }
