@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { UserError } from '../errors.js';
 import { StoreError } from '../store/index.js';
-import { registerCycle } from './commands/cycle.js';
+import { registerCycle, runCycle } from './commands/cycle.js';
 import { registerGardenCommands } from './commands/garden.js';
 import { registerReadCommands } from './commands/read.js';
 import { registerSubmit } from './commands/submit.js';
@@ -40,6 +40,14 @@ export function buildProgram(io: CliIO): Command {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) })
     .showSuggestionAfterError(true);
+  // Bare `pak2` opens the workbench, like `pak2 cycle` in a terminal.
+  program
+    .usage('[options] [command]')
+    .argument('[command]')
+    .action(async (name: string | undefined) => {
+      if (name !== undefined) throw new UserError(`unknown command '${name}'`, { hint: 'pak2 --help lists the commands' });
+      await runCycle(program, { ui: true }, io);
+    });
   registerGardenCommands(program, io);
   registerSubmit(program, io);
   registerCycle(program, io);

@@ -19,6 +19,7 @@ import {
   runIdsForGoal,
   runMetaFile,
 } from '../store/index.js';
+import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
 /** How many recently closed goals the queue shows. */
@@ -164,7 +165,7 @@ export class SnapshotLoader {
     return {
       version: this.version,
       takenAt: new Date().toISOString(),
-      garden: { name: config.gardenName, root: paths.gardenRoot, runtimeRoot: paths.runtimeRoot },
+      garden: { name: config.gardenName, root: paths.gardenRoot, runtimeRoot: paths.runtimeRoot, drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])] },
       goals: rows,
       counts: {
         queued: open.filter((g) => g.status === 'queued').length,

@@ -29,7 +29,7 @@ export interface SnapshotSourceOptions {
 const EMPTY: Snapshot = {
   version: 0,
   takenAt: new Date(0).toISOString(),
-  garden: { name: '', root: '', runtimeRoot: '', readOnly: true },
+  garden: { name: '', root: '', runtimeRoot: '', readOnly: true, drivers: [] },
   coordinator: { state: 'absent', liveRuns: [] },
   goals: [],
   counts: { queued: 0, inFlight: 0, closedShown: 0 },

@@ -37,7 +37,8 @@ export interface Snapshot {
   /** Increases with every snapshot. */
   version: number;
   takenAt: string;
-  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean };
+  /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries). */
+  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[] };
   coordinator: { state: CoordinatorView; liveRuns: string[] };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { Coordinator } from '../../coordinator/index.js';
+import type { Garden } from '../../garden/index.js';
 import { onEvent } from '../../store/index.js';
 import { gardenOf } from '../context.js';
 import { formatEventLine } from '../headless.js';
@@ -12,46 +13,89 @@ interface CycleOptions {
 }
 
 /**
- * `pak2 cycle`: runs the coordinator. Headless (`--no-ui`, or no terminal)
- * prints one line per lifecycle event (JSON with `--json`); `--until-idle`
- * exits once nothing is queued or running. SIGINT / SIGTERM stop it cleanly:
- * live runs are killed and closed `killed` (coordinator_stopped).
+ * Why this start runs headless, or undefined when the workbench can open:
+ * `--no-ui`, `--until-idle`/`--json` (made for scripts), stdin or stdout not a
+ * terminal, or `CI` set.
+ */
+export function headlessReason(opts: CycleOptions, io: CliIO): string | undefined {
+  if (!opts.ui) return undefined;
+  if (opts.untilIdle || opts.json) return 'running headless (--until-idle and --json are for scripts)';
+  if (!io.isTTY) return 'not a terminal: running headless (pass --no-ui to silence this notice)';
+  if (io.env.CI) return 'CI is set: running headless';
+  return '';
+}
+
+/** Runs the coordinator headless, printing one line (or JSON object) per lifecycle event. */
+export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO): Promise<void> {
+  const unsubscribe = onEvent((event) => io.out(formatEventLine(event, opts.json)));
+  const coordinator = new Coordinator({
+    garden,
+    command: 'pak2 cycle --no-ui',
+    onError: (error) => io.err(`pak2: reconcile pass failed: ${error.message}`),
+    onPass: (summary) => {
+      for (const problem of summary.problems) io.err(`pak2: skipped ${problem.message}`);
+      for (const rolled of summary.rolledBack) io.err(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
+    },
+  });
+  await coordinator.start();
+  let stopping: Promise<void> | undefined;
+  const stop = () => (stopping ??= coordinator.stop());
+  const onSignal = () => void stop();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
+    await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
+  } finally {
+    await stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    unsubscribe();
+  }
+}
+
+/** `pak2 cycle` (and bare `pak2`): the workbench in a terminal, else headless. */
+export async function runCycle(command: Command, opts: CycleOptions, io: CliIO): Promise<void> {
+  const garden = gardenOf(command, io);
+  const reason = headlessReason(opts, io);
+  if (reason === '') {
+    // Ink and React load only on the interactive path, so headless starts fast.
+    const { runWorkbench } = await import('../../ui/workbench.js');
+    return runWorkbench(garden);
+  }
+  if (reason) io.err(`pak2: ${reason}`);
+  return runHeadless(garden, opts, io);
+}
+
+/**
+ * `pak2 cycle`: runs the coordinator. In a terminal it opens the workbench;
+ * headless (`--no-ui`, or no terminal) prints one line per lifecycle event
+ * (JSON with `--json`); `--until-idle` exits once nothing is queued or
+ * running. SIGINT / SIGTERM stop it cleanly: live runs are killed and closed
+ * `killed` (coordinator_stopped).
  */
 export function registerCycle(program: Command, io: CliIO): void {
   program
     .command('cycle')
-    .description('run the coordinator: dispatch queued goals, watch runs, close goals')
+    .description('run the coordinator: the workbench in a terminal, else headless lines')
     .option('--no-ui', 'run headless: print one line per lifecycle event')
-    .option('--until-idle', 'exit once nothing is queued or running')
+    .option('--until-idle', 'exit once nothing is queued or running (headless)')
     .option('--json', 'headless lines as JSON events')
-    .action(async (opts: CycleOptions, command: Command) => {
+    .action((opts: CycleOptions, command: Command) => runCycle(command, opts, io));
+
+  program
+    .command('dashboard')
+    .description('the workbench panes, read-only: no coordinator, no writes (one frame when not a terminal)')
+    .action(async (_opts: unknown, command: Command) => {
       const garden = gardenOf(command, io);
-      if (opts.ui && io.isTTY) io.err('pak2: the workbench is not available yet; running headless');
-      else if (opts.ui && !io.isTTY) io.err('pak2: not a terminal; running headless');
-      const unsubscribe = onEvent((event) => io.out(formatEventLine(event, opts.json)));
-      const coordinator = new Coordinator({
-        garden,
-        command: 'pak2 cycle',
-        onError: (error) => io.err(`pak2: reconcile pass failed: ${error.message}`),
-        onPass: (summary) => {
-          for (const problem of summary.problems) io.err(`pak2: skipped ${problem.message}`);
-          for (const rolled of summary.rolledBack) io.err(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
-        },
-      });
-      await coordinator.start();
-      let stopping: Promise<void> | undefined;
-      const stop = () => (stopping ??= coordinator.stop());
-      const onSignal = () => void stop();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      try {
-        const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
-        await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
-      } finally {
-        await stop();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        unsubscribe();
+      const { startDashboardInvocation } = await import('../../lifecycle/dashboard-invocations.js');
+      const finish = await startDashboardInvocation(garden.paths);
+      const { runWorkbench, renderDashboardFrame } = await import('../../ui/workbench.js');
+      if (io.isTTY) await runWorkbench(garden, { readOnly: true });
+      else {
+        io.err('pak2: not a terminal: printing one frame of the dashboard');
+        io.out(await renderDashboardFrame(garden, { columns: Number(io.env.COLUMNS) || 120, rows: Number(io.env.LINES) || 40 }));
       }
+      await finish();
     });
 }

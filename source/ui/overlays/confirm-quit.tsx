@@ -1,0 +1,26 @@
+import { Text } from 'ink';
+import React from 'react';
+import { fit } from '../layout.js';
+import { innerWidth, Pane } from '../pane.js';
+
+/** Asks before quitting while runs are live, and says what happens to them. */
+export function ConfirmQuit({ live, width }: { live: readonly string[]; width: number }): React.JSX.Element {
+  const w = innerWidth(width);
+  const lines = [
+    `${live.length} run${live.length === 1 ? ' is' : 's are'} live: ${live.join(', ')}`,
+    'Quitting stops the coordinator: each live run is killed (its whole process group)',
+    'and closed as killed (failure_reason coordinator_stopped); its goal closes failure',
+    'the next time a coordinator runs. Queued goals stay queued.',
+    '',
+    'Quit now? y / n',
+  ];
+  return (
+    <Pane title="Quit?" width={width} height={lines.length + 2} focused>
+      {lines.map((line, i) => (
+        <Text key={i} color={i === lines.length - 1 ? 'yellow' : undefined} wrap="truncate">
+          {fit(line, w)}
+        </Text>
+      ))}
+    </Pane>
+  );
+}

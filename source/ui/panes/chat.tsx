@@ -1,0 +1,49 @@
+import { Text } from 'ink';
+import React from 'react';
+import type { ChatMessage } from '../../store/index.js';
+import type { EditState } from '../text-edit.js';
+import { fit, wrapLines } from '../layout.js';
+import { innerHeight, innerWidth, Pane } from '../pane.js';
+
+/** Props of {@link Chat}: the conversation, and the message being written (when composing). */
+export interface ChatProps {
+  messages: readonly ChatMessage[];
+  draft: EditState | undefined;
+  readOnly: boolean;
+  width: number;
+  height: number;
+  focused: boolean;
+}
+
+const SENDER_COLOR: Record<string, string> = { operator: 'cyan', garden: 'green', system: 'gray' };
+
+/** Renders a field's text with a block cursor. */
+export function withCursor(state: EditState): string {
+  return `${state.text.slice(0, state.cursor)}█${state.text.slice(state.cursor)}`;
+}
+
+/** The chat with the garden: the latest conversation's messages, and an input line. */
+export const Chat = React.memo(function Chat({ messages, draft, readOnly, width, height, focused }: ChatProps): React.JSX.Element {
+  const w = innerWidth(width);
+  const h = innerHeight(height);
+  const lines: { sender: string; text: string }[] = [];
+  for (const m of messages) {
+    wrapLines(`${m.sender}: ${m.text}`, w).forEach((text) => lines.push({ sender: m.sender, text }));
+  }
+  const input = draft ? `› ${withCursor(draft)}` : readOnly ? 'read-only' : focused ? 'press c or enter to write' : '';
+  const room = Math.max(0, h - 1);
+  const shown = room > 0 ? lines.slice(-room) : [];
+  return (
+    <Pane title="Chat" width={width} height={height} focused={focused}>
+      {lines.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
+      {shown.map((line, i) => (
+        <Text key={i} color={SENDER_COLOR[line.sender]} wrap="truncate">
+          {fit(line.text, w)}
+        </Text>
+      ))}
+      <Text color={draft ? 'cyan' : 'gray'} wrap="truncate">
+        {fit(input, w)}
+      </Text>
+    </Pane>
+  );
+});
