@@ -63,8 +63,9 @@ try {
     process.stdout.write('\n$ pak2 genesis\n');
     if ((await pak2(['genesis', '--garden', gardenDir], env)).code !== 0) throw new Error('genesis failed');
   } else {
-    process.stdout.write('\n$ pak2 submit --plant gardener --type build --body "Survey the garden again"\n');
-    await pak2(['submit', '--garden', gardenDir, '--plant', 'gardener', '--type', 'build', '--body', 'Survey the garden again and refresh your memory.'], env);
+    const body = 'Survey the garden again and refresh your memory.';
+    process.stdout.write(`\n$ pak2 submit --plant gardener --type build --body "${body}"\n`);
+    await pak2(['submit', '--garden', gardenDir, '--plant', 'gardener', '--type', 'build', '--body', body], env);
   }
   process.stdout.write(`\n$ pak2 cycle --no-ui --until-idle   (claude → scripted model server at ${server.url})\n`);
   code = (await pak2(['cycle', '--no-ui', '--until-idle', '--garden', gardenDir], env)).code;

@@ -1,6 +1,18 @@
 import stringWidth from 'string-width';
 import type { Cost } from './contracts/index.js';
 
+/**
+ * Removes terminal control sequences and control characters (ESC, BEL, C1…)
+ * from text that came from agents or files, keeping newlines and tabs, so
+ * printing it can never recolour, retitle or clear the operator's terminal.
+ */
+export function sanitize(text: string): string {
+  return text
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '')
+    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
+}
+
 /** Pads `text` to `width` terminal columns (wide and emoji characters count as two). */
 export function padColumns(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - stringWidth(text)));
@@ -19,6 +31,7 @@ export function truncateColumns(text: string, width: number): string {
 
 /** A plain-text table: a header row and aligned columns separated by two spaces. */
 export function table(headers: string[], rows: string[][]): string {
+  rows = rows.map((row) => row.map((cell) => sanitize(cell)));
   const widths = headers.map((h, i) => Math.max(stringWidth(h), ...rows.map((r) => stringWidth(r[i] ?? ''))));
   const line = (cells: string[]) =>
     cells

@@ -1,10 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { UserError } from '../errors.js';
+import { PACKAGE_VERSION } from '../package-root.js';
 import { StoreError } from '../store/index.js';
 import { registerCycle, runCycle } from './commands/cycle.js';
 import { registerGardenCommands } from './commands/garden.js';
 import { registerReadCommands } from './commands/read.js';
-import { registerSubmit } from './commands/submit.js';
+import { registerCancel, registerSubmit } from './commands/submit.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -18,16 +19,39 @@ export interface CliIO {
   exitCode?: number;
 }
 
-/** The process's own streams. */
+/**
+ * The process's own streams. A closed stdout (`pak2 goals | head -1`) ends
+ * output quietly instead of throwing EPIPE.
+ */
 export function processIO(): CliIO {
+  let stdoutOpen = true;
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') stdoutOpen = false;
+    else throw error;
+  });
   return {
-    out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+    out: (text) => {
+      if (stdoutOpen) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    },
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
     env: process.env,
     cwd: process.cwd(),
     isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
   };
 }
+
+/** File-system errors that are the machine's state, not a bug: said in one line, exit 1. */
+const SYSTEM_ERRORS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+  ENOTDIR: 'a path component is not a directory',
+  EISDIR: 'is a directory',
+  EEXIST: 'already exists',
+  ENOENT: 'no such file or directory',
+  EMFILE: 'too many open files',
+};
 
 /** Exit codes: 0 ok, 1 refused or failed operation, 2 bad arguments or files, 70 internal error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
@@ -37,6 +61,7 @@ export function buildProgram(io: CliIO): Command {
   const program = new Command('pak2')
     .description('A terminal workbench for running coding agents against a queue of goals.')
     .option('--garden <dir>', 'the garden (default: the nearest directory above holding PAK2.toml)')
+    .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) })
     .showSuggestionAfterError(true);
@@ -50,6 +75,7 @@ export function buildProgram(io: CliIO): Command {
     });
   registerGardenCommands(program, io);
   registerSubmit(program, io);
+  registerCancel(program, io);
   registerCycle(program, io);
   registerReadCommands(program, io);
   return program;
@@ -80,6 +106,11 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     if (error instanceof StoreError) {
       io.err(`pak2: ${error.message}`);
       return ['GOAL_NOT_FOUND', 'RUN_NOT_FOUND', 'PLANT_NOT_FOUND', 'INVALID_RECORD', 'INVALID_PLANT_NAME', 'SEED_NOT_FOUND'].includes(error.code) ? EXIT.usage : EXIT.failed;
+    }
+    const sys = error as NodeJS.ErrnoException;
+    if (sys && typeof sys.code === 'string' && SYSTEM_ERRORS[sys.code]) {
+      io.err(`pak2: ${sys.path ?? sys.syscall ?? 'file system'}: ${SYSTEM_ERRORS[sys.code]} (${sys.code})`);
+      return EXIT.failed;
     }
     io.err(`pak2: internal error (a bug; please report it): ${(error as Error)?.stack ?? String(error)}`);
     return EXIT.internal;

@@ -4,11 +4,26 @@ import { collectIssues, type ValidationIssue } from './common.js';
 /** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
 export const GARDEN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
 
-const seconds = (min: number) =>
+/** The longest time a key may hold, in seconds: Node timers cap at 2^31 - 1 ms (about 24.8 days). */
+export const MAX_SECONDS = 2_147_483;
+/** The most runs that may be live at once. */
+export const MAX_CONCURRENT_RUNS = 64;
+
+/** Allowed ranges of the numeric keys, for error messages. */
+export const CONFIG_RANGES: Readonly<Record<string, string>> = {
+  'coordinator.interval_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'coordinator.watchdog_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'coordinator.run_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'coordinator.max_concurrent_runs': `a whole number from 1 to ${MAX_CONCURRENT_RUNS}`,
+  'garden.name': "lower-case letters, digits, '.', '_' and '-'",
+};
+
+const seconds = (min: number, max = MAX_SECONDS) =>
   z
     .number({ error: 'INVALID_CONFIG_VALUE' })
     .int({ error: 'INVALID_CONFIG_VALUE' })
-    .min(min, { error: 'INVALID_CONFIG_VALUE' });
+    .min(min, { error: 'INVALID_CONFIG_VALUE' })
+    .max(max, { error: 'INVALID_CONFIG_VALUE' });
 
 /** Wrong-typed sections are INVALID_CONFIG_VALUE; unknown keys keep their own code. */
 const section = { error: (iss: { code?: string }) => (iss.code === 'unrecognized_keys' ? undefined : 'INVALID_CONFIG_VALUE') };
@@ -41,7 +56,7 @@ export const ConfigSchema = z.strictObject({
       interval_seconds: seconds(1).optional(),
       watchdog_seconds: seconds(1).optional(),
       run_timeout_seconds: seconds(1).optional(),
-      max_concurrent_runs: seconds(1).optional(),
+      max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
     }, section)
     .optional(),
   drivers: z.record(z.string(), DriverConfigSchema, section).optional(),

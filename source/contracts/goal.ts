@@ -25,12 +25,14 @@ export type ClosedReason = (typeof CLOSED_REASONS)[number];
 /**
  * The goal state machine (seed 002, "The reconcile loop"): allowed `from → to`
  * transitions. `dispatched → queued` is the rollback when opening the run
- * fails; `queued → closed` is an operator cancel.
+ * fails; `running → queued` puts a goal back after its run was interrupted by
+ * a coordinator shutdown (the next dispatch opens attempt rN+1);
+ * `queued → closed` is an operator cancel.
  */
 export const GOAL_TRANSITIONS: Readonly<Record<GoalStatus, readonly GoalStatus[]>> = {
   queued: ['dispatched', 'closed'],
   dispatched: ['running', 'queued'],
-  running: ['completed'],
+  running: ['completed', 'queued'],
   completed: ['closed'],
   closed: [],
 };

@@ -80,8 +80,8 @@ export type WorktreeBaseline = z.infer<typeof WorktreeBaselineSchema>;
 /**
  * The run record, `<runtime-root>/runs/<run-id>/meta.json` (seed 000).
  * Unknown fields are kept (readers ignore them). pak2 adds the optional
- * `reasoning_effort`, `session_id` (the agent's continuity id), `exit_code`
- * and `outputs.final_text`.
+ * `reasoning_effort`, `session_id` (the agent's continuity id), `exit_code`,
+ * `outputs.final_text` and `outputs.error` (why it failed, in words).
  */
 export const RunSchema = z.looseObject({
   id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
@@ -96,7 +96,7 @@ export const RunSchema = z.looseObject({
   cost: CostSchema.optional(),
   failure_reason: codedEnum(FAILURE_REASONS, 'INVALID_FAILURE_REASON').optional(),
   reflection: z.string().optional(),
-  outputs: z.looseObject({ final_text: z.string().optional() }).optional(),
+  outputs: z.looseObject({ final_text: z.string().optional(), error: z.string().optional() }).optional(),
   num_turns: z.number().int().min(0).optional(),
   session_id: z.string().optional(),
   exit_code: z.number().int().nullable().optional(),

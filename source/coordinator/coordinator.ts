@@ -6,6 +6,7 @@ import { dispatch as driverDispatch, type DriverContext } from '../driver/index.
 import { appendEvent, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock } from './lock.js';
 import { LiveRuns } from './live-runs.js';
+import { reclaimOrphans } from './reclaim.js';
 import { reconcile, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 
 /** Options of a {@link Coordinator}. */
@@ -93,9 +94,14 @@ export class Coordinator extends EventEmitter {
    */
   async start(): Promise<void> {
     const { paths, config } = this.options.garden;
-    this.release = await acquireCoordinatorLock(paths, this.options.command ?? 'pak2 cycle');
+    this.release = await acquireCoordinatorLock(paths, this.options.command ?? 'pak2 cycle', (error) => {
+      // Someone removed the lock (or the runtime root): another coordinator could start, so stop.
+      this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
+      void this.stop();
+    });
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
+    await reclaimOrphans(this.options.garden, this.options.now);
     this.watcher = watch(paths.goalsDir, { ignoreInitial: true, depth: 0, ignored: (p) => p.endsWith('.lock') });
     const onChange = () => this.wake();
     this.watcher.on('add', onChange).on('change', onChange).on('unlink', onChange);
@@ -178,6 +184,7 @@ export class Coordinator extends EventEmitter {
   async stop(): Promise<void> {
     if (this.stateValue === 'stopped' || this.stateValue === 'stopping') return;
     this.setState('stopping');
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
     await this.watcher?.close();

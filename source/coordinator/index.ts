@@ -2,3 +2,4 @@ export * from './reconcile.js';
 export * from './live-runs.js';
 export * from './lock.js';
 export * from './coordinator.js';
+export * from './reclaim.js';

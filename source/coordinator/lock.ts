@@ -29,24 +29,45 @@ export function readHolder(paths: GardenPaths): LockHolder | undefined {
 
 /**
  * Takes the garden's coordinator lock (one coordinator per garden, DESIGN.md).
- * The lock is refreshed every 5 s and counts as stale after 20 s, so a
- * crashed holder does not block the garden for long.
+ * The lock is refreshed every 5 s and counts as stale after 20 s; a holder
+ * on this host whose pid is gone is taken over at once. `onCompromised` is
+ * told when the lock is lost (its directory deleted, say).
  *
  * @returns the release function.
  * @throws UserError naming the holder (pid, host, since when) when another coordinator holds it.
  */
-export async function acquireCoordinatorLock(paths: GardenPaths, command: string): Promise<() => Promise<void>> {
+/** True when `pid` names a live process on this host. */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
+}
+
+export async function acquireCoordinatorLock(paths: GardenPaths, command: string, onCompromised?: (error: Error) => void): Promise<() => Promise<void>> {
   const files = lockPaths(paths);
   fs.mkdirSync(paths.runtimeRoot, { recursive: true });
   let release: () => Promise<void>;
-  try {
-    release = await lockfile.lock(paths.runtimeRoot, {
+  const take = () =>
+    lockfile.lock(paths.runtimeRoot, {
       lockfilePath: files.lock,
       stale: 20_000,
       update: 5_000,
       retries: 0,
-      onCompromised: (error) => process.stderr.write(`pak2: coordinator lock compromised: ${error.message}\n`),
+      onCompromised: (error) => (onCompromised ? onCompromised(error) : process.stderr.write(`pak2: coordinator lock compromised: ${error.message}\n`)),
     });
+  try {
+    try {
+      release = await take();
+    } catch (error) {
+      // A holder on this host whose process is gone (kill -9, a crash) does not hold the garden.
+      const holder = readHolder(paths);
+      if ((error as { code?: string }).code !== 'ELOCKED' || !holder || holder.host !== os.hostname() || pidAlive(holder.pid)) throw error;
+      fs.rmSync(files.lock, { recursive: true, force: true });
+      release = await take();
+    }
   } catch (error) {
     if ((error as { code?: string }).code === 'ELOCKED') {
       const holder = readHolder(paths);

@@ -15,7 +15,7 @@ import {
   transitionGoal,
   type GoalProblem,
 } from '../store/index.js';
-import { pluginDefaults } from '../driver/plugins/index.js';
+import { driverProblem, pluginDefaults } from '../driver/plugins/index.js';
 import type { LiveRuns } from './live-runs.js';
 
 /**
@@ -50,6 +50,8 @@ export interface ReconcileSummary {
   killed: string[];
   /** Goals closed this pass, with their closed_reason. */
   closed: { goal: string; reason: string }[];
+  /** Goals put back in the queue because their run was interrupted by a coordinator shutdown. */
+  requeued: string[];
   /** Unreadable goal files, named; reported, never deleted. */
   problems: GoalProblem[];
   /** Dispatches still running (empty with awaitDispatch). */
@@ -84,14 +86,16 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  *    its process group stopped.
  * 3. Close: a running goal whose latest run is terminal goes running →
  *    completed → closed (GoalTransitioned ×2, GoalClosed), closed_reason
- *    `success` when the run succeeded, else `failure`.
+ *    `success` when the run succeeded, else `failure`. A run interrupted by a
+ *    coordinator shutdown (failure_reason `coordinator_stopped`) instead puts
+ *    its goal back in the queue (running → queued).
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileSummary> {
   const { garden } = options;
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], killed: [], closed: [], problems: [], pending: [], queued: 0, inFlight: 0 };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0 };
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -140,6 +144,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       const plant = await readPlant(paths, goal.assigned_to);
       if (plant.status !== 'active') throw new StoreError('INVALID_TRANSITION', `plant ${plant.name} is ${plant.status}`);
       const settings = resolveSettings(goal, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
+      // A driver that cannot launch keeps the goal queued: a typo in config must not burn the queue.
+      const problem = driverProblem(settings.driver, config);
+      if (problem) throw new StoreError('INVALID_TRANSITION', `${problem} (driver from ${settings.sources.driver})`);
       run = await openRun(
         paths,
         goal,
@@ -195,6 +202,13 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     runOf.delete(goal.id); // the dispatch may have closed it meanwhile: read it fresh
     const run = await loadRun(goal);
     if (!run || !isTerminalRunStatus(run.status)) continue;
+    if (goal.status === 'running' && run.failure_reason === 'coordinator_stopped') {
+      // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
+      await transitionGoal(paths, goal.id, 'queued', { now: now() });
+      goal.status = 'queued';
+      summary.requeued.push(goal.id);
+      continue;
+    }
     const reason = run.status === 'success' ? 'success' : 'failure';
     if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
     await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
@@ -210,10 +224,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 async function failRun(options: ReconcileOptions, goal: GoalRecord, runId: string, error: unknown): Promise<void> {
   const { paths } = options.garden;
   const message = `dispatch failed: ${(error as Error)?.message ?? String(error)}`;
-  await appendJsonLine(runEventsFile(paths, runId), { type: 'error', source: 'pak2', message });
   try {
-    await closeRun(paths, runId, goal.type, { status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' }, by: 'coordinator' });
-  } catch (closeError) {
-    if (!(closeError instanceof StoreError && closeError.code === 'INVALID_TRANSITION')) throw closeError;
+    await appendJsonLine(runEventsFile(paths, runId), { type: 'error', source: 'pak2', message });
+    await closeRun(paths, runId, goal.type, { status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' }, errorText: message, by: 'coordinator' });
+  } catch {
+    // The run is already closed, or its directory is gone: the next pass sees what is on disk.
   }
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import {
   isTerminalRunStatus,
@@ -33,6 +34,42 @@ export interface DriverContext {
   now?: () => Date;
   /** The agents' base environment; default this process's (users' API keys and base URLs must reach the CLIs). */
   env?: NodeJS.ProcessEnv;
+}
+
+/** File in the run directory that keeps the agent's stderr. */
+export const RUN_STDERR_FILE = 'stderr.log';
+/** File in the run directory naming the live agent process, so a later coordinator can reclaim an orphan. */
+export const RUN_PROCESS_FILE = 'process.json';
+
+/** `process.json`: the agent process of a running run (pid, its run mark, host). */
+export interface RunProcessRecord {
+  pid: number;
+  mark: string;
+  host: string;
+  phase: 'main' | 'reflection';
+  started_at: string;
+}
+
+function writeProcessRecord(dir: string, record: RunProcessRecord): void {
+  try {
+    fs.writeFileSync(path.join(dir, RUN_PROCESS_FILE), `${JSON.stringify(record, null, 2)}\n`);
+  } catch {
+    // best effort: without it only the watchdog can reclaim the run
+  }
+}
+
+/** Records a stdout line that is not a JSON object as `{"type":"text","text":…}`, so events.jsonl stays JSON lines. */
+export function wrapNonJsonLine(line: string): string {
+  const trimmed = line.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return trimmed;
+    } catch {
+      // not JSON: wrapped below
+    }
+  }
+  return JSON.stringify({ type: 'text', text: line });
 }
 
 /** Splits events.jsonl into the main phase's and the reflection phase's parsed JSON lines. */
@@ -110,8 +147,9 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   };
   const failLaunch = async (message: string): Promise<RunRecord | undefined> => {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message });
-    return close({ status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' } });
+    return close({ status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' }, errorText: message });
   };
+  const stderrLog = path.join(dir, RUN_STDERR_FILE);
 
   const plugin = getDriverPlugin(run.driver, config);
   if (!plugin) return failLaunch(`unknown driver ${JSON.stringify(run.driver)}: use claude, codex, command, or configure [drivers.${run.driver}].command in PAK2.toml`);
@@ -145,9 +183,17 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       stdin: phase === 'main' ? prompt : REFLECTION_PROMPT,
       stdoutFile: eventsFile,
       timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
-      ...(plugin.mapLine ? { mapLine: (line: string) => plugin.mapLine!(line) } : {}),
-      ...(ctx.onStderr ? { onStderr: (chunk: string) => ctx.onStderr!(runId, chunk) } : {}),
-      onStart: (handle) => ctx.onRunStart?.(runId, handle),
+      mapLine: plugin.mapLine ? (line: string) => plugin.mapLine!(line) : wrapNonJsonLine,
+      onStderr: (chunk: string) => {
+        // Kept with the run, and forwarded (seed 002: to the coordinator's stderr).
+        fs.appendFileSync(stderrLog, chunk);
+        if (ctx.onStderr) ctx.onStderr(runId, chunk);
+        else process.stderr.write(chunk);
+      },
+      onStart: (handle) => {
+        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: now().toISOString() });
+        ctx.onRunStart?.(runId, handle);
+      },
       ...(ctx.env ? { env: ctx.env } : {}),
     });
     ctx.onRunEnd?.(runId);
@@ -171,10 +217,10 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   };
   if (main.stoppedBy) {
     const { status, reason } = stoppedStatus(main.stoppedBy);
-    return close({ ...base, status, failureReason: reason });
+    return close({ ...base, status, failureReason: reason, ...(reason === 'coordinator_stopped' ? { by: 'coordinator' } : {}) });
   }
   const verdict = judge(parsed, main);
-  if (verdict.status !== 'success') return close({ ...base, ...verdict });
+  if (verdict.status !== 'success') return close({ ...base, ...verdict, ...(parsed.errorText ? { errorText: parsed.errorText } : {}) });
 
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
 
@@ -182,9 +228,9 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const cost = plugin.combineCosts ? plugin.combineCosts(parsed.cost, reflection.cost) : addCosts(parsed.cost, reflection.cost);
   if (reflection.stoppedBy) {
     const { status, reason } = stoppedStatus(reflection.stoppedBy);
-    return close({ ...base, cost, status, failureReason: reason });
+    return close({ ...base, cost, status, failureReason: reason, ...(reason === 'coordinator_stopped' ? { by: 'coordinator' } : {}) });
   }
-  if (!reflection.text) return close({ ...base, cost, status: 'failure', failureReason: 'reflection_failed' });
+  if (!reflection.text) return close({ ...base, cost, status: 'failure', failureReason: 'reflection_failed', errorText: reflection.error ?? 'the reflection turn returned no text' });
   await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
   return close({ ...base, cost, status: 'success', reflection: reflection.text });
 }
@@ -208,17 +254,17 @@ async function solicitReflection(
   eventsFile: string,
   dir: string,
   model: string,
-): Promise<{ text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy'] }> {
+): Promise<{ text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy']; error?: string }> {
   const { paths } = ctx.garden;
   await appendJsonLine(eventsFile, { type: REFLECTION_MARKER_TYPE, session_id: parsed.sessionId ?? null });
   await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id }, (ctx.now ?? (() => new Date()))());
   const result = await runPhase('reflection', parsed.sessionId);
   if (typeof result === 'string') {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: result });
-    return {};
+    return { error: result };
   }
   if (result.stoppedBy) return { stoppedBy: result.stoppedBy };
   const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model });
   const text = result.exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
-  return { ...(text ? { text } : {}), cost: reflected.cost };
+  return { ...(text ? { text } : {}), cost: reflected.cost, ...(reflected.errorText ? { error: reflected.errorText } : {}) };
 }

@@ -30,6 +30,8 @@ export interface LaunchResult {
 /** A process group pak2 can stop; the coordinator's live-run registry holds these. */
 export interface RunHandle {
   pid: number | undefined;
+  /** The launch's {@link RUN_MARK_ENV} value, inherited by every process it starts. */
+  mark: string;
   stop(reason: StopReason): void;
 }
 
@@ -99,7 +101,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     killTimer = setTimeout(() => killRunProcesses(pid, mark), options.killGraceMs ?? 3000);
     killTimer.unref();
   };
-  options.onStart?.({ pid, stop });
+  options.onStart?.({ pid, mark, stop });
   if (options.timeoutMs !== undefined) {
     deadline = setTimeout(() => stop('timeout'), options.timeoutMs);
     deadline.unref();

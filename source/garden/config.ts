@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { formatIssue, validateConfig, type ConfigFile } from '../contracts/index.js';
+import { CONFIG_RANGES, formatIssue, validateConfig, type ConfigFile } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 
@@ -57,8 +57,10 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   }
   const issues = validateConfig(raw);
   if (issues.length > 0) {
+    const first = issues[0]!;
     const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    throw new UserError(`${file}: ${formatIssue(issues[0]!)}${more}`, { hint: 'see PAK2.toml.example for every key' });
+    const range = first.code === 'INVALID_CONFIG_VALUE' && CONFIG_RANGES[first.field] ? `: must be ${CONFIG_RANGES[first.field]}` : '';
+    throw new UserError(`${file}: ${formatIssue(first)}${range}${more}`, { hint: 'see PAK2.toml.example for every key' });
   }
   const cfg = raw as ConfigFile;
   const drivers: GardenConfig['drivers'] = {};

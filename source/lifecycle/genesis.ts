@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { resolveSettings } from '../garden/index.js';
-import { getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
+import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { appendEvent, commissionPlant, createGoal, listGoalIds, readPlant, StoreError } from '../store/index.js';
 import { UserError } from '../errors.js';
 import { findExecutable } from './which.js';
@@ -37,13 +37,17 @@ export interface GenesisReport {
 export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.env): Promise<GenesisReport> {
   const { paths, config } = garden;
   const report: GenesisReport = { created: [], commissioned: [], queued: [], warnings: [] };
-  if (!findExecutable('git', env)) report.warnings.push('git is not on PATH: runtime history will not be recorded (install git)');
+  if (!findExecutable('git', env)) report.warnings.push('git is not on PATH: pak2 records runtime history with git (install git)');
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
-  const plugin = getDriverPlugin(settings.driver, config);
-  if (!plugin) throw new UserError(`PAK2.toml: [defaults].driver ${JSON.stringify(settings.driver)} is not a driver (claude, codex, command, or [drivers.<name>].command)`);
+  const problem = driverProblem(settings.driver, config);
+  if (problem) throw new UserError(`${paths.configFile}: the default driver (from ${settings.sources.driver}): ${problem}`, { exitCode: 1 });
+  const plugin = getDriverPlugin(settings.driver, config)!;
   const executable = config.drivers[settings.driver]?.command?.[0] ?? plugin.executable;
   if (executable && !findExecutable(executable, env)) {
     throw new UserError(`the default driver ${settings.driver} needs \`${executable}\`, which is not on PATH`, { hint: `install it: ${plugin.installHint}`, exitCode: 1 });
+  }
+  if (!fs.existsSync(path.join(paths.seedsDir, `${GARDENER}.md`)) && !fs.existsSync(path.join(paths.plantsDir, GARDENER, 'meta.json'))) {
+    throw new UserError(`${path.join(paths.seedsDir, `${GARDENER}.md`)}: missing; genesis commissions the gardener from it`, { hint: 'pak2 init writes it; or copy seeds/ from the pak2 package' });
   }
   for (const dir of [paths.runtimeRoot, paths.goalsDir, paths.runsDir, paths.eventsDir, paths.inboxDir, paths.conversationsDir, paths.plantsDir]) {
     if (!fs.existsSync(dir)) {

@@ -42,6 +42,9 @@ export function initialConfig(name: string, driver: string): string {
     'run_timeout_seconds = 3600',
     'max_concurrent_runs = 1',
     '',
+    ...(driver === 'command'
+      ? ['# The command driver runs your executable with the prompt on stdin (docs/run/level2.md).', '[drivers.command]', '# command = ["node", "tools/my-agent.mjs"]', '']
+      : []),
   ].join('\n');
 }
 
@@ -59,27 +62,35 @@ Say plainly what you did not do or could not verify.
  * PAK2.toml with a split runtime root, MOTIVATION.md, the shipped seeds/ and a
  * .gitignore for the runtime root. The code stays in the installed package.
  *
- * @throws UserError when `dir` exists and is not empty, or names a file.
+ * @throws UserError when `dir` exists and is not empty (only `.git` is
+ *   allowed), names a file, or its parent does not exist; for a bad `--name`
+ *   or `--driver`.
  * @returns the files written, relative to `dir`.
  */
 export function initGarden(dir: string, options: InitOptions = {}): string[] {
   const root = path.resolve(dir);
   if (fs.existsSync(root)) {
     if (!fs.statSync(root).isDirectory()) throw new UserError(`DIR ${dir}: exists and is not a directory`);
-    if (fs.readdirSync(root).length > 0) throw new UserError(`DIR ${dir}: not empty; pak2 init only writes into a new or empty directory`);
+    // An empty git checkout (only .git) counts as empty: a fresh repository can become a garden.
+    if (fs.readdirSync(root).some((name) => name !== '.git')) throw new UserError(`DIR ${dir}: not empty; pak2 init only writes into a new or empty directory (one holding only .git is fine)`);
+  } else {
+    const parent = path.dirname(root);
+    if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) throw new UserError(`DIR ${dir}: its parent ${parent} is not an existing directory`);
   }
   const name = options.name ?? gardenNameFor(root);
   if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
-  fs.mkdirSync(root, { recursive: true });
+  const driver = options.driver ?? 'claude';
+  if (!['claude', 'codex', 'command'].includes(driver)) throw new UserError(`--driver ${driver}: must be claude, codex or command`);
+  if (!fs.existsSync(root)) fs.mkdirSync(root);
   const written: string[] = [];
   const write = (rel: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     fs.writeFileSync(path.join(root, rel), text);
     written.push(rel);
   };
-  write('PAK2.toml', initialConfig(name, options.driver ?? 'claude'));
+  write('PAK2.toml', initialConfig(name, driver));
   write('MOTIVATION.md', MOTIVATION);
-  write('.gitignore', '# pak2 runtime state (it has its own history under .runtime/.git)\n.runtime/\n');
+  write('.gitignore', '# pak2 runtime state: goals, runs, events (not authored files)\n.runtime/\n');
   fs.cpSync(path.join(PACKAGE_ROOT, 'seeds'), path.join(root, 'seeds'), { recursive: true });
   written.push('seeds/');
   return written;

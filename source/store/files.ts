@@ -46,6 +46,31 @@ export async function writeJsonAtomic(file: string, data: unknown): Promise<void
   }
 }
 
+/**
+ * Writes a new JSON file that must not exist yet: written to a temp file,
+ * fsynced, then hard-linked into place, which fails if the name is taken.
+ *
+ * @throws StoreError IO_ERROR naming the file (EEXIST included).
+ */
+export async function createJsonExclusive(file: string, data: unknown): Promise<void> {
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    const handle = await fsp.open(temp, 'wx');
+    try {
+      await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fsp.link(temp, file);
+  } catch (error) {
+    throw new StoreError('IO_ERROR', `${file}: create failed (${(error as Error).message})`, file);
+  } finally {
+    await fsp.rm(temp, { force: true });
+  }
+}
+
 /** Result of reading a JSON file: the value, or why it could not be had. */
 export type JsonRead =
   | { ok: true; value: unknown }
@@ -75,7 +100,20 @@ export async function readJsonFile(file: string): Promise<JsonRead> {
 export async function appendJsonLine(file: string, data: unknown): Promise<void> {
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    await fsp.appendFile(file, `${JSON.stringify(data)}\n`, { flag: 'a' });
+    const handle = await fsp.open(file, 'a+');
+    try {
+      // A torn last line (a writer that died mid-line) must not swallow this one.
+      const { size } = await handle.stat();
+      let lead = '';
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await handle.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) lead = '\n';
+      }
+      await handle.appendFile(`${lead}${JSON.stringify(data)}\n`);
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: append failed (${(error as Error).message})`, file);
   }

@@ -18,7 +18,7 @@ import {
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
-import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
 
 /** Name of the closed-goal ledger in the goals directory: one closed goal id per line, append-only. */
 export const CLOSED_LEDGER = '.closed';
@@ -91,6 +91,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       if (name.endsWith('.json')) highest = Math.max(highest, goalNumber(name));
     }
     const n = highest + 1;
+    if (!Number.isSafeInteger(n)) throw new StoreError('IO_ERROR', `${counterPath}: goal number ${highest} is too large to continue from`, counterPath);
     const record: GoalRecord = {
       id: `${n}-${makeSlug(input.title ?? input.body, input.type)}`,
       type: input.type,
@@ -107,11 +108,17 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
-    await writeJsonAtomic(goalFile(paths, record.id), record);
+    await createJsonExclusive(goalFile(paths, record.id), record);
     await fsp.writeFile(counterPath, `${n}\n`);
     return record;
   });
-  await appendEvent(paths, { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type }, now);
+  try {
+    await appendEvent(paths, { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type }, now);
+  } catch (error) {
+    // Without its event the submit did not happen: take the new goal back, so a retry makes no duplicate.
+    await fsp.rm(goalFile(paths, goal.id), { force: true });
+    throw error;
+  }
   return goal;
 }
 
@@ -129,7 +136,9 @@ export async function readGoal(paths: GardenPaths, id: string): Promise<GoalReco
   }
   const issues = validateGoal(read.value);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
-  return read.value as GoalRecord;
+  const goal = read.value as GoalRecord;
+  if (goal.id !== id) throw new StoreError('INVALID_RECORD', `${file}: id ${JSON.stringify(goal.id)} does not match the file name`, file);
+  return goal;
 }
 
 /** Options of {@link transitionGoal}. */

@@ -98,7 +98,9 @@ export async function readRun(paths: GardenPaths, runId: string): Promise<RunRec
   }
   const issues = validateRun(read.value);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
-  return read.value as RunRecord;
+  const run = read.value as RunRecord;
+  if (run.id !== runId) throw new StoreError('INVALID_RECORD', `${file}: id ${JSON.stringify(run.id)} does not match the run directory`, file);
+  return run;
 }
 
 /**
@@ -161,6 +163,8 @@ export interface CloseRunInput {
   numTurns?: number;
   sessionId?: string;
   exitCode?: number | null;
+  /** The agent's or the launcher's error message, kept as `outputs.error`. */
+  errorText?: string;
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`. */
   by?: string;
 }
@@ -200,7 +204,15 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
     cost: input.cost,
     ...(input.failureReason ? { failure_reason: input.failureReason } : {}),
     ...(input.reflection ? { reflection: input.reflection } : {}),
-    ...(input.finalText !== undefined ? { outputs: { ...(run.outputs ?? {}), final_text: input.finalText } } : {}),
+    ...(input.finalText !== undefined || input.errorText !== undefined
+      ? {
+          outputs: {
+            ...(run.outputs ?? {}),
+            ...(input.finalText !== undefined ? { final_text: input.finalText } : {}),
+            ...(input.errorText !== undefined ? { error: input.errorText } : {}),
+          },
+        }
+      : {}),
     ...(input.numTurns !== undefined ? { num_turns: input.numTurns } : {}),
     ...(input.sessionId ? { session_id: input.sessionId } : {}),
     ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}),

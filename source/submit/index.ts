@@ -1,8 +1,8 @@
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalRecord, type GoalType } from '../contracts/index.js';
-import { getDriverPlugin } from '../driver/plugins/index.js';
+import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { UserError } from '../errors.js';
-import type { Garden } from '../garden/index.js';
-import { appendConversationMessage, createGoal, latestConversation, listPlants, openConversation, readPlant, StoreError, type ChatMessage } from '../store/index.js';
+import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden } from '../garden/index.js';
+import { appendConversationMessage, createGoal, latestConversation, listPlants, openConversation, readGoal, readPlant, StoreError, transitionGoal, type ChatMessage } from '../store/index.js';
 
 /** What an operator gives to queue a goal (the CLI's flags, the workbench's form). */
 export interface SubmitGoalInput {
@@ -22,9 +22,11 @@ export interface SubmitGoalInput {
  * submit` and the workbench's goal form both call this.
  *
  * @throws UserError naming the field: `type`, `plant` (unknown, archived, or
- *   not a valid name), `priority` (not 0–100), `driver` (unknown), `body` (empty).
+ *   not a valid name), `priority` (not 0–100), `driver` (unknown, or the
+ *   default from PAK2_DEFAULT_DRIVER / `[defaults].driver` cannot launch),
+ *   `body` (empty).
  */
-export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date()): Promise<GoalRecord> {
+export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
   if (!(GOAL_TYPES as readonly string[]).includes(input.type)) throw new UserError(`type ${JSON.stringify(input.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
   if (input.priority !== undefined && (!Number.isInteger(input.priority) || input.priority < PRIORITY_MIN || input.priority > PRIORITY_MAX)) {
     throw new UserError(`priority ${input.priority}: must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
@@ -43,6 +45,13 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   }
   if (input.driver !== undefined && !getDriverPlugin(input.driver, garden.config)) {
     throw new UserError(`driver ${input.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
+  }
+  // The driver this goal would really use (goal → env → PAK2.toml → default) must be able to launch.
+  const settings = resolveSettings({ ...(input.driver ? { driver: input.driver } : {}) }, garden.config, env, (d) => pluginDefaults(d, garden.config));
+  const problem = driverProblem(settings.driver, garden.config);
+  if (problem) {
+    const where: Record<string, string> = { goal: `driver ${settings.driver}`, env: ENV_DEFAULT_DRIVER, toml: `[defaults].driver in ${garden.paths.configFile}`, plugin: `driver ${settings.driver} (the built-in default)` };
+    throw new UserError(`${where[settings.sources.driver] ?? 'driver'}: ${problem}`);
   }
   return createGoal(
     garden.paths,
@@ -71,4 +80,23 @@ export async function sendOperatorMessage(garden: Garden, text: string, now: Dat
   if (!text.trim()) throw new UserError('message: empty');
   const conversation = (await latestConversation(garden.paths)) ?? (await openConversation(garden.paths, 'operator', now));
   return appendConversationMessage(garden.paths, conversation.id, { sender: 'operator', text: text.trim() }, now);
+}
+
+/**
+ * Cancels a queued goal (operator cancel): queued → closed with
+ * closed_reason `cancelled`. A goal already dispatched or running is not
+ * cancelled here; stop the coordinator, or let the watchdog act.
+ *
+ * @throws UserError for an unknown id or a goal that is not queued.
+ */
+export async function cancelGoal(garden: Garden, id: string, now: Date = new Date()): Promise<GoalRecord> {
+  let goal: GoalRecord;
+  try {
+    goal = await readGoal(garden.paths, id);
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(`ID ${id}: no such goal`);
+    throw error;
+  }
+  if (goal.status !== 'queued') throw new UserError(`ID ${id}: the goal is ${goal.status}; only a queued goal can be cancelled`, { exitCode: 1 });
+  return transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now });
 }

@@ -1,6 +1,6 @@
 import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
-import { padColumns, truncateColumns } from '../format.js';
+import { padColumns, sanitize, truncateColumns } from '../format.js';
 
 /** The rows `[start, end)` of a list of `total` to show in `height` rows so `cursor` stays visible, centred when possible. */
 export function windowRange(total: number, cursor: number, height: number): [number, number] {
@@ -13,13 +13,13 @@ export function windowRange(total: number, cursor: number, height: number): [num
 /** Fits `text` to exactly `width` columns: cut with `…`, or padded with spaces. */
 export function fit(text: string, width: number): string {
   if (width <= 0) return '';
-  return padColumns(truncateColumns(text.replace(/[\r\n\t]+/g, ' '), width), width);
+  return padColumns(truncateColumns(sanitize(text).replace(/[\r\n\t]+/g, ' '), width), width);
 }
 
 /** Wraps `text` to `width` columns (hard-wrapping long words); wide characters count two. */
 export function wrapLines(text: string, width: number): string[] {
   if (width <= 0) return [];
-  return wrapAnsi(text, width, { hard: true, trim: false }).split('\n');
+  return wrapAnsi(sanitize(text).replace(/\t/g, '  '), width, { hard: true, trim: false }).split('\n');
 }
 
 /** Display width of `text`. */

@@ -175,7 +175,11 @@ describe('init and genesis', () => {
       const again = await runCli(['init', dir]);
       expect(again.code).toBe(2);
       expect(oneLineError(again.stderr)).toContain('not empty');
-      fs.appendFileSync(path.join(dir, 'PAK2.toml'), '\n[drivers.command]\ncommand = "true"\n');
+      const noCommand = await runCli(['genesis', '--garden', dir]);
+      expect(noCommand.code).toBe(1);
+      expect(oneLineError(noCommand.stderr)).toContain('driver command has no command: set [drivers.command].command');
+      const toml = path.join(dir, 'PAK2.toml');
+      fs.writeFileSync(toml, fs.readFileSync(toml, 'utf8').replace('# command = ["node", "tools/my-agent.mjs"]', 'command = "true"'));
       const first = await runCli(['genesis', '--garden', dir]);
       expect(first.stdout).toContain('commissioned plant gardener');
       expect(first.stdout).toContain('queued goal 1-survey-the-garden');

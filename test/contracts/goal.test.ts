@@ -146,11 +146,11 @@ describe('validateGoal: reason codes', () => {
 });
 
 describe('goal state machine', () => {
-  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, cancel of a queued goal)', () => {
+  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, requeue after an interrupted run, cancel of a queued goal)', () => {
     const expected: Record<string, string[]> = {
       queued: ['closed', 'dispatched'],
       dispatched: ['queued', 'running'],
-      running: ['completed'],
+      running: ['completed', 'queued'],
       completed: ['closed'],
       closed: [],
     };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Coordinator } from '../../source/coordinator/index.js';
+import { Coordinator, reconcile } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { runCli } from '../support/cli.js';
@@ -66,7 +66,7 @@ describe('the coordinator loop', () => {
     }
   });
 
-  it('stopping the coordinator kills live runs and closes them killed / coordinator_stopped', async () => {
+  it('stopping the coordinator kills live runs, closes them killed / coordinator_stopped, and requeues their goals', async () => {
     garden = await makeTestGarden();
     const pidfile = path.join(garden.paths.gardenRoot, 'pids.txt');
     process.env.FAKE_AGENT_PIDFILE = pidfile;
@@ -81,11 +81,14 @@ describe('the coordinator loop', () => {
       const run = await readRun(garden.paths, `${goal.id}-r1`);
       expect(run).toMatchObject({ status: 'killed', failure_reason: 'coordinator_stopped' });
       await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000);
-      // The lock is free again: a new coordinator starts and closes the goal.
-      coordinator = quiet(garden);
-      await coordinator.start();
-      await waitFor(async () => (await readGoal(garden.paths, goal.id)).status === 'closed');
-      expect((await readGoal(garden.paths, goal.id)).closed_reason).toBe('failure');
+      expect(readEventLog(garden).filter((e) => e.type === 'RunClosed').map((e) => e.detail)).toEqual(['closed by coordinator']);
+      // The interruption is not the goal's failure: the next pass puts it back in the queue, and the one after runs attempt r2.
+      const dispatched: string[] = [];
+      const requeue = await reconcile({ garden, dispatch: async (_g, runId) => void dispatched.push(runId) });
+      expect(requeue.requeued).toEqual([goal.id]);
+      expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
+      await reconcile({ garden, dispatch: async (_g, runId) => void dispatched.push(runId) });
+      expect(dispatched).toEqual([`${goal.id}-r2`]);
     } finally {
       delete process.env.FAKE_AGENT_PIDFILE;
     }

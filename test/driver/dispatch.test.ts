@@ -89,14 +89,20 @@ describe('driver dispatch through the command plugin: every terminal status and 
     expect(run).toMatchObject({ status: 'failure', failure_reason: 'launch_failed', cost: { source: 'unknown' } });
     const lines = fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines).toEqual([{ type: 'error', source: 'pak2', message: expect.stringContaining('cannot start pak2-no-such-cli-anywhere') }]);
+    expect(run.outputs?.error).toContain('cannot start pak2-no-such-cli-anywhere');
     expect(goal.closed_reason).toBe('failure');
   });
 
-  it('failure / launch_failed for an unknown driver name', async () => {
-    garden = await makeTestGarden();
-    const { run } = await runOnce('nonsense-driver');
-    expect(run).toMatchObject({ status: 'failure', failure_reason: 'launch_failed', model: 'unknown' });
-    expect(fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8')).toContain('unknown driver \\"nonsense-driver\\"');
+  it('a goal whose driver cannot launch stays queued, with the reason, and burns no run', async () => {
+    garden = await makeTestGarden({ extraToml: '[drivers.empty]\n' });
+    for (const driver of ['nonsense-driver', 'empty']) {
+      const goal = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: `driver ${driver}`, driver });
+      const summary = await reconcile({ garden, dispatch: (g, runId) => dispatch(g, runId, { garden }), awaitDispatch: true });
+      expect(summary.dispatched).toEqual([]);
+      expect(summary.rolledBack).toContainEqual({ goal: goal.id, reason: expect.stringContaining(driver === 'empty' ? 'driver empty has no command' : 'unknown driver "nonsense-driver"') });
+      expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
+      expect(fs.existsSync(path.join(garden.paths.runsDir, `${goal.id}-r1`))).toBe(false);
+    }
   });
 
   it('timeout / timeout when the run passes run_timeout_seconds', async () => {

@@ -69,6 +69,7 @@ const ALLOWED: Array<[GoalStatus, GoalStatus]> = [
   ['running', 'completed'],
   ['completed', 'closed'],
   ['dispatched', 'queued'],
+  ['running', 'queued'],
   ['queued', 'closed'],
 ];
 const DISALLOWED: Array<[GoalStatus, GoalStatus]> = GOAL_STATUSES.flatMap((from) =>

@@ -28,28 +28,50 @@ export function headlessReason(opts: CycleOptions, io: CliIO): string | undefine
 /** Runs the coordinator headless, printing one line (or JSON object) per lifecycle event. */
 export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO): Promise<void> {
   const unsubscribe = onEvent((event) => io.out(formatEventLine(event, opts.json)));
+  // Each distinct problem is said once, not on every pass.
+  const said = new Set<string>();
+  const sayOnce = (line: string) => {
+    if (said.has(line)) return;
+    said.add(line);
+    io.err(line);
+  };
   const coordinator = new Coordinator({
     garden,
     command: 'pak2 cycle --no-ui',
-    onError: (error) => io.err(`pak2: reconcile pass failed: ${error.message}`),
+    onError: (error) => sayOnce(`pak2: ${error.message}`),
     onPass: (summary) => {
-      for (const problem of summary.problems) io.err(`pak2: skipped ${problem.message}`);
-      for (const rolled of summary.rolledBack) io.err(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
+      for (const problem of summary.problems) sayOnce(`pak2: skipped ${problem.message}`);
+      for (const rolled of summary.rolledBack) sayOnce(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
     },
   });
   await coordinator.start();
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= coordinator.stop());
-  const onSignal = () => void stop();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  let signals = 0;
+  const onSignal = () => {
+    signals += 1;
+    if (coordinator.live.size > 0) {
+      io.err(
+        signals === 1
+          ? `pak2: stopping: ${coordinator.live.size} live run(s) are being stopped and closed killed (coordinator_stopped); their goals go back to the queue`
+          : 'pak2: still stopping: waiting for the live runs to exit',
+      );
+    }
+    void stop();
+  };
+  const signalNames = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  for (const name of signalNames) process.on(name, onSignal);
   try {
     const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
+    const last = coordinator.summary;
+    if (opts.untilIdle && last && signals === 0) {
+      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`)];
+      if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
+    }
   } finally {
     await stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    for (const name of signalNames) process.off(name, onSignal);
     unsubscribe();
   }
 }

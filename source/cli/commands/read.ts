@@ -3,7 +3,7 @@ import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type RunRecord } from
 import { UserError } from '../../errors.js';
 import { listGoals, listRuns, readGoal, readRun, runIdsForGoal, StoreError } from '../../store/index.js';
 import { gardenOf, printJson } from '../context.js';
-import { age, duration, formatCost, table, truncateColumns } from '../../format.js';
+import { age, duration, formatCost, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
 const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };
@@ -61,7 +61,14 @@ export function registerReadCommands(program: Command, io: CliIO): void {
       if (opts.goal !== undefined) {
         if (!GOAL_ID_PATTERN.test(opts.goal)) throw new UserError(`--goal ${opts.goal}: not a goal id (N-slug)`);
         await readGoal(garden.paths, opts.goal);
-        runs = await Promise.all((await runIdsForGoal(garden.paths, opts.goal)).map((id) => readRun(garden.paths, id)));
+        runs = [];
+        for (const id of await runIdsForGoal(garden.paths, opts.goal)) {
+          try {
+            runs.push(await readRun(garden.paths, id));
+          } catch (error) {
+            io.err(`pak2: skipped ${(error as Error).message}`);
+          }
+        }
       } else {
         const listed = await listRuns(garden.paths);
         for (const problem of listed.problems) io.err(`pak2: skipped ${problem.message}`);
@@ -101,13 +108,20 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           }
         }
         if (opts.json) return printJson(io, run);
-        return io.out(describeRun(run));
+        return io.out(sanitize(describeRun(run)));
       }
       return showGoal(id);
 
       async function showGoal(goalId: string): Promise<void> {
         const goal = await readGoal(garden.paths, goalId);
-        const runs = await Promise.all((await runIdsForGoal(garden.paths, goalId)).map((r) => readRun(garden.paths, r)));
+        const runs: RunRecord[] = [];
+        for (const runId of await runIdsForGoal(garden.paths, goalId)) {
+          try {
+            runs.push(await readRun(garden.paths, runId));
+          } catch (error) {
+            io.err(`pak2: skipped ${(error as Error).message}`);
+          }
+        }
         if (opts.json) return printJson(io, { goal, runs });
         const lines = [
           `goal ${goal.id}`,
@@ -117,7 +131,7 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
         ];
         if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}`));
-        io.out(lines.join('\n'));
+        io.out(sanitize(lines.join('\n')));
       }
     });
 }
@@ -134,6 +148,7 @@ export function describeRun(run: RunRecord): string {
     const tokens = [run.cost.input_tokens !== undefined ? `${run.cost.input_tokens} in` : '', run.cost.output_tokens !== undefined ? `${run.cost.output_tokens} out` : ''].filter(Boolean).join(', ');
     lines.push(`  cost ${formatCost(run.cost)} (${run.cost.source})${tokens ? `  tokens ${tokens}` : ''}`);
   }
+  if (run.outputs?.error) lines.push(`  error ${run.outputs.error}`);
   if (run.session_id) lines.push(`  session ${run.session_id}`);
   if (run.num_turns !== undefined) lines.push(`  turns ${run.num_turns}`);
   if (run.reflection) lines.push('', 'reflection:', ...run.reflection.trimEnd().split('\n').map((l) => `  ${l}`));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { submitGoal } from '../../submit/index.js';
+import { cancelGoal, submitGoal } from '../../submit/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -18,6 +18,28 @@ function parsePriority(value: string): number {
 function parseType(value: string): GoalType {
   if (!(GOAL_TYPES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${GOAL_TYPES.join(', ')}`);
   return value as GoalType;
+}
+
+/** The largest body accepted, in bytes. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Reads `--body-file` (`-`: stdin): a text file of at most 1 MiB. @throws UserError naming the file. */
+function readBodyFile(name: string, cwd: string): string {
+  let buffer: Buffer;
+  try {
+    if (name !== '-') {
+      const stat = fs.statSync(path.resolve(cwd, name));
+      if (!stat.isFile()) throw new UserError(`--body-file ${name}: not a regular file`);
+      if (stat.size > MAX_BODY_BYTES) throw new UserError(`--body-file ${name}: ${stat.size} bytes; a body is at most ${MAX_BODY_BYTES} bytes`);
+    }
+    buffer = fs.readFileSync(name === '-' ? 0 : path.resolve(cwd, name));
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`--body-file ${name}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
+  }
+  if (buffer.length > MAX_BODY_BYTES) throw new UserError(`--body-file ${name}: more than ${MAX_BODY_BYTES} bytes`);
+  if (buffer.includes(0)) throw new UserError(`--body-file ${name}: a binary file (it holds NUL bytes); the body must be text`);
+  return buffer.toString('utf8');
 }
 
 interface SubmitOptions {
@@ -54,18 +76,13 @@ export function registerSubmit(program: Command, io: CliIO): void {
         throw new UserError('give exactly one of --body TEXT or --body-file F');
       }
       let body = opts.body ?? '';
-      if (opts.bodyFile !== undefined) {
-        const file = opts.bodyFile === '-' ? 0 : path.resolve(io.cwd, opts.bodyFile);
-        try {
-          body = fs.readFileSync(file, 'utf8');
-        } catch (error) {
-          throw new UserError(`--body-file ${opts.bodyFile}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`);
-        }
-      }
+      if (opts.bodyFile !== undefined) body = readBodyFile(opts.bodyFile, io.cwd);
       if (!body.trim()) throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
       let goal;
       try {
-        goal = await submitGoal(garden, {
+        goal = await submitGoal(
+          garden,
+          {
           type: opts.type,
           plant: opts.plant,
           body,
@@ -74,13 +91,29 @@ export function registerSubmit(program: Command, io: CliIO): void {
           ...(opts.model ? { model: opts.model } : {}),
           ...(opts.effort ? { reasoningEffort: opts.effort } : {}),
           ...(opts.title ? { title: opts.title } : {}),
-        });
+          },
+          new Date(),
+          io.env,
+        );
       } catch (error) {
         // Name the flag, not the field.
-        if (error instanceof UserError) throw new UserError(`--${error.message}`, { exitCode: error.exitCode });
+        if (error instanceof UserError) throw new UserError(/^(type|plant|priority|driver|body) /.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
         throw error;
       }
       if (opts.json) printJson(io, goal);
       else io.out(goal.id);
+    });
+}
+
+/** `pak2 cancel ID`: closes a queued goal as cancelled. */
+export function registerCancel(program: Command, io: CliIO): void {
+  program
+    .command('cancel')
+    .description('cancel a queued goal (closed_reason cancelled)')
+    .argument('<id>', 'the goal id (N-slug)')
+    .action(async (id: string, _opts: unknown, command: Command) => {
+      const garden = gardenOf(command, io);
+      const goal = await cancelGoal(garden, id);
+      io.out(`cancelled ${goal.id}`);
     });
 }

@@ -65,6 +65,8 @@ export const claudePlugin: DriverPlugin = {
       const line = asRecord(raw);
       if (!line) continue;
       if (typeof line.session_id === 'string') sessionId = line.session_id;
+      if (line.type === 'text' && typeof line.text === 'string' && line.text.trim()) producedOutput = true; // a non-JSON line, wrapped
+      if (line.type === 'error' && line.source === 'pak2' && typeof line.message === 'string') errorText = line.message;
       if (line.type === 'assistant') {
         const message = asRecord(line.message);
         const content = Array.isArray(message?.content) ? message.content : [];

@@ -47,17 +47,6 @@ export function commandPlugin(name = 'command'): DriverPlugin {
       const [command, ...args] = commandOf(ctx, name);
       return { command: command!, args, env: envOf(ctx, 'reflection', ctx.sessionId) };
     },
-    mapLine(line) {
-      const trimmed = line.trim();
-      if (trimmed.startsWith('{')) {
-        try {
-          if (asRecord(JSON.parse(trimmed))) return trimmed;
-        } catch {
-          // not JSON: wrap below
-        }
-      }
-      return JSON.stringify({ type: 'text', text: line });
-    },
     parseEvents(lines): ParsedStream {
       let finalText: string | undefined;
       let sessionId: string | undefined;
@@ -81,7 +70,10 @@ export function commandPlugin(name = 'command'): DriverPlugin {
           if (line.source !== 'pak2') producedOutput = true;
         } else if (line.type === 'result') {
           producedOutput = true;
-          if (line.status === 'failure') status = 'failure';
+          if (line.status !== undefined && line.status !== 'success') {
+            status = 'failure';
+            if (line.status !== 'failure') errorText = `result line has status ${JSON.stringify(line.status)}; expected "success" or "failure"`;
+          }
           if (typeof line.text === 'string') finalText = line.text;
           if (typeof line.session_id === 'string') sessionId = line.session_id;
           if (typeof line.num_turns === 'number') numTurns = line.num_turns;

@@ -31,3 +31,14 @@ export function pluginDefaults(name: string, config?: Pick<GardenConfig, 'driver
   const plugin = getDriverPlugin(name, config);
   return plugin ? { ...(plugin.defaultModel ? { model: plugin.defaultModel } : {}), ...(plugin.defaultReasoningEffort ? { reasoningEffort: plugin.defaultReasoningEffort } : {}) } : {};
 }
+
+/**
+ * Why a driver name cannot launch anything, or undefined when it can: an
+ * unknown name, or a command driver with no `[drivers.<name>].command`.
+ */
+export function driverProblem(name: string, config: Pick<GardenConfig, 'drivers'>): string | undefined {
+  const plugin = getDriverPlugin(name, config);
+  if (!plugin) return `unknown driver ${JSON.stringify(name)} (use claude, codex, command, or add [drivers.${name}].command to PAK2.toml)`;
+  if (!plugin.executable && !config.drivers[name]?.command?.length) return `driver ${name} has no command: set [drivers.${name}].command in PAK2.toml`;
+  return undefined;
+}
