@@ -94,12 +94,12 @@ describe('driver dispatch through the command plugin: every terminal status and 
   });
 
   it('a goal whose driver cannot launch stays queued, with the reason, and burns no run', async () => {
-    garden = await makeTestGarden({ extraToml: '[drivers.empty]\n' });
-    for (const driver of ['nonsense-driver', 'empty']) {
+    garden = await makeTestGarden();
+    for (const driver of ['nonsense-driver', 'command']) {
       const goal = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: `driver ${driver}`, driver });
       const summary = await reconcile({ garden, dispatch: (g, runId) => dispatch(g, runId, { garden }), awaitDispatch: true });
       expect(summary.dispatched).toEqual([]);
-      expect(summary.rolledBack).toContainEqual({ goal: goal.id, reason: expect.stringContaining(driver === 'empty' ? 'driver empty has no command' : 'unknown driver "nonsense-driver"') });
+      expect(summary.rolledBack).toContainEqual({ goal: goal.id, reason: expect.stringContaining(driver === 'command' ? 'driver command has no command: set [drivers.command].command' : 'unknown driver "nonsense-driver"') });
       expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
       expect(fs.existsSync(path.join(garden.paths.runsDir, `${goal.id}-r1`))).toBe(false);
     }
