@@ -16,7 +16,8 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
   const cost = `$${s.costToday.usd.toFixed(4)} today${s.costToday.unknown ? ` (+${s.costToday.unknown} unknown)` : ''}`;
   const left = [`● ${state}`, `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, cost, s.garden.name].join(' · ');
-  const text = message ? `${left} │ ${message.text}` : `${left} │ ? help`;
+  // A message goes first, so a narrow terminal cuts the counters, not the news.
+  const text = message ? `${message.text} │ ${left}` : `${left} │ ? help`;
   return (
     <Text color={message?.error ? 'red' : s.coordinator.liveRuns.length ? 'yellow' : 'green'} wrap="truncate">
       {fit(text, width)}

@@ -33,6 +33,7 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined): Detail
       `status ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}  driver ${run.driver}  model ${run.model}${run.reasoning_effort ? `  effort ${run.reasoning_effort}` : ''}`,
       `started ${run.started_at}${run.completed_at ? `  completed ${run.completed_at}` : ''}`,
       `cost ${c ? `${formatCost(c)} (${c.source})` : '(running)'}${tokens}`,
+      ...(run.outputs?.error ? [`error ${run.outputs.error}`] : []),
       ...(run.session_id ? [`session ${run.session_id}`] : []),
       ...(run.num_turns !== undefined ? [`turns ${run.num_turns}`] : []),
     ],

@@ -1,0 +1,186 @@
+import { render } from 'ink-testing-library';
+import React from 'react';
+import { describe, expect, it, vi } from 'vitest';
+import type { PlantView, Snapshot } from '../../source/snapshot/index.js';
+import type { SubmitGoalInput } from '../../source/submit/index.js';
+import { App, type WorkbenchActions } from '../../source/ui/app.js';
+import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
+import { KEYMAP } from '../../source/ui/keymap.js';
+import { ago, goal, NOW, run, snapshotOf } from './fixtures.js';
+
+/** Two macrotasks: ink flushes a lone ESC on the next setImmediate, then renders. */
+const tick = async () => {
+  for (let i = 0; i < 3; i += 1) await new Promise((resolve) => setImmediate(resolve));
+};
+const ESC = '\u001b';
+const TAB = '\t';
+const CTRL_S = '\u0013';
+
+const gardener: PlantView = {
+  plant: { name: 'gardener', seed: 'gardener', status: 'active', commissioned_at: ago(600) },
+  memory: '',
+  skills: [],
+  knowledge: [],
+  threads: [],
+};
+
+function setup(snapshot: Snapshot = snapshotOf({ plants: [gardener] }), readOnly = false) {
+  const actions = {
+    follow: vi.fn(),
+    quit: vi.fn(),
+    ...(readOnly
+      ? {}
+      : {
+          submitGoal: vi.fn(async (input: SubmitGoalInput) => goal(42, { id: '42-from-the-form', type: input.type as never })),
+          sendMessage: vi.fn(async () => undefined),
+          markNoteRead: vi.fn(async () => undefined),
+        }),
+  } satisfies WorkbenchActions;
+  const store = fixedStore(snapshot);
+  const ui = render(<App store={store} actions={actions} size={{ columns: 100, rows: 30 }} now={NOW} />);
+  const press = async (...keys: string[]) => {
+    for (const key of keys) {
+      ui.stdin.write(key);
+      await tick();
+    }
+  };
+  return { ...ui, actions, store, press };
+}
+
+describe('workbench keys', () => {
+  it('n opens the goal form; it submits through the core submit call and says what was queued', async () => {
+    const { press, lastFrame, actions } = setup();
+    await press('n');
+    expect(lastFrame()).toContain('New goal');
+    await press('Fix the flaky test', '\r', 'with a second line');
+    await press(TAB, TAB, TAB); // body → submit → type → plant
+    await press(TAB); // priority
+    await press('\u007f', '\u007f', '8', '0');
+    await press(CTRL_S);
+    await tick();
+    expect(actions.submitGoal).toHaveBeenCalledWith({ type: 'build', plant: 'gardener', body: 'Fix the flaky test\nwith a second line', priority: 80 });
+    expect(lastFrame()).not.toContain('New goal');
+    expect(lastFrame()).toContain('queued 42-from-the-form');
+  });
+
+  it('the form changes choices with ← → and shows a field error instead of submitting', async () => {
+    const { press, lastFrame, actions } = setup();
+    await press('n', TAB, TAB); // body → submit → type
+    await press('\u001b[C'); // → : the next goal type
+    expect(lastFrame()).toContain('‹ fix ›');
+    await press(CTRL_S);
+    expect(actions.submitGoal).not.toHaveBeenCalled();
+    expect(lastFrame()).toContain('body: write the task first');
+    await press(ESC);
+    expect(lastFrame()).not.toContain('New goal');
+  });
+
+  it('a refused submit keeps the form open with the core error', async () => {
+    const { press, lastFrame, actions } = setup();
+    actions.submitGoal.mockRejectedValueOnce(new Error('plant gardener: the plant is archived'));
+    await press('n', 'do it', CTRL_S);
+    await tick();
+    expect(lastFrame()).toContain('New goal');
+    expect(lastFrame()).toContain('plant gardener: the plant is archived');
+  });
+
+  it('/ filters the goal queue; esc clears the filter', async () => {
+    const goals = [goal(1, { body: 'alpha work' }), goal(2, { body: 'beta work' }), goal(3, { body: 'gamma' })].map((g) => ({ goal: g, run: undefined }));
+    const { press, lastFrame } = setup(snapshotOf({ goals, plants: [gardener] }));
+    await press('/', 'work');
+    expect(lastFrame()).toContain('2 matching /work');
+    expect(lastFrame()).not.toContain('3-goal-number-3');
+    await press('\r', ESC);
+    expect(lastFrame()).toContain('3-goal-number-3');
+  });
+
+  it('arrows and j/k move the selection, which the tail follows; enter opens the goal detail', async () => {
+    const g1 = goal(1, { status: 'running' });
+    const g2 = goal(2, { status: 'closed', closed_reason: 'success' });
+    const goals = [
+      { goal: g1, run: run(g1.id) },
+      { goal: g2, run: run(g2.id, { status: 'success', completed_at: ago(1), cost: { source: 'provider', usd: 0.5 }, reflection: 'Learned a thing.' }) },
+    ];
+    const { press, lastFrame, actions } = setup(snapshotOf({ goals, plants: [gardener] }));
+    expect(actions.follow).toHaveBeenLastCalledWith(`${g1.id}-r1`);
+    await press('j');
+    expect(actions.follow).toHaveBeenLastCalledWith(`${g2.id}-r1`);
+    await press('\r');
+    expect(lastFrame()).toContain('Reflection');
+    expect(lastFrame()).toContain('Learned a thing.');
+    expect(lastFrame()).toContain('cost $0.5000 (provider)');
+    await press(ESC, 'k');
+    expect(actions.follow).toHaveBeenLastCalledWith(`${g1.id}-r1`);
+  });
+
+  it('tab and shift-tab move between panes', async () => {
+    const { press, lastFrame } = setup();
+    // The focused pane's title is bold; the chat pane's input hint shows only when it is focused.
+    await press(TAB, TAB, TAB, TAB);
+    expect(lastFrame()).toContain('press c or enter to write');
+    await press('\u001b[Z');
+    expect(lastFrame()).not.toContain('press c or enter to write');
+  });
+
+  it('c writes to the garden through the core send call', async () => {
+    const { press, actions, lastFrame } = setup();
+    await press('c', 'hello garden');
+    expect(lastFrame()).toContain('› hello garden█');
+    await press('\r');
+    await tick();
+    expect(actions.sendMessage).toHaveBeenCalledWith('hello garden');
+    expect(lastFrame()).toContain('message sent');
+  });
+
+  it('enter on an unread note opens it and marks it read', async () => {
+    const snapshot = snapshotOf({ inbox: [{ name: 'reply.md', path: '/x/reply.md', title: 'A reply', body: '# A reply\nDetails here.', modifiedAt: ago(2), unread: true }] });
+    const { press, actions, lastFrame } = setup(snapshot);
+    await press(TAB, TAB, TAB, '\r');
+    expect(lastFrame()).toContain('Details here.');
+    expect(actions.markNoteRead).toHaveBeenCalledWith('reply.md');
+  });
+
+  it('? shows every key of the one keymap', async () => {
+    const { press, lastFrame } = setup();
+    await press('?');
+    for (const binding of KEYMAP) expect(lastFrame()).toContain(binding.description);
+    await press(ESC);
+    expect(lastFrame()).toContain('Goals');
+  });
+
+  it('q quits at once when nothing is live, and asks first (saying what happens) while a run is live', async () => {
+    const idle = setup();
+    await idle.press('q');
+    expect(idle.actions.quit).toHaveBeenCalledTimes(1);
+
+    const g1 = goal(1, { status: 'running' });
+    const busy = setup(snapshotOf({ goals: [{ goal: g1, run: run(g1.id) }], coordinator: { state: 'running', liveRuns: [`${g1.id}-r1`] }, plants: [gardener] }));
+    await busy.press('q');
+    expect(busy.actions.quit).not.toHaveBeenCalled();
+    expect(busy.lastFrame()).toContain('1 run is live: 1-goal-number-1-r1');
+    expect(busy.lastFrame()).toContain('coordinator_stopped');
+    await busy.press('n');
+    expect(busy.lastFrame()).not.toContain('Quit now?');
+    await busy.press('q', 'y');
+    expect(busy.actions.quit).toHaveBeenCalledTimes(1);
+  });
+
+  it('the read-only dashboard refuses writes and says so', async () => {
+    const { press, lastFrame } = setup(snapshotOf({ plants: [gardener], garden: { ...snapshotOf().garden, readOnly: true } }), true);
+    await press('n');
+    expect(lastFrame()).not.toContain('New goal');
+    expect(lastFrame()).toContain('read-only dashboard');
+    await press('c');
+    expect(lastFrame()).toContain('chat is off');
+  });
+
+  it('a new snapshot re-renders the open detail view with the finished run', async () => {
+    const g1 = goal(1, { status: 'running' });
+    const { press, lastFrame, store } = setup(snapshotOf({ goals: [{ goal: g1, run: run(g1.id) }], plants: [gardener] }));
+    await press('\r');
+    expect(lastFrame()).toContain('cost (running)');
+    store.set(snapshotOf({ goals: [{ goal: { ...g1, status: 'closed', closed_reason: 'success' }, run: run(g1.id, { status: 'success', completed_at: ago(0), cost: { source: 'provider', usd: 0.25 }, reflection: 'Done and learned.' }) }], plants: [gardener] }));
+    await tick();
+    expect(lastFrame()).toContain('Done and learned.');
+  });
+});
