@@ -67,3 +67,8 @@ export function plain(frame: string | undefined): string {
     .map((l) => l.trimEnd())
     .join('\n')}\n`;
 }
+
+/** Three macrotasks: ink flushes a lone ESC on the next setImmediate, then renders. */
+export async function tick(): Promise<void> {
+  for (let i = 0; i < 3; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -6,12 +6,9 @@ import type { SubmitGoalInput } from '../../source/submit/index.js';
 import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
 import { KEYMAP } from '../../source/ui/keymap.js';
-import { ago, goal, NOW, run, snapshotOf } from './fixtures.js';
+import { ago, goal, NOW, run, snapshotOf, tick } from './fixtures.js';
 
-/** Two macrotasks: ink flushes a lone ESC on the next setImmediate, then renders. */
-const tick = async () => {
-  for (let i = 0; i < 3; i += 1) await new Promise((resolve) => setImmediate(resolve));
-};
+
 const ESC = '\u001b';
 const TAB = '\t';
 const CTRL_S = '\u0013';

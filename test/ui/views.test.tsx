@@ -8,7 +8,7 @@ import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
 import { GoalQueue } from '../../source/ui/panes/goal-queue.js';
 import { RunTail } from '../../source/ui/panes/run-tail.js';
-import { ago, goal, NOW, plain, run, snapshotOf, tailOf } from './fixtures.js';
+import { ago, goal, NOW, plain, run, snapshotOf, tailOf, tick } from './fixtures.js';
 
 const noop: WorkbenchActions = {
   follow: () => undefined,
@@ -89,7 +89,7 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     expect(lastFrame()).toContain('Invalid API key');
     await expect(plain(lastFrame())).toMatchFileSnapshot('frames/failed-run-100x30.txt');
     stdin.write('\r');
-    await new Promise((r) => setImmediate(r));
+    await tick();
     const detail = lastFrame()!;
     expect(detail).toContain('status failure (agent_error)');
     expect(detail).toContain('error Invalid API key');
@@ -128,7 +128,7 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     await expect(plain(lastFrame())).toMatchFileSnapshot('frames/cjk-emoji-queue.txt');
     const detail = app(snapshotOf({ goals: rows.slice(0, 1) }), { columns: 80, rows: 24 });
     detail.stdin.write('\r');
-    await new Promise((r) => setImmediate(r));
+    await tick();
     expect(detail.lastFrame()).toContain('漢字とかなの説明を書く 🌱🌸');
     expectAligned(detail.lastFrame()!, 80);
     await expect(plain(detail.lastFrame())).toMatchFileSnapshot('frames/cjk-emoji-detail-80x24.txt');
