@@ -206,3 +206,43 @@ describe('init and genesis', () => {
     }
   });
 });
+
+describe('headless starts and the dashboard', () => {
+  it('pak2 cycle without a terminal runs headless with a one-line notice, and stops cleanly on SIGTERM', async () => {
+    const { startCli } = await import('../support/cli.js');
+    const child = startCli(['cycle', ...g]);
+    let stderr = '';
+    let stdout = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    const { waitFor } = await import('../support/garden.js');
+    await waitFor(() => stdout.includes('CoordinatorStarted'));
+    expect(stderr.trim()).toBe('pak2: not a terminal: running headless (pass --no-ui to silence this notice)');
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(stdout).toContain('CoordinatorStopped');
+  });
+
+  it('pak2 dashboard without a terminal prints one read-only frame and records the invocation', async () => {
+    await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'spike', '--body', 'visible in the dashboard']);
+    const r = await runCli(['dashboard', ...g], { env: { COLUMNS: '100', LINES: '30' } });
+    expect(r.code).toBe(0);
+    expect(r.stderr.trim()).toBe('pak2: not a terminal: printing one frame of the dashboard');
+    expect(r.stdout).toContain('1-visible-in-the-dashboard');
+    expect(r.stdout).toContain('dashboard (read-only)');
+    const events = fs.readFileSync(garden.paths.coordinatorLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; detail?: string });
+    const started = events.filter((e) => e.type === 'DashboardStarted');
+    const finished = events.filter((e) => e.type === 'DashboardFinished');
+    expect(started).toHaveLength(1);
+    expect(finished).toHaveLength(1);
+    const records = fs.readdirSync(path.join(garden.paths.dashboardDir, 'invocations'));
+    expect(records).toHaveLength(1);
+    const record = JSON.parse(fs.readFileSync(path.join(garden.paths.dashboardDir, 'invocations', records[0]!), 'utf8'));
+    expect(record).toMatchObject({ command: 'pak2 dashboard', cost: { source: 'estimated', wall_seconds: expect.any(Number) } });
+    expect(Date.parse(record.finished_at)).toBeGreaterThanOrEqual(Date.parse(record.started_at));
+    expect(started[0]!.detail).toBe(`invocation ${record.id}`);
+    // Read-only: no goal changed state, no coordinator ran.
+    expect(events.some((e) => e.type === 'CoordinatorStarted')).toBe(false);
+  });
+});
