@@ -226,7 +226,7 @@ describe('headless starts and the dashboard', () => {
 
   it('pak2 dashboard without a terminal prints one read-only frame and records the invocation', async () => {
     await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'spike', '--body', 'visible in the dashboard']);
-    const r = await runCli(['dashboard', ...g], { env: { COLUMNS: '100', LINES: '30' } });
+    const r = await runCli(['dashboard', ...g], { env: { COLUMNS: '180', LINES: '30' } });
     expect(r.code).toBe(0);
     expect(r.stderr.trim()).toBe('pak2: not a terminal: printing one frame of the dashboard');
     expect(r.stdout).toContain('1-visible-in-the-dashboard');
