@@ -2,8 +2,9 @@
  * `npm run demo`: a working demo garden, without network. Creates
  * `demo-garden/` (init + genesis) on first use, or queues one more goal when it
  * exists, starts pak2's scripted model server on 127.0.0.1, points the real
- * Claude Code CLI (installed as a devDependency) at it, and runs the
- * coordinator until the queue is empty. Then prints the runs and the last run.
+ * Claude Code CLI (installed as a devDependency) at it, and opens the
+ * workbench (in a terminal) or runs the coordinator headless until the queue
+ * is empty (`--no-ui`, or no terminal). Then prints the runs and the last run.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,11 +16,11 @@ import { startModelServer } from '../test/support/model-server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'pak2.js');
-const gardenDir = path.resolve(process.argv[2] ?? path.join(root, 'demo-garden'));
+const gardenDir = path.resolve(process.argv.slice(2).find((a) => !a.startsWith('--')) ?? path.join(root, 'demo-garden'));
 
-function pak2(args: string[], env: NodeJS.ProcessEnv, capture = false): Promise<{ code: number; stdout: string }> {
+function pak2(args: string[], env: NodeJS.ProcessEnv, capture = false, terminal = false): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: [terminal ? 'inherit' : 'ignore', capture ? 'pipe' : 'inherit', 'inherit'] });
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('close', (code) => resolve({ code: code ?? 1, stdout }));
@@ -67,8 +68,16 @@ try {
     process.stdout.write(`\n$ pak2 submit --plant gardener --type build --body "${body}"\n`);
     await pak2(['submit', '--garden', gardenDir, '--plant', 'gardener', '--type', 'build', '--body', body], env);
   }
-  process.stdout.write(`\n$ pak2 cycle --no-ui --until-idle   (claude → scripted model server at ${server.url})\n`);
-  code = (await pak2(['cycle', '--no-ui', '--until-idle', '--garden', gardenDir], env)).code;
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY) && !process.env.CI && !process.argv.includes('--no-ui');
+  if (interactive) {
+    // The workbench: watch the goal run, press enter on it for cost and reflection, n for a new goal, q to quit.
+    process.stdout.write(`\n$ pak2   (the workbench; claude → scripted model server at ${server.url}; q quits)\n`);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    code = (await pak2(['--garden', gardenDir], env, false, true)).code;
+  } else {
+    process.stdout.write(`\n$ pak2 cycle --no-ui --until-idle   (claude → scripted model server at ${server.url})\n`);
+    code = (await pak2(['cycle', '--no-ui', '--until-idle', '--garden', gardenDir], env)).code;
+  }
   process.stdout.write('\n$ pak2 runs\n');
   const runs = await pak2(['runs', '--json', '--garden', gardenDir], env, true);
   await pak2(['runs', '--garden', gardenDir], env);

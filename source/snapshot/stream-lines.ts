@@ -62,11 +62,7 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
         if (block.type === 'text' && typeof block.text === 'string' && block.text.trim()) out.push({ kind: isError ? 'error' : 'text', text: block.text.trim() });
         else if (block.type === 'tool_use') out.push({ kind: 'tool', text: `▸ ${str(block.name) ?? 'tool'} ${summarizeArgs(block.input)}`.trimEnd() });
       }
-      const u = isObj(message.usage) ? message.usage : undefined;
-      if (u) {
-        usage.inputTokens += num(u.input_tokens) ?? 0;
-        usage.outputTokens += num(u.output_tokens) ?? 0;
-      }
+      // Per-message usage in stream-json is partial (streamed); totals come with the result event.
       return out;
     }
     case 'user': {
@@ -83,6 +79,8 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
       const cost = num(line.total_cost_usd);
       if (cost !== undefined) usage.costUsd = (usage.costUsd ?? 0) + cost;
       const u = isObj(line.usage) ? line.usage : {};
+      usage.inputTokens += num(u.input_tokens) ?? 0;
+      usage.outputTokens += num(u.output_tokens) ?? 0;
       const tokens = `${num(u.input_tokens) ?? 0} in / ${num(u.output_tokens) ?? 0} out`;
       const turns = num(line.num_turns);
       const tail = [cost !== undefined ? `$${cost.toFixed(4)}` : 'cost unknown', tokens, turns !== undefined ? `${turns} turns` : ''].filter(Boolean).join(' · ');

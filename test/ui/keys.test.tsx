@@ -74,7 +74,7 @@ describe('workbench keys', () => {
 
   it('a refused submit keeps the form open with the core error', async () => {
     const { press, lastFrame, actions } = setup();
-    actions.submitGoal.mockRejectedValueOnce(new Error('plant gardener: the plant is archived'));
+    actions.submitGoal!.mockRejectedValueOnce(new Error('plant gardener: the plant is archived'));
     await press('n', 'do it', CTRL_S);
     await tick();
     expect(lastFrame()).toContain('New goal');

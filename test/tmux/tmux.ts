@@ -1,0 +1,177 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import stringWidth from 'string-width';
+
+/** The repository root, bin/pak2.js (runs dist/, which the global setup builds), and node_modules/.bin (the real `claude`). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const PAK2_BIN = path.join(ROOT, 'bin', 'pak2.js');
+export const NODE_BIN = path.join(ROOT, 'node_modules', '.bin');
+
+/** Quotes one word for `sh -c`. */
+export function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The environment tmux itself runs with: no CI (the workbench turns headless on CI), no outer TMUX, UTF-8. */
+function tmuxClientEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+  delete env.CI;
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  return env;
+}
+
+let sockets = 0;
+
+/**
+ * One tmux server on a private socket (`tmux -L <name>`) holding one
+ * detached session whose only pane runs a command, driven as a person would:
+ * keys in, screen text out.
+ */
+export class TmuxSession {
+  readonly socket = `pak2-test-${process.pid}-${Date.now().toString(36)}-${sockets++}`;
+  readonly target = 'wb:0.0';
+  /** Every screen captured, oldest first (printed when a wait fails). */
+  readonly screens: string[] = [];
+
+  /** tmux with its private socket; returns stdout. */
+  tmux(...args: string[]): string {
+    return execFileSync('tmux', ['-u', '-L', this.socket, ...args], { encoding: 'utf8', env: tmuxClientEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  /**
+   * Starts the session: `env -i VARS... argv` in `cwd`, at `columns` × `rows`.
+   * The pane stays after its process exits (remain-on-exit), so the exit
+   * status and the last screen can be read.
+   */
+  start(options: { cwd: string; env: Record<string, string>; argv: string[]; columns: number; rows: number }): void {
+    const vars = Object.entries(options.env).map(([key, value]) => shellQuote(`${key}=${value}`));
+    const command = ['exec', 'env', '-i', ...vars, ...options.argv.map(shellQuote)].join(' ');
+    this.tmux('new-session', '-d', '-s', 'wb', '-x', String(options.columns), '-y', String(options.rows), '-c', options.cwd, command, ';', 'set-option', '-t', 'wb', 'remain-on-exit', 'on');
+  }
+
+  /** The visible screen as text. `joined` joins lines the terminal wrapped, so a line wider than the window shows as one long line. */
+  capture(options: { joined?: boolean; escapes?: boolean } = {}): string {
+    const flags = ['-p', ...(options.joined ? ['-J'] : []), ...(options.escapes ? ['-e'] : [])];
+    const screen = this.tmux('capture-pane', ...flags, '-t', this.target);
+    if (!options.escapes) this.screens.push(screen);
+    return screen;
+  }
+
+  /** Named keys (`Enter`, `Escape`, `C-s`, `j`), each as it would be pressed. */
+  keys(...keys: string[]): void {
+    this.tmux('send-keys', '-t', this.target, ...keys);
+  }
+
+  /** Literal text, typed. */
+  type(text: string): void {
+    this.tmux('send-keys', '-t', this.target, '-l', text);
+  }
+
+  resize(columns: number, rows: number): void {
+    this.tmux('resize-window', '-t', 'wb', '-x', String(columns), '-y', String(rows));
+  }
+
+  /** A `#{format}` of the pane, e.g. `#{pane_dead}`. */
+  format(format: string): string {
+    return this.tmux('display-message', '-p', '-t', this.target, format).trim();
+  }
+
+  /** Size of the pane as tmux sees it. */
+  size(): { columns: number; rows: number } {
+    const [columns, rows] = this.format('#{pane_width} #{pane_height}').split(' ').map(Number);
+    return { columns: columns!, rows: rows! };
+  }
+
+  /**
+   * Polls the screen every 100 ms until `probe` returns something (not
+   * undefined / false), then returns it. On timeout, fails with the last
+   * screen, so a failure shows what was there.
+   */
+  async waitFor<T>(what: string, probe: (screen: string) => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+    const end = Date.now() + timeoutMs;
+    let screen = '';
+    for (;;) {
+      try {
+        screen = this.capture();
+      } catch (error) {
+        screen = `(capture failed: ${(error as Error).message})`;
+      }
+      const found = probe(screen);
+      if (found !== undefined && found !== false) return found;
+      if (Date.now() > end) throw new Error(`waiting for ${what}: not seen within ${timeoutMs} ms; the screen:\n${screen}`);
+      await sleep(100);
+    }
+  }
+
+  /** Stops the tmux server and everything in it. */
+  kill(): void {
+    try {
+      this.tmux('kill-server');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Lines of a capture, trailing blank lines dropped. */
+export function linesOf(screen: string): string[] {
+  const lines = screen.split('\n');
+  while (lines.length && !lines.at(-1)!.trim()) lines.pop();
+  return lines;
+}
+
+/** The status line: the last non-blank line of the screen. */
+export function statusLine(screen: string): string {
+  return linesOf(screen).at(-1) ?? '';
+}
+
+/** Display width of a captured line. */
+export function widthOf(line: string): number {
+  return stringWidth(line);
+}
+
+/**
+ * The rows of the Goals pane (left pane, top): `{ id, status, line }` per goal,
+ * top to bottom. `id` may be cut with `…` when the column is narrow.
+ */
+export function goalRows(screen: string): { id: string; status: string; line: string }[] {
+  const lines = screen.split('\n');
+  const top = lines.findIndex((line) => line.startsWith('╭─ Goals '));
+  if (top < 0) return [];
+  const rows: { id: string; status: string; line: string }[] = [];
+  for (const line of lines.slice(top + 2)) {
+    if (!line.startsWith('│ ')) break;
+    const pane = line.slice(0, line.indexOf('│', 1) + 1);
+    const cells = pane.slice(1, -1).trim().split(/\s+/);
+    const status = cells.find((cell) => /^(queued|dispatched|running|completed|closed:\S+)$/.test(cell));
+    if (!cells[0] || !status) break;
+    rows.push({ id: cells[0], status, line: pane });
+  }
+  return rows;
+}
+
+/** Whether a (possibly cut) id cell shows goal `id`. */
+export function showsId(cell: string, id: string): boolean {
+  return cell === id || (cell.endsWith('…') && id.startsWith(cell.slice(0, -1)));
+}
+
+/** Pids of live processes whose environment mentions `marker`. */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${name}/environ`, 'utf8').includes(marker)) continue;
+      if (/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${name}/stat`, 'utf8'))) continue; // a zombie
+      found.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
