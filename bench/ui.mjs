@@ -429,6 +429,7 @@ const loadsFrom = loads.length;
 t = performance.now();
 for (const { key, label } of script) {
   const r = await press(key, 500);
+  if (process.env.BENCH_TRACE) log(`${JSON.stringify(key)} ${label} ${r.latency?.toFixed(2)} loads=${loads.length}`);
   if (r.latency === undefined) missed += 1;
   else {
     paced.push(r.latency);

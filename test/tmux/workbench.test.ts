@@ -1,0 +1,252 @@
+/**
+ * The workbench driven as a person drives it: `pak2` in a real terminal
+ * (a detached tmux session on a private socket), keys sent with
+ * `tmux send-keys`, the screen read with `tmux capture-pane`. The agent is
+ * the real Claude Code CLI against pak2's scripted model server.
+ *
+ * PAK2_SHOW_SCREENS=1 prints the screens the tests read.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REFLECTION_PROMPT } from '../../source/driver/index.js';
+import { startModelServer, type ModelServer } from '../support/model-server.js';
+import { goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, showsId, sleep, statusLine, TmuxSession, widthOf } from './tmux.js';
+
+const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
+const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
+const BODY = 'Create hello.txt with a greeting';
+const REFLECTION = 'I learned that the garden root is the working directory.';
+
+let cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) {
+    try {
+      await cleanup();
+    } catch {
+      // keep cleaning
+    }
+  }
+  cleanups = [];
+});
+
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function session(): TmuxSession {
+  const tmux = new TmuxSession();
+  cleanups.push(() => tmux.kill());
+  return tmux;
+}
+
+function show(label: string, screen: string): void {
+  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
+}
+
+/** `node bin/pak2.js ...` to completion; its stdout. */
+function pak2(args: string[], cwd: string, env: NodeJS.ProcessEnv): string {
+  return execFileSync(process.execPath, [PAK2_BIN, ...args], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** What a person's terminal would hand pak2: PATH with node_modules/.bin, HOME, TERM, a UTF-8 locale; no CI. */
+function terminalEnv(home: string, extra: Record<string, string>): Record<string, string> {
+  return {
+    PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: home,
+    TERM: 'xterm-256color',
+    LANG: 'C.UTF-8',
+    SHELL: process.env.SHELL ?? '/bin/sh',
+    ...extra,
+  };
+}
+
+/** The selected row of the Goals pane (index among its rows), read from the inverse video of a `capture-pane -e`. */
+function selectedGoalRow(tmux: TmuxSession): number | undefined {
+  const lines = tmux.capture({ escapes: true }).split('\n');
+  const top = lines.findIndex((line) => line.includes('Goals'));
+  for (let i = top + 2; i < lines.length; i++) {
+    const text = lines[i]!.replace(/\x1b\[[0-9;:]*m/g, '');
+    if (!text.startsWith('│ ')) break;
+    const inverse = [...lines[i]!.matchAll(/\x1b\[([0-9;:]*)m/g)].some((m) => sgrHasInverse(m[1]!));
+    if (inverse) return i - top - 2;
+  }
+  return undefined;
+}
+
+/** Whether SGR parameters turn on reverse video (7), skipping extended colour arguments (38;5;n, 38;2;r;g;b). */
+function sgrHasInverse(params: string): boolean {
+  const codes = params.split(';').map(Number);
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i]!;
+    if (code === 38 || code === 48 || code === 58) i += codes[i + 1] === 5 ? 2 : codes[i + 1] === 2 ? 4 : 0;
+    else if (code === 7) return true;
+  }
+  return false;
+}
+
+/** Waits until the pane's process has exited; its exit status. */
+async function exitStatus(tmux: TmuxSession, timeoutMs = 20_000): Promise<number> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const [dead, status] = tmux.format('#{pane_dead} #{pane_dead_status}').split(' ');
+    if (dead === '1') return Number(status);
+    if (Date.now() > end) throw new Error(`pak2 did not exit within ${timeoutMs} ms; the screen:\n${tmux.capture()}`);
+    await sleep(100);
+  }
+}
+
+describe('the workbench in a real terminal (tmux)', () => {
+  it(
+    'runs the gardener goal on open, takes a goal from the form, runs it on claude, shows its detail, quits cleanly',
+    async () => {
+      // The scripted model: the gardener's survey writes its memory; the form's goal writes hello.txt; both reflect.
+      const server: ModelServer = await startModelServer({
+        turns: [
+          { text: 'Recording what I found.', toolCall: { writeFile: { path: 'plants/gardener/memory/MEMORY.md', content: '# Gardener memory\n\n- A tmux test garden.\n' } } },
+          { text: 'Surveyed the garden.' },
+          { match: REFLECTION_MARK, text: REFLECTION },
+          { match: BODY, text: 'Creating hello.txt.', toolCall: { writeFile: { path: 'hello.txt', content: 'hello from the workbench\n' } } },
+          { text: 'I created hello.txt.' },
+        ],
+      });
+      cleanups.push(() => server.close());
+
+      const base = tempDir('pak2-tmux-');
+      const stateDir = tempDir('pak2-tmux-claude-');
+      const home = tempDir('pak2-tmux-home-');
+      const gardenDir = path.join(base, 'garden');
+      const env = terminalEnv(home, {
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'test',
+        CLAUDE_CONFIG_DIR: stateDir,
+        CLAUDE_CODE_MAX_RETRIES: '0',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_TELEMETRY: '1',
+        DISABLE_AUTOUPDATER: '1',
+      });
+      pak2(['init', gardenDir, '--driver', 'claude'], base, env);
+      expect(pak2(['genesis'], gardenDir, env)).toContain('queued goal 1-survey-the-garden');
+
+      const tmux = session();
+      tmux.start({ cwd: gardenDir, env, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 36 });
+
+      // The workbench opens and runs the gardener's first goal straight away.
+      let screen = await tmux.waitFor('the gardener goal closed success', (s) => goalRows(s).some((r) => r.id === '1-survey-the-garden' && r.status === 'closed:success') && s, 60_000);
+      show('the first goal done', screen);
+      expect(screen).toMatch(/^╭─ Goals /);
+      expect(statusLine(screen)).toMatch(/^● coordinator \w+ · \d+ live · \d+ queued · \$\d+\.\d{4} today · garden/);
+      expect(fs.existsSync(path.join(gardenDir, 'plants/gardener/memory/MEMORY.md'))).toBe(true);
+
+      // n: the form, the cursor on the body; type; ctrl-s.
+      tmux.keys('n');
+      screen = await tmux.waitFor('the goal form', (s) => s.includes('─ New goal ') && s);
+      show('the empty form', screen);
+      tmux.type(BODY);
+      screen = await tmux.waitFor('the typed body', (s) => s.includes(BODY) && s);
+      show('the filled form', screen);
+      tmux.keys('C-s');
+      const id = await tmux.waitFor('queued <id> on the status line', (s) => /^queued (\S+) │/.exec(statusLine(s))?.[1]);
+      expect(id).toMatch(/^2-create-hello-txt/);
+      show('after ctrl-s', tmux.screens.at(-1)!);
+
+      // It runs on the real claude CLI against the scripted server.
+      screen = await tmux.waitFor(`${id} closed success`, (s) => goalRows(s).some((r) => showsId(r.id, id) && r.status === 'closed:success') && s, 60_000);
+      show('the new goal done', screen);
+      expect(fs.readFileSync(path.join(gardenDir, 'hello.txt'), 'utf8')).toBe('hello from the workbench\n');
+
+      // Select it (j / k from where the cursor is), enter: the detail.
+      const rows = goalRows(screen);
+      const target = rows.findIndex((r) => showsId(r.id, id));
+      expect(rows.slice(0, target).every((r) => !r.status.startsWith('closed:'))).toBe(true); // the top of the closed ones
+      for (let moves = 0; moves < 20; moves++) {
+        const at = selectedGoalRow(tmux);
+        expect(at, 'a selected row in the Goals pane').toBeDefined();
+        if (at === target) break;
+        tmux.keys(at! < target ? 'j' : 'k');
+        await tmux.waitFor('the cursor to move', () => selectedGoalRow(tmux) !== at, 5_000);
+      }
+      expect(selectedGoalRow(tmux)).toBe(target);
+      tmux.keys('Enter');
+      screen = await tmux.waitFor('the goal detail', (s) => s.includes(`─ Goal ${id} `) && s.includes('Reflection') && s);
+      show('the detail', screen);
+      const runId = /^│ Run (\S+)/m.exec(screen)?.[1];
+      expect(runId).toBe(`${id}-r1`);
+      const meta = JSON.parse(fs.readFileSync(path.join(gardenDir, '.runtime', 'runs', runId!, 'meta.json'), 'utf8')) as { status: string; cost: { usd: number; source: string } };
+      expect(meta.status).toBe('success');
+      expect(meta.cost.source).toBe('provider');
+      expect(meta.cost.usd).toBeGreaterThan(0);
+      expect(screen).toContain(`cost $${meta.cost.usd.toFixed(4)} (provider)`);
+      const lines = screen.split('\n');
+      const heading = lines.findIndex((line) => /^│ Reflection\s+│$/.test(line));
+      expect(heading).toBeGreaterThan(0);
+      expect(lines[heading + 1]).toMatch(new RegExp(`^│   ${REFLECTION.replace(/\./g, '\\.')}\\s+│$`));
+      expect(screen).toContain(BODY);
+
+      // Escape alone (ESC followed by a key reads as Meta): back to the panes, then q.
+      tmux.keys('Escape');
+      screen = await tmux.waitFor('the panes again', (s) => s.startsWith('╭─ Goals ') && s);
+      tmux.keys('q');
+      expect(await exitStatus(tmux)).toBe(0);
+      show('after q', tmux.capture());
+      expect(processesWith(stateDir)).toEqual([]);
+    },
+    150_000,
+  );
+
+  it(
+    'keeps its frame inside the window through resizes',
+    async () => {
+      const base = tempDir('pak2-tmux-resize-');
+      const home = tempDir('pak2-tmux-home-');
+      const gardenDir = path.join(base, 'garden');
+      const env = terminalEnv(home, {});
+      pak2(['init', gardenDir, '--driver', 'command'], base, env);
+      const config = path.join(gardenDir, 'PAK2.toml');
+      fs.writeFileSync(config, fs.readFileSync(config, 'utf8').replace(/^# command = .*$/m, `command = ${JSON.stringify([process.execPath, FAKE_AGENT, 'success'])}`));
+      pak2(['genesis'], gardenDir, env);
+      pak2(['submit', '--plant', 'gardener', '--type', 'fix', '--priority', '70', '--body', 'Fix the flaky date test in test/date.test.ts, which fails around midnight UTC on the first of each month'], gardenDir, env);
+      pak2(['submit', '--plant', 'gardener', '--type', 'research', '--body', '調査: 日付のテストが失敗する理由 (wide characters in the id and the tail)'], gardenDir, env);
+
+      const tmux = session();
+      tmux.start({ cwd: gardenDir, env, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 36 });
+      const done = (s: string) => {
+        const rows = goalRows(s);
+        return rows.length === 3 && rows.every((r) => r.status === 'closed:success') && s;
+      };
+      show('120x36', await tmux.waitFor('three goals closed success', done, 30_000));
+
+      for (const [columns, rows] of [
+        [80, 24],
+        [250, 70],
+        [60, 16],
+        [120, 36],
+      ] as const) {
+        tmux.resize(columns, rows);
+        expect(tmux.size()).toEqual({ columns, rows });
+        // The frame redrawn at the new size: the Goals pane on the first row, the status line last, every pane edge at the window's edge.
+        const fits = (s: string) => {
+          const lines = s.split('\n');
+          if (!lines[0]!.startsWith('╭─ Goals ') || !/^● coordinator idle/.test(lines[rows - 2] ?? '')) return false;
+          return lines.slice(0, rows - 2).every((line) => widthOf(line) === columns && /[╮│╯]$/.test(line)) && s;
+        };
+        const screen = await tmux.waitFor(`the frame at ${columns}x${rows}`, fits, 10_000);
+        show(`${columns}x${rows}`, screen);
+        // Joined capture: a line the terminal had to wrap would show here as one line wider than the window.
+        const joined = linesOf(tmux.capture({ joined: true }));
+        for (const line of joined) expect(widthOf(line), line).toBeLessThanOrEqual(columns);
+        expect(joined.length).toBeLessThanOrEqual(rows);
+        expect(goalRows(screen).length).toBeGreaterThan(0);
+        expect(statusLine(screen)).toMatch(/^● coordinator idle · 0 live · 0 queued/);
+      }
+
+      tmux.keys('q');
+      expect(await exitStatus(tmux)).toBe(0);
+    },
+    90_000,
+  );
+});
