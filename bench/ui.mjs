@@ -7,7 +7,7 @@
 // fake 120x40 TTY, sends keys one at a time through a fake stdin and times
 // each from the stdin write to the next frame written to stdout. Prints
 // figures beside the targets; asserts nothing.
-// Usage: npm run build && node bench/ui.mjs [-- --goals N --mb N --keys N --fps N --gap MS --keep]
+// Usage: npm run build && node bench/ui.mjs [--goals N --mb N --keys N --fps N --gap MS --keep --profile FILE.cpuprofile]
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
@@ -16,6 +16,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     fps: { type: 'string', default: '1000' },
     gap: { type: 'string', default: '20' },
     keep: { type: 'boolean', default: false },
+    profile: { type: 'string' }, // write a .cpuprofile of the paced key phase to this file
     generate: { type: 'string' }, // internal: build the garden in this directory and exit
   },
 });
@@ -209,6 +212,12 @@ if (values.generate) {
 const ciWas = process.env.CI ?? process.env.CONTINUOUS_INTEGRATION;
 process.env.CI = '0';
 process.env.CONTINUOUS_INTEGRATION = '0';
+// A terminal has colours; without them (stdout here is a pipe) the cursor and focus moves, which are
+// only inverse/bold/colour changes, would render identical frames and never be written.
+const colorWas = process.env.FORCE_COLOR;
+process.env.FORCE_COLOR ??= '3';
+// React picks its development or production build from NODE_ENV at import; bin/pak2.js sets none.
+const NODE_ENV = process.env.NODE_ENV;
 const { render } = await import('ink');
 const React = (await import('react')).default;
 const { App } = await import('../dist/ui/app.js');
@@ -233,10 +242,20 @@ const log = (line) => process.stdout.write(`${line}\n`);
 
 // Memory: sampled every 10 ms and after each key.
 const peak = { rss: 0, heapUsed: 0 };
+let phase = { rss: 0, heapUsed: 0 };
 const sample = () => {
   const m = process.memoryUsage();
-  if (m.rss > peak.rss) peak.rss = m.rss;
-  if (m.heapUsed > peak.heapUsed) peak.heapUsed = m.heapUsed;
+  for (const p of [peak, phase]) {
+    if (m.rss > p.rss) p.rss = m.rss;
+    if (m.heapUsed > p.heapUsed) p.heapUsed = m.heapUsed;
+  }
+};
+/** Memory by phase: the peak during the phase that just ended. */
+const phases = [];
+const endPhase = (name) => {
+  sample();
+  phases.push({ name, ...phase });
+  phase = { rss: 0, heapUsed: 0 };
 };
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-bench-ui-'));
@@ -327,6 +346,7 @@ for (let i = 0; i < 5; i += 1) {
 
 sample();
 const baseline = process.memoryUsage();
+phase = { rss: 0, heapUsed: 0 };
 const sampler = setInterval(sample, 10);
 
 const garden = loadGarden(root);
@@ -347,7 +367,7 @@ t = performance.now();
 await source.start();
 const startMs = performance.now() - t;
 const first = source.getSnapshot();
-sample();
+endPhase('first snapshot (source.start)');
 
 const stdout = new FakeStdout();
 const stdin = new FakeStdin();
@@ -376,6 +396,9 @@ async function idle() {
   }
 }
 await idle();
+// Let the watcher finish its first walk of goals/ before the keys (it runs in the background after start()).
+await sleep(1500);
+endPhase('mount + first frame + watcher settling');
 
 const ESC = '\u001b';
 const KEY = { tab: '\t', shiftTab: '\u001b[Z', pgdn: '\u001b[6~', pgup: '\u001b[5~', bs: '\u007f', enter: '\r', esc: ESC };
@@ -413,17 +436,25 @@ async function press(key, timeoutMs) {
   stdout.mark();
   const start = performance.now();
   stdin.write(key);
-  let at = stdout.firstFrameAt;
-  const sync = at !== undefined;
-  if (!sync) at = await stdout.nextFrame(timeoutMs);
+  // React 19 renders the key's update in a microtask, so the frame comes after write() returns.
+  const at = stdout.firstFrameAt ?? (await stdout.nextFrame(timeoutMs));
   sample();
-  return { latency: at === undefined ? undefined : at - start, sync };
+  return { latency: at === undefined ? undefined : at - start };
 }
 
+// Optional CPU profile of the paced key phase only (open in Chrome DevTools or speedscope).
+let profiler;
+if (values.profile) {
+  const { Session } = await import('node:inspector/promises');
+  profiler = new Session();
+  profiler.connect();
+  await profiler.post('Profiler.enable');
+  await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
+  await profiler.post('Profiler.start');
+}
 const paced = [];
 const byLabel = new Map();
 let missed = 0;
-let asyncFrames = 0;
 const renderFrom = renderTimes.length;
 const loadsFrom = loads.length;
 t = performance.now();
@@ -433,13 +464,18 @@ for (const { key, label } of script) {
   if (r.latency === undefined) missed += 1;
   else {
     paced.push(r.latency);
-    if (!r.sync) asyncFrames += 1;
     if (!byLabel.has(label)) byLabel.set(label, []);
     byLabel.get(label).push(r.latency);
   }
   await idle();
 }
 const pacedMs = performance.now() - t;
+endPhase(`${KEYS} paced keys`);
+if (profiler) {
+  const { profile } = await profiler.post('Profiler.stop');
+  fs.writeFileSync(values.profile, JSON.stringify(profile));
+  profiler.disconnect();
+}
 const pacedLoads = loads.slice(loadsFrom);
 const pacedRender = renderTimes.slice(renderFrom);
 
@@ -457,9 +493,15 @@ for (const key of [...Array(30).fill('j'), ...Array(30).fill('k')]) {
   if (wait > 0) await sleep(wait);
 }
 await idle();
+endPhase('60 held keys');
 clearInterval(sampler);
 sample();
 const end = process.memoryUsage();
+const measures = performance.getEntriesByType('measure').length;
+// Live heap: what is still reachable once a full GC has run.
+v8.setFlagsFromString('--expose-gc');
+vm.runInNewContext('gc')();
+const live = process.memoryUsage();
 
 const frame = stdout.lastFrame;
 instance.unmount();
@@ -474,7 +516,8 @@ log(
   [
     '',
     `node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${os.platform()} ${os.arch()}`,
-    `ink render options: maxFps ${FPS} (ink's default is 30; the workbench passes none), debug false, fake TTY ${COLUMNS}x${ROWS}${ciWas !== undefined ? `; CI=${ciWas} in the env was overridden to 0 so ink writes frames` : ''}`,
+    `ink render options: maxFps ${FPS} (ink's default is 30; the workbench passes none), debug false, fake TTY ${COLUMNS}x${ROWS}, FORCE_COLOR=${process.env.FORCE_COLOR}${colorWas === undefined ? ' (set by the bench)' : ''}${ciWas !== undefined ? `; CI=${ciWas} in the env was overridden to 0 so ink writes frames` : ''}`,
+    `react build: ${NODE_ENV === 'production' ? 'production' : 'development'} (NODE_ENV=${NODE_ENV ?? 'unset'}; bin/pak2.js sets none, so pak2 runs the development build unless the shell sets it)`,
     `garden: ${GOALS} goals (${built.counts.queued} queued, ${built.counts.running} running, ${built.counts.completed} completed, ${built.counts.closed} closed), ${MiB(built.goalBytes)} of goal files; built in ${(buildMs / 1000).toFixed(1)} s`,
     `followed run ${built.running.id}: events.jsonl ${MiB(built.eventsBytes)} (${built.eventsLines} lines)`,
     `snapshot: ${first.goals.length} goal rows, tail ${first.tail ? `${first.tail.lines.length} lines from ${MiB(first.tail.bytes)} offset, truncated=${first.tail.truncated}` : 'none'}, ${first.problems.length} problems`,
@@ -487,17 +530,20 @@ log(
     `keystroke to frame, ${paced.length} keys one at a time (the next sent ${GAP} ms after the source is idle)`,
     `  ALL                    median ${ms(median(paced))}  p95 ${ms(p95(paced))}  max ${ms(max(paced))}   target: median < ${TARGET_MS} ms → ${verdict(median(paced) < TARGET_MS)}`,
     ...[...byLabel].map(([label, xs]) => row(label, xs)),
-    `  keys with no frame within 500 ms: ${missed}; frames after the key's call returned (esc waits for ink's escape flush): ${asyncFrames}`,
+    `  keys with no frame within 500 ms: ${missed}`,
     `  ink output render per frame (onRender renderTime): median ${ms(median(pacedRender))}, p95 ${ms(p95(pacedRender))}`,
     `  snapshot reloads during the keys (follow changes): ${pacedLoads.length}, loader.load median ${ms(median(pacedLoads))}, max ${ms(max(pacedLoads))}; keys phase ${(pacedMs / 1000).toFixed(1)} s`,
     `held j/k at 30 keys/s (60 keys, no waiting for reloads): median ${ms(median(held))}  p95 ${ms(p95(held))}  max ${ms(max(held))}; no frame within 33 ms: ${heldMissed}`,
     '',
     'memory (sampled every 10 ms and after each key, this process only; the garden was built in a child)',
     `  before the source started: rss ${MiB(baseline.rss)}, heap used ${MiB(baseline.heapUsed)}`,
+    ...phases.map((p) => `  peak during ${p.name}: rss ${MiB(p.rss)}, heap used ${MiB(p.heapUsed)}`),
     `  peak: rss ${MiB(peak.rss)}, heap used ${MiB(peak.heapUsed)}   target: peak < ${TARGET_MB} MB → ${verdict(peak.rss < TARGET_MB * 1024 * 1024)} (rss)`,
-    `  at the end: rss ${MiB(end.rss)}, heap used ${MiB(end.heapUsed)}; kernel max rss ${MiB(process.resourceUsage().maxRSS * 1024)}`,
+    `  at the end: rss ${MiB(end.rss)}, heap used ${MiB(end.heapUsed)}; after a forced full GC: rss ${MiB(live.rss)}, heap used ${MiB(live.heapUsed)}; kernel max rss ${MiB(process.resourceUsage().maxRSS * 1024)}`,
+    `  performance 'measure' entries held in the global timeline (React dev profiling writes one per component render): ${measures}`,
     `frames written: ${stdout.frames} (${MiB(stdout.bytes)}); last frame ${frame.split('\n').length} lines`,
     values.keep ? `garden kept at ${root}` : 'temp garden removed',
+    ...(values.profile ? [`cpu profile of the paced key phase: ${values.profile}`] : []),
     '',
   ].join('\n'),
 );

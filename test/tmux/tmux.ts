@@ -50,7 +50,9 @@ export class TmuxSession {
    */
   start(options: { cwd: string; env: Record<string, string>; argv: string[]; columns: number; rows: number }): void {
     const vars = Object.entries(options.env).map(([key, value]) => shellQuote(`${key}=${value}`));
-    const command = ['exec', 'env', '-i', ...vars, ...options.argv.map(shellQuote)].join(' ');
+    // As from a shell: the program, then its exit status on the screen (`[exited N]`, read by exitStatus()).
+    const script = '"$@"; echo "[exited $?]"';
+    const command = ['exec', 'env', '-i', ...vars, '/bin/sh', '-c', shellQuote(script), 'sh', ...options.argv.map(shellQuote)].join(' ');
     this.tmux('new-session', '-d', '-s', 'wb', '-x', String(options.columns), '-y', String(options.rows), '-c', options.cwd, command, ';', 'set-option', '-t', 'wb', 'remain-on-exit', 'on');
   }
 
@@ -81,6 +83,15 @@ export class TmuxSession {
     return this.tmux('display-message', '-p', '-t', this.target, format).trim();
   }
 
+  /** Whether the pane's program has exited (the pane stays: remain-on-exit). */
+  exited(): boolean {
+    try {
+      return this.format('#{pane_dead}') === '1';
+    } catch {
+      return true; // the server is gone
+    }
+  }
+
   /** Size of the pane as tmux sees it. */
   size(): { columns: number; rows: number } {
     const [columns, rows] = this.format('#{pane_width} #{pane_height}').split(' ').map(Number);
@@ -92,7 +103,7 @@ export class TmuxSession {
    * undefined / false), then returns it. On timeout, fails with the last
    * screen, so a failure shows what was there.
    */
-  async waitFor<T>(what: string, probe: (screen: string) => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  async waitFor<T>(what: string, probe: (screen: string) => T | undefined | false, timeoutMs = 30_000, exitOk = false): Promise<T> {
     const end = Date.now() + timeoutMs;
     let screen = '';
     for (;;) {
@@ -103,9 +114,15 @@ export class TmuxSession {
       }
       const found = probe(screen);
       if (found !== undefined && found !== false) return found;
+      if (!exitOk && this.exited()) throw new Error(`waiting for ${what}: the program exited (${this.format('status #{pane_dead_status} signal #{pane_dead_signal}')}); the screen:\n${screen}`);
       if (Date.now() > end) throw new Error(`waiting for ${what}: not seen within ${timeoutMs} ms; the screen:\n${screen}`);
       await sleep(100);
     }
+  }
+
+  /** Waits until the program has exited; its exit status, as the shell printed it. */
+  async exitStatus(timeoutMs = 20_000): Promise<number> {
+    return Number(await this.waitFor('the program to exit', (s) => /^\[exited (\d+)\]$/m.exec(s)?.[1], timeoutMs, true));
   }
 
   /** Stops the tmux server and everything in it. */

@@ -1,0 +1,108 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN } from '../../contracts/index.js';
+import { UserError } from '../../errors.js';
+import { cancelGoal, submitGoal } from '../../submit/index.js';
+import { gardenOf, printJson } from '../context.js';
+function parsePriority(value) {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < PRIORITY_MIN || n > PRIORITY_MAX) {
+        throw new InvalidArgumentError(`must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
+    }
+    return n;
+}
+function parseType(value) {
+    if (!GOAL_TYPES.includes(value))
+        throw new InvalidArgumentError(`must be one of ${GOAL_TYPES.join(', ')}`);
+    return value;
+}
+/** The largest body accepted, in bytes. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** Reads `--body-file` (`-`: stdin): a text file of at most 1 MiB. @throws UserError naming the file. */
+function readBodyFile(name, cwd) {
+    let buffer;
+    try {
+        if (name !== '-') {
+            const stat = fs.statSync(path.resolve(cwd, name));
+            if (!stat.isFile())
+                throw new UserError(`--body-file ${name}: not a regular file`);
+            if (stat.size > MAX_BODY_BYTES)
+                throw new UserError(`--body-file ${name}: ${stat.size} bytes; a body is at most ${MAX_BODY_BYTES} bytes`);
+        }
+        buffer = fs.readFileSync(name === '-' ? 0 : path.resolve(cwd, name));
+    }
+    catch (error) {
+        if (error instanceof UserError)
+            throw error;
+        throw new UserError(`--body-file ${name}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+    }
+    if (buffer.length > MAX_BODY_BYTES)
+        throw new UserError(`--body-file ${name}: more than ${MAX_BODY_BYTES} bytes`);
+    if (buffer.includes(0))
+        throw new UserError(`--body-file ${name}: a binary file (it holds NUL bytes); the body must be text`);
+    return buffer.toString('utf8');
+}
+/** `pak2 submit`: queues one goal and prints its id. */
+export function registerSubmit(program, io) {
+    program
+        .command('submit')
+        .description('queue a goal for a plant; prints the goal id')
+        .requiredOption('--plant <plant>', 'the plant the goal is assigned to')
+        .requiredOption('--type <type>', `goal type: ${GOAL_TYPES.join(', ')}`, parseType)
+        .option('--priority <n>', `${PRIORITY_MIN}-${PRIORITY_MAX}, higher first (default 50)`, parsePriority)
+        .option('--driver <driver>', 'claude, codex, command or a [drivers.<name>] entry (default: the override chain)')
+        .option('--model <model>', 'model for this goal')
+        .option('--effort <effort>', 'reasoning effort for this goal')
+        .option('--title <words>', 'words for the goal id (default: the body\'s first line)')
+        .option('--body <text>', 'the task')
+        .option('--body-file <file>', 'read the task from a file (- for stdin)')
+        .option('--json', 'print the goal record as JSON')
+        .action(async (opts, command) => {
+        const garden = gardenOf(command, io);
+        if ((opts.body === undefined) === (opts.bodyFile === undefined)) {
+            throw new UserError('give exactly one of --body TEXT or --body-file F');
+        }
+        let body = opts.body ?? '';
+        if (opts.bodyFile !== undefined)
+            body = readBodyFile(opts.bodyFile, io.cwd);
+        if (!body.trim())
+            throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
+        let goal;
+        try {
+            goal = await submitGoal(garden, {
+                type: opts.type,
+                plant: opts.plant,
+                body,
+                ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+                ...(opts.driver ? { driver: opts.driver } : {}),
+                ...(opts.model ? { model: opts.model } : {}),
+                ...(opts.effort ? { reasoningEffort: opts.effort } : {}),
+                ...(opts.title ? { title: opts.title } : {}),
+            }, new Date(), io.env);
+        }
+        catch (error) {
+            // Name the flag, not the field.
+            if (error instanceof UserError)
+                throw new UserError(/^(type|plant|priority|driver|body) /.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
+            throw error;
+        }
+        if (opts.json)
+            printJson(io, goal);
+        else
+            io.out(goal.id);
+    });
+}
+/** `pak2 cancel ID`: closes a queued goal as cancelled. */
+export function registerCancel(program, io) {
+    program
+        .command('cancel')
+        .description('cancel a queued goal (closed_reason cancelled)')
+        .argument('<id>', 'the goal id (N-slug)')
+        .action(async (id, _opts, command) => {
+        const garden = gardenOf(command, io);
+        const goal = await cancelGoal(garden, id);
+        io.out(`cancelled ${goal.id}`);
+    });
+}
+//# sourceMappingURL=submit.js.map

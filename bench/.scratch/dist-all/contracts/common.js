@@ -1,0 +1,164 @@
+import { z } from 'zod';
+/**
+ * Schema-level reason codes of the run seed (000, "Failure modes"), reused by
+ * every record validator. Goal, event, plant and config validators add the few
+ * codes of their own documented in `docs/<record>/level2.md`.
+ */
+export const REASON_CODES = [
+    'MISSING_REQUIRED_FIELD',
+    'INVALID_ID_FORMAT',
+    'INVALID_GOAL_FORMAT',
+    'INVALID_PLANT_NAME',
+    'INVALID_STATUS',
+    'INVALID_TIMESTAMP',
+    'MISSING_COMPLETED_AT',
+    'MISSING_COST',
+    'INVALID_COST_SOURCE',
+    'INVALID_COST_FIELD',
+    'MISSING_FAILURE_REASON',
+    'INVALID_FAILURE_REASON',
+    'MISSING_REFLECTION',
+    'INVALID_SHAPE',
+    // goal (docs/goal/level2.md)
+    'INVALID_GOAL_TYPE',
+    'INVALID_PRIORITY',
+    'MISSING_CLOSED_REASON',
+    'INVALID_CLOSED_REASON',
+    // event (docs/events/level2.md)
+    'INVALID_EVENT_TYPE',
+    // config (docs/garden/level2.md)
+    'INVALID_CONFIG_VALUE',
+    'UNKNOWN_CONFIG_KEY',
+    // any field whose value has the wrong JSON type
+    'INVALID_FIELD_TYPE',
+];
+/** Goal id: `N-slug` (seed 000, "Run ID format"); N starts at 1. */
+export const GOAL_ID_PATTERN = /^[1-9][0-9]*-[a-z0-9]+(?:-[a-z0-9]+)*$/;
+/** Run id: `N-slug-rN`, the goal id plus the attempt number (seed 000). */
+export const RUN_ID_PATTERN = /^([1-9][0-9]*-[a-z0-9]+(?:-[a-z0-9]+)*)-r([1-9][0-9]*)$/;
+/**
+ * Plant name: lower-case letters, digits and inner hyphens, 1–64 characters,
+ * starting with a letter. Rules out `..`, `/`, `\`, dots and spaces, so a
+ * plant name is always one safe path segment.
+ */
+export const PLANT_NAME_PATTERN = /^[a-z](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+/** ISO 8601 UTC timestamp with a `Z` suffix, optional fractional seconds. */
+export const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+/** True when `value` is an ISO 8601 UTC timestamp naming a real instant. */
+export function isIsoUtc(value) {
+    if (typeof value !== 'string' || !ISO_UTC_PATTERN.test(value))
+        return false;
+    const parsed = new Date(value);
+    if (Number.isNaN(parsed.getTime()))
+        return false;
+    // Date rolls 2024-02-30 over to March: require the fields to survive the round trip.
+    const [date, time] = value.split('T');
+    const [y, m, d] = date.split('-').map(Number);
+    const [hh, mm, ss] = time.slice(0, 8).split(':').map(Number);
+    return (parsed.getUTCFullYear() === y &&
+        parsed.getUTCMonth() + 1 === m &&
+        parsed.getUTCDate() === d &&
+        parsed.getUTCHours() === hh &&
+        parsed.getUTCMinutes() === mm &&
+        parsed.getUTCSeconds() === ss);
+}
+/** A zod string carrying a reason code as its error message. */
+export function codedString(pattern, code) {
+    return z.string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_TYPE') }).regex(pattern, { error: code });
+}
+/** A zod ISO-UTC timestamp carrying INVALID_TIMESTAMP. */
+export function timestamp() {
+    return z
+        .string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_TIMESTAMP') })
+        .regex(ISO_UTC_PATTERN, { error: 'INVALID_TIMESTAMP' })
+        .refine(isIsoUtc, { error: 'INVALID_TIMESTAMP' });
+}
+/** A zod enum whose failures carry `code` (or MISSING_REQUIRED_FIELD when absent). */
+export function codedEnum(values, code) {
+    return z.enum(values, { error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : code) });
+}
+/** A required non-empty string field. */
+export function requiredString() {
+    return z
+        .string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_TYPE') })
+        .min(1, { error: 'MISSING_REQUIRED_FIELD' });
+}
+function isReasonCode(value) {
+    return REASON_CODES.includes(value);
+}
+/**
+ * Runs a zod schema and turns its issues into {@link ValidationIssue}s. Never
+ * throws: anything that is not a plain object is one INVALID_SHAPE issue.
+ */
+export function collectIssues(schema, data) {
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+        return [{ code: 'INVALID_SHAPE', field: '', message: 'document is not a JSON object' }];
+    }
+    const result = schema.safeParse(data, { reportInput: true });
+    if (result.success)
+        return [];
+    const issues = [];
+    for (const issue of result.error.issues) {
+        const field = issue.path.map(String).join('.');
+        const code = isReasonCode(issue.message)
+            ? issue.message
+            : issue.code === 'invalid_type' && issue.input === undefined
+                ? 'MISSING_REQUIRED_FIELD'
+                : issue.code === 'unrecognized_keys'
+                    ? 'UNKNOWN_CONFIG_KEY'
+                    : 'INVALID_FIELD_TYPE';
+        if (issue.code === 'unrecognized_keys') {
+            for (const key of issue.keys)
+                issues.push({ code, field: [field, key].filter(Boolean).join('.'), message: `${describe(code)}: ${key}` });
+            continue;
+        }
+        issues.push({ code, field, message: describe(code) });
+    }
+    return dedupe(issues);
+}
+function dedupe(issues) {
+    const seen = new Set();
+    return issues.filter((i) => {
+        const key = `${i.code}:${i.field}`;
+        if (seen.has(key))
+            return false;
+        seen.add(key);
+        return true;
+    });
+}
+const MESSAGES = {
+    MISSING_REQUIRED_FIELD: 'required field is absent',
+    INVALID_ID_FORMAT: 'id does not match the expected pattern',
+    INVALID_GOAL_FORMAT: 'goal does not match N-slug',
+    INVALID_PLANT_NAME: 'plant name must match ^[a-z](?:[a-z0-9-]{0,62}[a-z0-9])?$',
+    INVALID_STATUS: 'status is not a valid status word',
+    INVALID_TIMESTAMP: 'not an ISO 8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff]Z)',
+    MISSING_COMPLETED_AT: 'terminal run is missing completed_at',
+    MISSING_COST: 'terminal run is missing cost',
+    INVALID_COST_SOURCE: 'cost.source must be provider, estimated or unknown',
+    INVALID_COST_FIELD: 'cost field must be a non-negative number',
+    MISSING_FAILURE_REASON: 'failed run is missing failure_reason',
+    INVALID_FAILURE_REASON: 'failure_reason is not a valid reason code',
+    MISSING_REFLECTION: 'successful run of a reflection-required goal type is missing reflection',
+    INVALID_SHAPE: 'document is not a JSON object',
+    INVALID_GOAL_TYPE: 'type is not a goal type',
+    INVALID_PRIORITY: 'priority must be an integer from 0 to 100',
+    MISSING_CLOSED_REASON: 'closed goal is missing closed_reason',
+    INVALID_CLOSED_REASON: 'closed_reason must be success, failure or cancelled',
+    INVALID_EVENT_TYPE: 'type is not a known event type',
+    INVALID_CONFIG_VALUE: 'value is out of range or of the wrong type',
+    UNKNOWN_CONFIG_KEY: 'unknown key',
+    INVALID_FIELD_TYPE: 'value has the wrong type',
+};
+function describe(code) {
+    return MESSAGES[code];
+}
+/** Formats one issue as `field: CODE (message)`, for one-line errors. */
+export function formatIssue(issue) {
+    return `${issue.field || '(document)'}: ${issue.code} (${issue.message})`;
+}
+/** Builds an issue by hand for the cross-field rules zod refinements add. */
+export function issue(code, field) {
+    return { code, field, message: MESSAGES[code] };
+}
+//# sourceMappingURL=common.js.map

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp } from './common.js';
+/**
+ * Coordinator event types (docs/events/level2.md). Every goal or run state
+ * change appends one of these to `<runtime-root>/events/coordinator.jsonl`.
+ */
+export const EVENT_TYPES = [
+    'GoalSubmitted',
+    'GoalTransitioned',
+    'GoalClosed',
+    'RunStarted',
+    'RunClosed',
+    'ReflectionRequested',
+    'ReflectionRecorded',
+    'WatchdogKilled',
+    'PlantCommissioned',
+    'PlantArchived',
+    'CoordinatorStarted',
+    'CoordinatorStopped',
+    'GardenGenesis',
+    'DashboardStarted',
+    'DashboardFinished',
+];
+/**
+ * One line of the coordinator event log. `ts` is ISO 8601 UTC; the optional
+ * fields name what the event concerns. Unknown fields are kept.
+ */
+export const EventSchema = z.looseObject({
+    ts: timestamp(),
+    type: codedEnum(EVENT_TYPES, 'INVALID_EVENT_TYPE'),
+    goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
+    run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT').optional(),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
+    from: z.string().optional(),
+    to: z.string().optional(),
+    status: z.string().optional(),
+    reason: z.string().optional(),
+    detail: z.string().optional(),
+    /** RunClosed: the run's cost source and amount in USD, so cost totals need no run reads. */
+    cost_source: z.string().optional(),
+    cost_usd: z.number().min(0).optional(),
+});
+/**
+ * Validates one coordinator event (docs/events/level2.md). Never throws.
+ *
+ * @returns issues with codes MISSING_REQUIRED_FIELD, INVALID_TIMESTAMP,
+ *   INVALID_EVENT_TYPE, INVALID_GOAL_FORMAT, INVALID_ID_FORMAT,
+ *   INVALID_PLANT_NAME, INVALID_FIELD_TYPE, INVALID_SHAPE.
+ */
+export function validateEvent(data) {
+    return collectIssues(EventSchema, data);
+}
+//# sourceMappingURL=event.js.map

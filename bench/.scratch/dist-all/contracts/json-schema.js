@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { ConfigSchema } from './config.js';
+import { EventSchema } from './event.js';
+import { GoalSchema } from './goal.js';
+import { PlantSchema } from './plant.js';
+import { RunSchema } from './run.js';
+/** The records that get a JSON Schema file in `schema/`, by file name. */
+export const SCHEMA_FILES = {
+    'run.schema.json': { schema: RunSchema, title: 'pak2 run record (runs/<run-id>/meta.json)' },
+    'goal.schema.json': { schema: GoalSchema, title: 'pak2 goal record (goals/<goal-id>.json)' },
+    'event.schema.json': { schema: EventSchema, title: 'pak2 coordinator event (events/coordinator.jsonl line)' },
+    'plant.schema.json': { schema: PlantSchema, title: 'pak2 plant record (plants/<name>/meta.json)' },
+    'config.schema.json': { schema: ConfigSchema, title: 'pak2 garden configuration (PAK2.toml)' },
+};
+/**
+ * Renders every record's JSON Schema (draft 2020-12) from its zod schema, as
+ * the exact text written to `schema/`. Conditional rules (terminal runs need
+ * completed_at and cost, …) live in the validators, not in these files.
+ */
+export function renderSchemas() {
+    const out = {};
+    for (const [file, { schema, title }] of Object.entries(SCHEMA_FILES)) {
+        const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+        out[file] = `${JSON.stringify({ $id: `urn:pak2:schema:${file}`, title, ...json }, null, 2)}\n`;
+    }
+    return out;
+}
+//# sourceMappingURL=json-schema.js.map

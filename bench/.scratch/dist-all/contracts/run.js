@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, issue, PLANT_NAME_PATTERN, requiredString, RUN_ID_PATTERN, timestamp, } from './common.js';
+/** Run statuses (seed 000, "Statuses"). Only `running` is not terminal. */
+export const RUN_STATUSES = ['running', 'success', 'failure', 'killed', 'timeout', 'zero_output'];
+/** The five terminal statuses; a run in one of them is never rewritten. */
+export const TERMINAL_RUN_STATUSES = ['success', 'failure', 'killed', 'timeout', 'zero_output'];
+/** Statuses that require `failure_reason` (seed 000, "Conditionally required fields"). */
+export const FAILED_RUN_STATUSES = ['failure', 'killed', 'timeout', 'zero_output'];
+/**
+ * `failure_reason` codes (docs/run/level2.md): why a run did not succeed.
+ * - `killed`: stopped by the watchdog (silence) or by the operator
+ * - `timeout`: ran past `[coordinator].run_timeout_seconds`
+ * - `zero_output`: the agent exited cleanly but produced nothing
+ * - `agent_error`: the agent reported an error result (API error, refusal, …)
+ * - `nonzero_exit`: the agent process exited with a non-zero code without an error result
+ * - `launch_failed`: the driver plugin is unknown or its CLI could not be started
+ * - `reflection_failed`: the task succeeded but the reflection turn produced no text
+ * - `coordinator_stopped`: the coordinator shut down while the run was live
+ */
+export const FAILURE_REASONS = [
+    'killed',
+    'timeout',
+    'zero_output',
+    'agent_error',
+    'nonzero_exit',
+    'launch_failed',
+    'reflection_failed',
+    'coordinator_stopped',
+];
+/** Cost sources (seed 000, "Cost"); `unknown` is a named state, never an absence. */
+export const COST_SOURCES = ['provider', 'estimated', 'unknown'];
+/** Goal types whose successful runs must carry a reflection (seed 000, "Reflection"). */
+export const REFLECTION_REQUIRED_TYPES = ['build', 'fix', 'evaluate', 'tend'];
+const nonNegative = () => z.number({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_COST_FIELD') }).min(0, { error: 'INVALID_COST_FIELD' });
+/**
+ * Cost of a run. `usd` is US dollars; token counts are whole tokens.
+ * `source` is required; with `unknown` the amounts are absent.
+ */
+export const CostSchema = z.looseObject({
+    source: codedEnum(COST_SOURCES, 'INVALID_COST_SOURCE'),
+    usd: nonNegative().optional(),
+    input_tokens: nonNegative().optional(),
+    output_tokens: nonNegative().optional(),
+    cached_input_tokens: nonNegative().optional(),
+    cache_creation_input_tokens: nonNegative().optional(),
+    reasoning_output_tokens: nonNegative().optional(),
+    pricing: z.string().optional(),
+});
+/** Files dirty before the run began (seed 000, "Run directory"). */
+export const WorktreeBaselineSchema = z.looseObject({
+    tracked_dirty_paths: z.array(z.string()),
+    untracked_dirty_count: z.number().int().min(0),
+    untracked_dirty_roots: z.array(z.string()),
+});
+/**
+ * The run record, `<runtime-root>/runs/<run-id>/meta.json` (seed 000).
+ * Unknown fields are kept (readers ignore them). pak2 adds the optional
+ * `reasoning_effort`, `session_id` (the agent's continuity id), `exit_code`,
+ * `outputs.final_text` and `outputs.error` (why it failed, in words).
+ */
+export const RunSchema = z.looseObject({
+    id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    status: codedEnum(RUN_STATUSES, 'INVALID_STATUS'),
+    started_at: timestamp(),
+    driver: requiredString(),
+    model: requiredString(),
+    reasoning_effort: z.string().optional(),
+    completed_at: timestamp().optional(),
+    cost: CostSchema.optional(),
+    failure_reason: codedEnum(FAILURE_REASONS, 'INVALID_FAILURE_REASON').optional(),
+    reflection: z.string().optional(),
+    outputs: z.looseObject({ final_text: z.string().optional(), error: z.string().optional() }).optional(),
+    num_turns: z.number().int().min(0).optional(),
+    session_id: z.string().optional(),
+    exit_code: z.number().int().nullable().optional(),
+    worktree_baseline: WorktreeBaselineSchema.optional(),
+});
+function has(data, key) {
+    return data[key] !== undefined && data[key] !== null;
+}
+/**
+ * Validates a run record (seed 000, `validate_run`). Called at run start and
+ * at close. Never throws.
+ *
+ * @returns every issue found, `[]` when valid. Codes: MISSING_REQUIRED_FIELD,
+ *   INVALID_ID_FORMAT, INVALID_GOAL_FORMAT, INVALID_PLANT_NAME, INVALID_STATUS,
+ *   INVALID_TIMESTAMP, MISSING_COMPLETED_AT, MISSING_COST, INVALID_COST_SOURCE,
+ *   INVALID_COST_FIELD, MISSING_FAILURE_REASON, INVALID_FAILURE_REASON,
+ *   INVALID_SHAPE (plus INVALID_FIELD_TYPE for a value of the wrong JSON type).
+ */
+export function validateRun(data) {
+    const issues = collectIssues(RunSchema, data);
+    if (issues.length === 1 && issues[0]?.code === 'INVALID_SHAPE')
+        return issues;
+    const record = data;
+    const status = record.status;
+    if (typeof status === 'string' && TERMINAL_RUN_STATUSES.includes(status)) {
+        if (!has(record, 'completed_at'))
+            issues.push(issue('MISSING_COMPLETED_AT', 'completed_at'));
+        if (!has(record, 'cost'))
+            issues.push(issue('MISSING_COST', 'cost'));
+    }
+    if (typeof status === 'string' && FAILED_RUN_STATUSES.includes(status) && !has(record, 'failure_reason')) {
+        issues.push(issue('MISSING_FAILURE_REASON', 'failure_reason'));
+    }
+    return issues;
+}
+/**
+ * Validates a run at close (seed 000, `validate_run_close`): everything
+ * {@link validateRun} checks, plus MISSING_REFLECTION when a `success` run of
+ * a goal type in {@link REFLECTION_REQUIRED_TYPES} has no non-empty reflection.
+ * Never throws.
+ */
+export function validateRunClose(run, goalType) {
+    const issues = validateRun(run);
+    if (issues.some((i) => i.code === 'INVALID_SHAPE'))
+        return issues;
+    const record = run;
+    const needsReflection = REFLECTION_REQUIRED_TYPES.includes(goalType);
+    if (record.status === 'success' && needsReflection) {
+        const reflection = record.reflection;
+        if (typeof reflection !== 'string' || reflection.trim() === '')
+            issues.push(issue('MISSING_REFLECTION', 'reflection'));
+    }
+    return issues;
+}
+/** True for the five terminal statuses. */
+export function isTerminalRunStatus(status) {
+    return TERMINAL_RUN_STATUSES.includes(status);
+}
+//# sourceMappingURL=run.js.map

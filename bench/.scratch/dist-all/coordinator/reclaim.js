@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RUN_PROCESS_FILE } from '../driver/dispatch.js';
+import { markedProcesses, killRunProcesses } from '../driver/process-tree.js';
+import { runDir } from '../garden/index.js';
+import { closeRun, latestRun, OpenGoalScanner, StoreError } from '../store/index.js';
+/**
+ * Runs a coordinator finds `running` when it starts belong to no live
+ * process of its own: the coordinator that launched them died (kill -9, a
+ * closed terminal, a crash). Under the single-coordinator lock they are
+ * orphans. Each one's agent processes (found by the run mark in
+ * `process.json`, on this host) are killed, and the run is closed `killed`
+ * with failure_reason `coordinator_stopped`, so the next pass puts its goal
+ * back in the queue instead of waiting out the watchdog.
+ *
+ * @returns the run ids reclaimed.
+ */
+export async function reclaimOrphans(garden, now = () => new Date()) {
+    const { paths } = garden;
+    const reclaimed = [];
+    const { goals } = await new OpenGoalScanner(paths).scan();
+    for (const goal of goals) {
+        if (goal.status !== 'running' && goal.status !== 'dispatched')
+            continue;
+        const run = await latestRun(paths, goal.id).catch(() => undefined);
+        if (!run || run.status !== 'running')
+            continue;
+        let record;
+        try {
+            record = JSON.parse(fs.readFileSync(path.join(runDir(paths, run.id), RUN_PROCESS_FILE), 'utf8'));
+        }
+        catch {
+            record = undefined;
+        }
+        if (record && record.host === os.hostname() && markedProcesses(record.mark).length > 0)
+            killRunProcesses(record.pid, record.mark);
+        try {
+            await closeRun(paths, run.id, goal.type, { status: 'killed', failureReason: 'coordinator_stopped', cost: { source: 'unknown' }, errorText: 'the coordinator that ran it stopped without closing it', by: 'coordinator' }, now());
+            reclaimed.push(run.id);
+        }
+        catch (error) {
+            if (!(error instanceof StoreError))
+                throw error;
+        }
+    }
+    return reclaimed;
+}
+//# sourceMappingURL=reclaim.js.map

@@ -1,0 +1,43 @@
+import { claudePlugin } from './claude.js';
+import { codexPlugin } from './codex.js';
+import { commandPlugin } from './command.js';
+export { claudePlugin } from './claude.js';
+export { codexPlugin, CODEX_SIDECARS } from './codex.js';
+export { commandPlugin } from './command.js';
+/** Built-in driver names. Any other name with `[drivers.<name>].command` runs through the command plugin. */
+export const BUILTIN_DRIVERS = ['claude', 'codex', 'command'];
+/**
+ * Looks up a driver plugin (seed 002, `get_driver_plugin`): `claude`,
+ * `codex`, `command`, or any name configured with `[drivers.<name>].command`.
+ *
+ * @returns the plugin, or undefined for an unknown driver.
+ */
+export function getDriverPlugin(name, config) {
+    if (name === 'claude')
+        return claudePlugin;
+    if (name === 'codex')
+        return codexPlugin;
+    if (name === 'command')
+        return commandPlugin('command');
+    if (config?.drivers[name]?.command)
+        return commandPlugin(name);
+    return undefined;
+}
+/** Plugin defaults for the override chain; empty for an unknown driver. */
+export function pluginDefaults(name, config) {
+    const plugin = getDriverPlugin(name, config);
+    return plugin ? { ...(plugin.defaultModel ? { model: plugin.defaultModel } : {}), ...(plugin.defaultReasoningEffort ? { reasoningEffort: plugin.defaultReasoningEffort } : {}) } : {};
+}
+/**
+ * Why a driver name cannot launch anything, or undefined when it can: an
+ * unknown name, or a command driver with no `[drivers.<name>].command`.
+ */
+export function driverProblem(name, config) {
+    const plugin = getDriverPlugin(name, config);
+    if (!plugin)
+        return `unknown driver ${JSON.stringify(name)} (use claude, codex, command, or add [drivers.${name}].command to PAK2.toml)`;
+    if (!plugin.executable && !config.drivers[name]?.command?.length)
+        return `driver ${name} has no command: set [drivers.${name}].command in PAK2.toml`;
+    return undefined;
+}
+//# sourceMappingURL=index.js.map

@@ -1,0 +1,164 @@
+/**
+ * Turns one line of a run's events.jsonl (claude stream-json, codex --json,
+ * the command driver's lines, pak2's own markers) into lines for a person.
+ * Pure: no I/O, never throws.
+ */
+const isObj = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v) => (typeof v === 'string' ? v : undefined);
+const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+/** Collapses whitespace and cuts to `max` characters with an ellipsis. */
+export function clip(text, max) {
+    const flat = text.replace(/\s+/g, ' ').trim();
+    return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+/** `key=value` pairs of a tool's arguments, each value clipped; long text shown as its size. */
+export function summarizeArgs(input, max = 100) {
+    if (!isObj(input))
+        return clip(String(input ?? ''), max);
+    const parts = Object.entries(input).map(([key, value]) => {
+        if (typeof value === 'string')
+            return value.length > 60 ? `${key}=(${value.length} chars)` : `${key}=${clip(value, 60)}`;
+        return `${key}=${clip(JSON.stringify(value) ?? '', 40)}`;
+    });
+    return clip(parts.join(' '), max);
+}
+function toolResultText(content) {
+    if (typeof content === 'string')
+        return content;
+    if (Array.isArray(content))
+        return content.map((c) => (isObj(c) && typeof c.text === 'string' ? c.text : '')).join(' ');
+    return '';
+}
+function claudeLine(line, usage) {
+    switch (line.type) {
+        case 'system':
+            if (line.subtype === 'init')
+                return [{ kind: 'info', text: `session ${str(line.session_id) ?? '?'} · model ${str(line.model) ?? '?'}` }];
+            if (line.subtype === 'api_retry')
+                return [{ kind: 'error', text: `API retry ${num(line.attempt) ?? '?'}/${num(line.max_retries) ?? '?'}: ${str(line.error) ?? ''} ${num(line.error_status) ?? ''}`.trim() }];
+            return [];
+        case 'assistant': {
+            const message = isObj(line.message) ? line.message : {};
+            const out = [];
+            const isError = typeof line.error === 'string';
+            for (const block of Array.isArray(message.content) ? message.content : []) {
+                if (!isObj(block))
+                    continue;
+                if (block.type === 'text' && typeof block.text === 'string' && block.text.trim())
+                    out.push({ kind: isError ? 'error' : 'text', text: block.text.trim() });
+                else if (block.type === 'tool_use')
+                    out.push({ kind: 'tool', text: `▸ ${str(block.name) ?? 'tool'} ${summarizeArgs(block.input)}`.trimEnd() });
+            }
+            // Per-message usage in stream-json is partial (streamed); totals come with the result event.
+            return out;
+        }
+        case 'user': {
+            const message = isObj(line.message) ? line.message : {};
+            const out = [];
+            for (const block of Array.isArray(message.content) ? message.content : []) {
+                if (isObj(block) && block.type === 'tool_result') {
+                    out.push({ kind: block.is_error === true ? 'error' : 'result', text: `◂ ${clip(toolResultText(block.content), 160)}` });
+                }
+            }
+            return out;
+        }
+        case 'result': {
+            const cost = num(line.total_cost_usd);
+            if (cost !== undefined)
+                usage.costUsd = (usage.costUsd ?? 0) + cost;
+            const u = isObj(line.usage) ? line.usage : {};
+            usage.inputTokens += num(u.input_tokens) ?? 0;
+            usage.outputTokens += num(u.output_tokens) ?? 0;
+            const tokens = `${num(u.input_tokens) ?? 0} in / ${num(u.output_tokens) ?? 0} out`;
+            const turns = num(line.num_turns);
+            const tail = [cost !== undefined ? `$${cost.toFixed(4)}` : 'cost unknown', tokens, turns !== undefined ? `${turns} turns` : ''].filter(Boolean).join(' · ');
+            if (line.is_error === true)
+                return [{ kind: 'error', text: `✗ ${clip(str(line.result) ?? str(line.subtype) ?? 'error', 200)} · ${tail}` }];
+            return [{ kind: 'usage', text: `✓ ${str(line.subtype) ?? 'done'} · ${tail}` }];
+        }
+        default:
+            return [];
+    }
+}
+function codexLine(line, usage) {
+    const item = isObj(line.item) ? line.item : undefined;
+    switch (line.type) {
+        case 'thread.started':
+            return [{ kind: 'info', text: `thread ${str(line.thread_id) ?? '?'}` }];
+        case 'turn.started':
+            return [];
+        case 'turn.completed': {
+            const u = isObj(line.usage) ? line.usage : {};
+            usage.inputTokens = num(u.input_tokens) ?? usage.inputTokens;
+            usage.outputTokens = num(u.output_tokens) ?? usage.outputTokens;
+            return [{ kind: 'usage', text: `✓ turn completed · ${num(u.input_tokens) ?? 0} in / ${num(u.output_tokens) ?? 0} out` }];
+        }
+        case 'turn.failed':
+            return [{ kind: 'error', text: `✗ ${clip(str(isObj(line.error) ? line.error.message : undefined) ?? 'turn failed', 200)}` }];
+        case 'error':
+            return [{ kind: 'error', text: clip(str(line.message) ?? 'error', 200) }];
+        case 'item.started':
+            if (item?.type === 'command_execution')
+                return [{ kind: 'tool', text: `▸ $ ${clip(str(item.command) ?? '', 120)}` }];
+            return [];
+        case 'item.completed':
+            if (!item)
+                return [];
+            if (item.type === 'agent_message')
+                return [{ kind: 'text', text: (str(item.text) ?? '').trim() }];
+            if (item.type === 'command_execution') {
+                const code = num(item.exit_code);
+                return [{ kind: code === 0 ? 'result' : 'error', text: `◂ exit ${code ?? '?'}: ${clip(str(item.aggregated_output) ?? '', 140)}` }];
+            }
+            if (item.type === 'file_change') {
+                const changes = Array.isArray(item.changes) ? item.changes : [];
+                return changes.filter(isObj).map((c) => ({ kind: 'tool', text: `▸ ${str(c.kind) ?? 'change'} ${str(c.path) ?? ''}` }));
+            }
+            if (item.type === 'error')
+                return [{ kind: 'error', text: clip(str(item.message) ?? 'error', 200) }];
+            if (item.type === 'reasoning')
+                return [{ kind: 'info', text: clip(str(item.text) ?? 'thinking…', 120) }];
+            return [];
+        default:
+            return [];
+    }
+}
+/**
+ * Renders one parsed events.jsonl line for a person, updating `usage` with
+ * any tokens or cost it reports. Unknown shapes render as nothing; a line
+ * that was not JSON renders as itself.
+ */
+export function renderStreamLine(value, usage) {
+    if (!isObj(value))
+        return typeof value === 'string' && value.trim() ? [{ kind: 'text', text: value }] : [];
+    const type = str(value.type) ?? '';
+    if (type === 'pak2.reflection')
+        return [{ kind: 'info', text: '— reflection —' }];
+    if (type === 'error')
+        return [{ kind: 'error', text: clip(str(value.message) ?? JSON.stringify(value), 200) }];
+    if (type === 'text')
+        return str(value.text)?.trim() ? [{ kind: 'text', text: str(value.text).trim() }] : [];
+    if (type === 'result' && ('status' in value || 'cost_usd' in value)) {
+        const cost = num(value.cost_usd);
+        if (cost !== undefined)
+            usage.costUsd = (usage.costUsd ?? 0) + cost;
+        const ok = value.status !== 'failure';
+        const text = str(value.text) ?? str(value.error) ?? '';
+        return [{ kind: ok ? 'usage' : 'error', text: `${ok ? '✓' : '✗'} ${clip(text, 160)}${cost !== undefined ? ` · $${cost.toFixed(4)}` : ''}`.trim() }];
+    }
+    if (type.includes('.'))
+        return codexLine(value, usage);
+    return claudeLine(value, usage);
+}
+/** Parses one raw line and renders it; a line that is not JSON is shown as text. */
+export function renderRawLine(raw, usage) {
+    if (!raw.trim())
+        return [];
+    try {
+        return renderStreamLine(JSON.parse(raw), usage);
+    }
+    catch {
+        return [{ kind: 'text', text: clip(raw, 200) }];
+    }
+}
+//# sourceMappingURL=stream-lines.js.map

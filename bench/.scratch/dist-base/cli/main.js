@@ -1,0 +1,109 @@
+import { Command, CommanderError } from 'commander';
+import { UserError } from '../errors.js';
+import { PACKAGE_VERSION } from '../package-root.js';
+import { StoreError } from '../store/index.js';
+import { registerCycle, runCycle } from './commands/cycle.js';
+import { registerGardenCommands } from './commands/garden.js';
+import { registerReadCommands } from './commands/read.js';
+import { registerCancel, registerSubmit } from './commands/submit.js';
+/**
+ * The process's own streams. A closed stdout (`pak2 goals | head -1`) ends
+ * output quietly instead of throwing EPIPE.
+ */
+export function processIO() {
+    let stdoutOpen = true;
+    process.stdout.on('error', (error) => {
+        if (error.code === 'EPIPE')
+            stdoutOpen = false;
+        else
+            throw error;
+    });
+    return {
+        out: (text) => {
+            if (stdoutOpen)
+                process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+        },
+        err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+        env: process.env,
+        cwd: process.cwd(),
+        isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+    };
+}
+/** File-system errors that are the machine's state, not a bug: said in one line, exit 1. */
+const SYSTEM_ERRORS = {
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+    EROFS: 'read-only file system',
+    ENOSPC: 'no space left on the device',
+    ENOTDIR: 'a path component is not a directory',
+    EISDIR: 'is a directory',
+    EEXIST: 'already exists',
+    ENOENT: 'no such file or directory',
+    EMFILE: 'too many open files',
+};
+/** Exit codes: 0 ok, 1 refused or failed operation, 2 bad arguments or files, 70 internal error. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 };
+/** Builds the commander program; every action reports through `io`. */
+export function buildProgram(io) {
+    const program = new Command('pak2')
+        .description('A terminal workbench for running coding agents against a queue of goals.')
+        .option('--garden <dir>', 'the garden (default: the nearest directory above holding PAK2.toml)')
+        .version(PACKAGE_VERSION, '-V, --version', 'print the version')
+        .exitOverride()
+        .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) })
+        .showSuggestionAfterError(true);
+    // Bare `pak2` opens the workbench, like `pak2 cycle` in a terminal.
+    program
+        .usage('[options] [command]')
+        .argument('[command]')
+        .action(async (name) => {
+        if (name !== undefined)
+            throw new UserError(`unknown command '${name}'`, { hint: 'pak2 --help lists the commands' });
+        await runCycle(program, { ui: true }, io);
+    });
+    registerGardenCommands(program, io);
+    registerSubmit(program, io);
+    registerCancel(program, io);
+    registerCycle(program, io);
+    registerReadCommands(program, io);
+    return program;
+}
+/**
+ * Runs the CLI. The one place errors become exit codes: UserError and
+ * StoreError print `pak2: <message>` (plus a `hint:` line) and return their
+ * code; commander usage errors return 2; anything else is a bug and says so.
+ *
+ * @returns the process exit code.
+ */
+export async function main(argv, io = processIO()) {
+    const program = buildProgram(io);
+    try {
+        await program.parseAsync(argv);
+        return io.exitCode ?? EXIT.ok;
+    }
+    catch (error) {
+        if (error instanceof CommanderError) {
+            if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.exitCode === 0)
+                return EXIT.ok;
+            return EXIT.usage;
+        }
+        if (error instanceof UserError) {
+            io.err(`pak2: ${error.message}`);
+            if (error.hint)
+                io.err(`hint: ${error.hint}`);
+            return error.exitCode;
+        }
+        if (error instanceof StoreError) {
+            io.err(`pak2: ${error.message}`);
+            return ['GOAL_NOT_FOUND', 'RUN_NOT_FOUND', 'PLANT_NOT_FOUND', 'INVALID_RECORD', 'INVALID_PLANT_NAME', 'SEED_NOT_FOUND'].includes(error.code) ? EXIT.usage : EXIT.failed;
+        }
+        const sys = error;
+        if (sys && typeof sys.code === 'string' && SYSTEM_ERRORS[sys.code]) {
+            io.err(`pak2: ${sys.path ?? sys.syscall ?? 'file system'}: ${SYSTEM_ERRORS[sys.code]} (${sys.code})`);
+            return EXIT.failed;
+        }
+        io.err(`pak2: internal error (a bug; please report it): ${error?.stack ?? String(error)}`);
+        return EXIT.internal;
+    }
+}
+//# sourceMappingURL=main.js.map

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, issue, PLANT_NAME_PATTERN, timestamp, } from './common.js';
+/** Goal types (DESIGN.md, "Goal record"). */
+export const GOAL_TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research', 'converse', 'retrospective', 'commission'];
+/** Goal statuses in lifecycle order: queued → dispatched → running → completed → closed. */
+export const GOAL_STATUSES = ['queued', 'dispatched', 'running', 'completed', 'closed'];
+/** Why a goal closed: its run's outcome, or the operator cancelled it. */
+export const CLOSED_REASONS = ['success', 'failure', 'cancelled'];
+/**
+ * The goal state machine (seed 002, "The reconcile loop"): allowed `from → to`
+ * transitions. `dispatched → queued` is the rollback when opening the run
+ * fails; `running → queued` puts a goal back after its run was interrupted by
+ * a coordinator shutdown (the next dispatch opens attempt rN+1);
+ * `queued → closed` is an operator cancel.
+ */
+export const GOAL_TRANSITIONS = {
+    queued: ['dispatched', 'closed'],
+    dispatched: ['running', 'queued'],
+    running: ['completed', 'queued'],
+    completed: ['closed'],
+    closed: [],
+};
+/** Lowest and highest goal priority; higher dispatches first. Default 50. */
+export const PRIORITY_MIN = 0;
+export const PRIORITY_MAX = 100;
+export const PRIORITY_DEFAULT = 50;
+/**
+ * The goal record, `<runtime-root>/goals/<id>.json` (docs/goal/level2.md).
+ * Unknown fields are kept.
+ */
+export const GoalSchema = z.looseObject({
+    id: codedString(GOAL_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    type: codedEnum(GOAL_TYPES, 'INVALID_GOAL_TYPE'),
+    status: codedEnum(GOAL_STATUSES, 'INVALID_STATUS'),
+    priority: z
+        .number({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_PRIORITY') })
+        .int({ error: 'INVALID_PRIORITY' })
+        .min(PRIORITY_MIN, { error: 'INVALID_PRIORITY' })
+        .max(PRIORITY_MAX, { error: 'INVALID_PRIORITY' }),
+    assigned_to: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
+    body: z.string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_TYPE') }),
+    submitted_at: timestamp(),
+    updated_at: timestamp().optional(),
+    closed_at: timestamp().optional(),
+    driver: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    reasoning_effort: z.string().min(1).optional(),
+    conversation_id: z.string().min(1).optional(),
+    post_reply_hop: z.boolean().optional(),
+    closed_reason: codedEnum(CLOSED_REASONS, 'INVALID_CLOSED_REASON').optional(),
+});
+/**
+ * Validates a goal record (docs/goal/level2.md). Never throws.
+ *
+ * @returns every issue, `[]` when valid. Codes: MISSING_REQUIRED_FIELD,
+ *   INVALID_ID_FORMAT, INVALID_GOAL_TYPE, INVALID_STATUS, INVALID_PRIORITY,
+ *   INVALID_PLANT_NAME, INVALID_TIMESTAMP, MISSING_CLOSED_REASON,
+ *   INVALID_CLOSED_REASON, INVALID_FIELD_TYPE, INVALID_SHAPE.
+ */
+export function validateGoal(data) {
+    const issues = collectIssues(GoalSchema, data);
+    if (issues.some((i) => i.code === 'INVALID_SHAPE'))
+        return issues;
+    const record = data;
+    if (record.status === 'closed' && (record.closed_reason === undefined || record.closed_reason === null)) {
+        issues.push(issue('MISSING_CLOSED_REASON', 'closed_reason'));
+    }
+    return issues;
+}
+//# sourceMappingURL=goal.js.map

@@ -1,0 +1,122 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import lockfile from 'proper-lockfile';
+import { isErrno } from '../errors.js';
+/** A store operation that was refused; `code` is a seed reason code, `file` the record concerned. */
+export class StoreError extends Error {
+    code;
+    file;
+    constructor(code, message, file) {
+        super(message);
+        this.name = 'StoreError';
+        this.code = code;
+        this.file = file;
+    }
+}
+/**
+ * Writes `data` as pretty JSON atomically (temp file, fsync, rename), so a
+ * reader never sees half a record. Creates the parent directory.
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function writeJsonAtomic(file, data) {
+    try {
+        await fsp.mkdir(path.dirname(file), { recursive: true });
+        await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true });
+    }
+    catch (error) {
+        throw new StoreError('IO_ERROR', `${file}: write failed (${error.message})`, file);
+    }
+}
+/**
+ * Writes a new JSON file that must not exist yet: written to a temp file,
+ * fsynced, then hard-linked into place, which fails if the name is taken.
+ *
+ * @throws StoreError IO_ERROR naming the file (EEXIST included).
+ */
+export async function createJsonExclusive(file, data) {
+    const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+    try {
+        await fsp.mkdir(path.dirname(file), { recursive: true });
+        const handle = await fsp.open(temp, 'wx');
+        try {
+            await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+            await handle.sync();
+        }
+        finally {
+            await handle.close();
+        }
+        await fsp.link(temp, file);
+    }
+    catch (error) {
+        throw new StoreError('IO_ERROR', `${file}: create failed (${error.message})`, file);
+    }
+    finally {
+        await fsp.rm(temp, { force: true });
+    }
+}
+/** Reads and parses a JSON file; never throws. `message` names the file. */
+export async function readJsonFile(file) {
+    let text;
+    try {
+        text = await fsp.readFile(file, 'utf8');
+    }
+    catch (error) {
+        return { ok: false, missing: isErrno(error, 'ENOENT'), message: `${file}: ${isErrno(error, 'ENOENT') ? 'no such file' : error.message}` };
+    }
+    try {
+        return { ok: true, value: JSON.parse(text) };
+    }
+    catch (error) {
+        return { ok: false, missing: false, message: `${file}: malformed JSON (${error.message})` };
+    }
+}
+/**
+ * Appends one JSON line with O_APPEND (a single write, so concurrent writers
+ * never interleave inside a line). Creates the parent directory.
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function appendJsonLine(file, data) {
+    try {
+        await fsp.mkdir(path.dirname(file), { recursive: true });
+        const handle = await fsp.open(file, 'a+');
+        try {
+            // A torn last line (a writer that died mid-line) must not swallow this one.
+            const { size } = await handle.stat();
+            let lead = '';
+            if (size > 0) {
+                const last = Buffer.alloc(1);
+                await handle.read(last, 0, 1, size - 1);
+                if (last[0] !== 0x0a)
+                    lead = '\n';
+            }
+            await handle.appendFile(`${lead}${JSON.stringify(data)}\n`);
+        }
+        finally {
+            await handle.close();
+        }
+    }
+    catch (error) {
+        throw new StoreError('IO_ERROR', `${file}: append failed (${error.message})`, file);
+    }
+}
+/**
+ * Runs `fn` holding an inter-process lock on `target` (an existing directory
+ * or file; the lock is the directory `<target>.lock`). Waits up to ~5 s.
+ */
+export async function withLock(target, fn) {
+    const release = await lockfile.lock(target, {
+        lockfilePath: `${target}.lock`,
+        retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
+        stale: 10_000,
+    });
+    try {
+        return await fn();
+    }
+    finally {
+        await release();
+    }
+}
+//# sourceMappingURL=files.js.map

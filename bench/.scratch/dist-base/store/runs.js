@@ -1,0 +1,199 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { formatIssue, isTerminalRunStatus, RUN_ID_PATTERN, validateRun, validateRunClose, } from '../contracts/index.js';
+import { runDir } from '../garden/index.js';
+import { isErrno } from '../errors.js';
+import { appendEvent } from './events.js';
+import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+/** File names inside a run directory (seed 000, "Run directory"). */
+export const RUN_FILES = {
+    meta: 'meta.json',
+    events: 'events.jsonl',
+};
+/** `<runtime-root>/runs/<run-id>/meta.json`. Refuses ids that are not `N-slug-rN`. */
+export function runMetaFile(paths, runId) {
+    if (!RUN_ID_PATTERN.test(runId))
+        throw new StoreError('RUN_NOT_FOUND', `run id ${JSON.stringify(runId)} is not of the form N-slug-rN`);
+    return path.join(runDir(paths, runId), RUN_FILES.meta);
+}
+/** `<runtime-root>/runs/<run-id>/events.jsonl`. */
+export function runEventsFile(paths, runId) {
+    return path.join(runDir(paths, runId), RUN_FILES.events);
+}
+/**
+ * Opens the next attempt of `goal`: creates `runs/<goal>-rN/` (N = first free
+ * attempt number, claimed with an exclusive mkdir), writes a validated
+ * `running` meta.json with started_at, and appends RunStarted.
+ *
+ * @throws StoreError INVALID_RECORD when the record would not validate, IO_ERROR.
+ */
+export async function openRun(paths, goal, input, now = new Date()) {
+    await fsp.mkdir(paths.runsDir, { recursive: true });
+    let attempt = (await runIdsForGoal(paths, goal.id)).length + 1;
+    for (;;) {
+        const id = `${goal.id}-r${attempt}`;
+        const record = {
+            id,
+            goal: goal.id,
+            plant: input.plant,
+            status: 'running',
+            started_at: now.toISOString(),
+            driver: input.driver,
+            model: input.model,
+            ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
+            ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
+        };
+        const issues = validateRun(record);
+        if (issues.length > 0)
+            throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0])}`);
+        try {
+            await fsp.mkdir(runDir(paths, id));
+        }
+        catch (error) {
+            if (isErrno(error, 'EEXIST')) {
+                attempt += 1;
+                continue;
+            }
+            throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${error.message})`);
+        }
+        await writeJsonAtomic(runMetaFile(paths, id), record);
+        await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}` }, now);
+        return record;
+    }
+}
+/**
+ * Reads and validates one run record.
+ *
+ * @throws StoreError RUN_NOT_FOUND, INVALID_RECORD (malformed JSON or failing field, named).
+ */
+export async function readRun(paths, runId) {
+    const file = runMetaFile(paths, runId);
+    const read = await readJsonFile(file);
+    if (!read.ok) {
+        if (read.missing)
+            throw new StoreError('RUN_NOT_FOUND', `no run ${runId} (looked for ${file})`, file);
+        throw new StoreError('INVALID_RECORD', read.message, file);
+    }
+    const issues = validateRun(read.value);
+    if (issues.length > 0)
+        throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0])}`, file);
+    const run = read.value;
+    if (run.id !== runId)
+        throw new StoreError('INVALID_RECORD', `${file}: id ${JSON.stringify(run.id)} does not match the run directory`, file);
+    return run;
+}
+/**
+ * Run ids of a goal's attempts, r1 first, found by probing `<goal>-r1`,
+ * `-r2`, … (no listing of the runs directory, which can be large).
+ */
+export async function runIdsForGoal(paths, goalId) {
+    const ids = [];
+    for (let attempt = 1;; attempt += 1) {
+        const id = `${goalId}-r${attempt}`;
+        try {
+            await fsp.access(runDir(paths, id));
+            ids.push(id);
+        }
+        catch {
+            return ids;
+        }
+    }
+}
+/** The goal's latest run record, or undefined when it has none. */
+export async function latestRun(paths, goalId) {
+    const ids = await runIdsForGoal(paths, goalId);
+    const last = ids.at(-1);
+    return last ? readRun(paths, last) : undefined;
+}
+/** Every run record (a listing of the runs directory); unreadable ones are reported. */
+export async function listRuns(paths) {
+    let names;
+    try {
+        names = await fsp.readdir(paths.runsDir);
+    }
+    catch (error) {
+        if (isErrno(error, 'ENOENT'))
+            return { runs: [], problems: [] };
+        throw error;
+    }
+    const runs = [];
+    const problems = [];
+    await Promise.all(names
+        .filter((name) => RUN_ID_PATTERN.test(name))
+        .map(async (name) => {
+        try {
+            runs.push(await readRun(paths, name));
+        }
+        catch (error) {
+            problems.push({ file: runMetaFile(paths, name), message: error.message });
+        }
+    }));
+    runs.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.id.localeCompare(b.id)));
+    return { runs, problems };
+}
+const closing = new Map();
+/**
+ * Closes a run (seed 000 `close_run`): validates the terminal record with
+ * validateRunClose(run, goalType), writes meta.json once and appends
+ * RunClosed. A terminal record is never rewritten: closing it again throws.
+ * Closes of one run within this process are serialised, so the watchdog and
+ * the driver cannot both win.
+ *
+ * @throws StoreError RUN_NOT_FOUND, INVALID_TRANSITION (already terminal),
+ *   INVALID_RECORD (with the first validation issue, e.g. MISSING_REFLECTION), IO_ERROR.
+ */
+export async function closeRun(paths, runId, goalType, input, now = new Date()) {
+    const previous = closing.get(runId) ?? Promise.resolve();
+    const task = previous.catch(() => undefined).then(() => closeRunNow(paths, runId, goalType, input, now));
+    closing.set(runId, task);
+    try {
+        return await task;
+    }
+    finally {
+        if (closing.get(runId) === task)
+            closing.delete(runId);
+    }
+}
+async function closeRunNow(paths, runId, goalType, input, now) {
+    const run = await readRun(paths, runId);
+    if (isTerminalRunStatus(run.status)) {
+        throw new StoreError('INVALID_TRANSITION', `run ${runId} is already ${run.status}; a terminal run record is never rewritten`, runMetaFile(paths, runId));
+    }
+    const closed = {
+        ...run,
+        status: input.status,
+        completed_at: now.toISOString(),
+        cost: input.cost,
+        ...(input.failureReason ? { failure_reason: input.failureReason } : {}),
+        ...(input.reflection ? { reflection: input.reflection } : {}),
+        ...(input.finalText !== undefined || input.errorText !== undefined
+            ? {
+                outputs: {
+                    ...(run.outputs ?? {}),
+                    ...(input.finalText !== undefined ? { final_text: input.finalText } : {}),
+                    ...(input.errorText !== undefined ? { error: input.errorText } : {}),
+                },
+            }
+            : {}),
+        ...(input.numTurns !== undefined ? { num_turns: input.numTurns } : {}),
+        ...(input.sessionId ? { session_id: input.sessionId } : {}),
+        ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}),
+    };
+    const issues = validateRunClose(closed, goalType);
+    if (issues.length > 0)
+        throw new StoreError('INVALID_RECORD', `run ${runId}: ${formatIssue(issues[0])}`, runMetaFile(paths, runId));
+    await writeJsonAtomic(runMetaFile(paths, runId), closed);
+    await appendEvent(paths, {
+        type: 'RunClosed',
+        run: runId,
+        goal: run.goal,
+        plant: run.plant,
+        status: input.status,
+        ...(input.failureReason ? { reason: input.failureReason } : {}),
+        cost_source: input.cost.source,
+        ...(input.cost.usd !== undefined ? { cost_usd: input.cost.usd } : {}),
+        ...(input.by ? { detail: `closed by ${input.by}` } : {}),
+    }, now);
+    return closed;
+}
+//# sourceMappingURL=runs.js.map

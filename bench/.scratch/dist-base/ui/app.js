@@ -1,0 +1,243 @@
+import { jsx as _jsx, jsxs as _jsxs } from "react/jsx-runtime";
+import { Box, useInput } from 'ink';
+import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useSnapshot } from './hooks/use-snapshot.js';
+import { useTerminalSize } from './hooks/use-terminal-size.js';
+import { commandFor } from './keymap.js';
+import { ConfirmQuit } from './overlays/confirm-quit.js';
+import { Detail, goalDetail } from './overlays/detail.js';
+import { GoalForm } from './overlays/goal-form.js';
+import { formKey, newGoalForm } from './overlays/goal-form-state.js';
+import { Help } from './overlays/help.js';
+import { Chat } from './panes/chat.js';
+import { GoalQueue, matchesFilter } from './panes/goal-queue.js';
+import { Inbox } from './panes/inbox.js';
+import { Plants } from './panes/plants.js';
+import { RunTail } from './panes/run-tail.js';
+import { StatusLine } from './status-line.js';
+import { applyEditKey, editState } from './text-edit.js';
+/** The panes in tab order. */
+export const PANES = ['goals', 'tail', 'plants', 'inbox', 'chat'];
+/** Pane rectangles for a terminal size: goals and tail on top, plants / inbox / chat below, one status row. */
+export function computeLayout(columns, rows) {
+    const area = Math.max(6, rows - 2); // the root stays below the terminal height (no flicker), less the status line
+    const top = Math.max(3, Math.round(area * 0.6));
+    const bottom = Math.max(3, area - top);
+    const goalsWidth = Math.max(30, Math.floor(columns * (columns >= 140 ? 0.5 : 0.55)));
+    const third = Math.floor(columns / 3);
+    return {
+        area,
+        goals: { width: goalsWidth, height: top },
+        tail: { width: Math.max(10, columns - goalsWidth), height: top },
+        plants: { width: third, height: bottom },
+        inbox: { width: third, height: bottom },
+        chat: { width: columns - 2 * third, height: bottom },
+    };
+}
+/**
+ * The workbench (issue 3): the goal queue, the run tail, plants, inbox and
+ * chat, and a status line, all from one snapshot store. One root `useInput`
+ * routes keys through the keymap; components never touch the file system.
+ */
+export function App({ store, actions, size, now: fixedNow, interactive = true }) {
+    const snapshot = useSnapshot(store);
+    const terminal = useTerminalSize();
+    const { columns, rows } = size ?? terminal;
+    const [clock, setClock] = useState(() => fixedNow ?? Date.now());
+    const live = snapshot.coordinator.liveRuns.length > 0;
+    useEffect(() => {
+        if (fixedNow !== undefined)
+            return;
+        const timer = setInterval(() => setClock(Date.now()), live ? 250 : 1000);
+        return () => clearInterval(timer);
+    }, [fixedNow, live]);
+    const now = fixedNow ?? clock;
+    const [focus, setFocus] = useState('goals');
+    const [cursor, setCursor] = useState({ goals: 0, tail: 0, plants: 0, inbox: 0, chat: 0 });
+    const [filter, setFilter] = useState(editState());
+    const [editingFilter, setEditingFilter] = useState(false);
+    const [draft, setDraft] = useState(undefined);
+    const [overlay, setOverlay] = useState({ kind: 'none' });
+    const [detailScroll, setDetailScroll] = useState(0);
+    const [message, setMessage] = useState(undefined);
+    const goals = useMemo(() => snapshot.goals.filter((row) => matchesFilter(row, filter.text)), [snapshot.goals, filter.text]);
+    const clamp = (pane, value) => {
+        const length = pane === 'goals' ? goals.length : pane === 'plants' ? snapshot.plants.length : pane === 'inbox' ? snapshot.inbox.length : Number.MAX_SAFE_INTEGER;
+        return Math.max(0, Math.min(value, Math.max(0, length - 1)));
+    };
+    const selectedGoal = goals[clamp('goals', cursor.goals)];
+    const followed = focus === 'goals' || focus === 'tail' ? selectedGoal?.run?.id : undefined;
+    useEffect(() => actions.follow(followed), [actions, followed]);
+    const tailRun = useMemo(() => {
+        const id = snapshot.tail?.runId;
+        return id ? snapshot.goals.find((row) => row.run?.id === id)?.run : undefined;
+    }, [snapshot.tail?.runId, snapshot.goals]);
+    const layout = computeLayout(columns, rows);
+    const choices = useMemo(() => ({ plants: snapshot.plants.filter((p) => p.plant.status === 'active').map((p) => p.plant.name), drivers: ['(default)', ...snapshot.garden.drivers] }), [snapshot.plants, snapshot.garden.drivers]);
+    const flash = useCallback((text, error = false) => setMessage({ text, error }), []);
+    // Key handling reads the latest state through a ref, so the handler stays stable (ink re-subscribes otherwise).
+    const state = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, choices, layout, detailScroll };
+    const ref = useRef(state);
+    ref.current = state;
+    const move = useCallback((command) => {
+        const s = ref.current;
+        const page = Math.max(1, s.layout.goals.height - 3);
+        const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
+        if (s.overlay.kind === 'detail' || s.overlay.kind === 'help') {
+            setDetailScroll((v) => Math.max(0, v + delta));
+            return;
+        }
+        if (s.focus === 'tail') {
+            setCursor((c) => ({ ...c, tail: Math.max(0, c.tail - delta) })); // up scrolls back
+            return;
+        }
+        setCursor((c) => {
+            const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.inbox.length : 0;
+            return { ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) };
+        });
+    }, []);
+    const handler = useCallback((input, key) => {
+        const s = ref.current;
+        setMessage(undefined);
+        if (s.overlay.kind === 'quit') {
+            if (input === 'y' || input === 'Y')
+                actions.quit();
+            else if (input === 'n' || input === 'N' || key.escape)
+                setOverlay({ kind: 'none' });
+            return;
+        }
+        if (s.overlay.kind === 'form') {
+            const outcome = formKey(s.overlay.form, input, key, s.choices);
+            if (outcome.cancel)
+                return setOverlay({ kind: 'none' });
+            setOverlay({ kind: 'form', form: outcome.state });
+            if (outcome.submit && actions.submitGoal) {
+                const form = outcome.state;
+                actions.submitGoal(outcome.submit).then((goal) => {
+                    setOverlay({ kind: 'none' });
+                    setFocus('goals');
+                    flash(`queued ${goal.id}`);
+                }, (error) => setOverlay({ kind: 'form', form: { ...form, error: error.message } }));
+            }
+            return;
+        }
+        if (s.draft) {
+            if (key.escape)
+                return setDraft(undefined);
+            if (key.return || (key.ctrl && input === 's')) {
+                const text = s.draft.text;
+                setDraft(undefined);
+                if (text.trim() && actions.sendMessage)
+                    actions.sendMessage(text).then(() => flash('message sent'), (error) => flash(error.message, true));
+                return;
+            }
+            setDraft(applyEditKey(s.draft, input, key, false));
+            return;
+        }
+        if (s.editingFilter) {
+            if (key.escape) {
+                setFilter(editState());
+                setEditingFilter(false);
+            }
+            else if (key.return || key.tab)
+                setEditingFilter(false);
+            else {
+                setFilter(applyEditKey(s.filter, input, key, false));
+                setCursor((c) => ({ ...c, goals: 0 }));
+            }
+            return;
+        }
+        const command = commandFor(input, key, 'global');
+        if (!command)
+            return;
+        switch (command) {
+            case 'help':
+                setDetailScroll(0);
+                return setOverlay(s.overlay.kind === 'help' ? { kind: 'none' } : { kind: 'help' });
+            case 'quit':
+                if (s.snapshot.coordinator.liveRuns.length > 0)
+                    return setOverlay({ kind: 'quit' });
+                return actions.quit();
+            case 'back':
+                if (s.overlay.kind !== 'none')
+                    return setOverlay({ kind: 'none' });
+                if (s.filter.text)
+                    return setFilter(editState());
+                return;
+            case 'focus.next':
+            case 'focus.prev': {
+                if (s.overlay.kind !== 'none')
+                    return;
+                const i = PANES.indexOf(s.focus);
+                return setFocus(PANES[(i + (command === 'focus.next' ? 1 : PANES.length - 1)) % PANES.length]);
+            }
+            case 'cursor.up':
+            case 'cursor.down':
+            case 'cursor.pageUp':
+            case 'cursor.pageDown':
+            case 'cursor.top':
+            case 'cursor.bottom':
+                return move(command);
+            case 'goal.new':
+                if (!actions.submitGoal)
+                    return flash('read-only dashboard: submit goals with pak2 submit or the workbench', true);
+                if (s.choices.plants.length === 0)
+                    return flash('no plants yet: run pak2 genesis', true);
+                return setOverlay({ kind: 'form', form: newGoalForm(s.choices) });
+            case 'filter':
+                setFocus('goals');
+                return setEditingFilter(true);
+            case 'chat.compose':
+                if (!actions.sendMessage)
+                    return flash('read-only dashboard: chat is off', true);
+                setFocus('chat');
+                return setDraft(editState());
+            case 'open': {
+                if (s.overlay.kind !== 'none')
+                    return;
+                if (s.focus === 'goals' || s.focus === 'tail') {
+                    if (!s.selectedGoal)
+                        return;
+                    setDetailScroll(0);
+                    return setOverlay({ kind: 'detail', title: `Goal ${s.selectedGoal.goal.id}`, sections: goalDetail(s.selectedGoal.goal, s.selectedGoal.run), goalId: s.selectedGoal.goal.id });
+                }
+                if (s.focus === 'inbox') {
+                    const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
+                    if (!note)
+                        return;
+                    setDetailScroll(0);
+                    if (note.unread)
+                        void actions.markNoteRead?.(note.name);
+                    return setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: note.body.split('\n') }] });
+                }
+                if (s.focus === 'chat' && actions.sendMessage)
+                    return setDraft(editState());
+                return;
+            }
+            default:
+                return;
+        }
+    }, [actions, flash, move]);
+    useInput(handler, { isActive: interactive });
+    // A detail view follows its goal as the snapshot changes (a run finishing while it is open).
+    const shownOverlay = useMemo(() => {
+        if (overlay.kind !== 'detail' || !overlay.goalId)
+            return overlay;
+        const row = snapshot.goals.find((r) => r.goal.id === overlay.goalId);
+        return row ? { ...overlay, sections: goalDetail(row.goal, row.run) } : overlay;
+    }, [overlay, snapshot.goals]);
+    const full = { width: columns, height: layout.area };
+    let main;
+    if (shownOverlay.kind === 'help')
+        main = _jsx(Help, { ...full });
+    else if (shownOverlay.kind === 'detail')
+        main = _jsx(Detail, { title: shownOverlay.title, sections: shownOverlay.sections, scroll: detailScroll, ...full });
+    else if (shownOverlay.kind === 'form')
+        main = _jsx(GoalForm, { state: shownOverlay.form, choices: choices, ...full });
+    else if (shownOverlay.kind === 'quit')
+        main = _jsx(ConfirmQuit, { live: snapshot.coordinator.liveRuns, width: columns });
+    else
+        main = (_jsxs(Box, { flexDirection: "column", height: layout.area, children: [_jsxs(Box, { children: [_jsx(GoalQueue, { rows: goals, cursor: clamp('goals', cursor.goals), filter: editingFilter ? `${filter.text}█` : filter.text, focused: focus === 'goals', now: now, ...layout.goals }), _jsx(RunTail, { tail: snapshot.tail, run: tailRun, scroll: cursor.tail, focused: focus === 'tail', now: now, ...layout.tail })] }), _jsxs(Box, { children: [_jsx(Plants, { plants: snapshot.plants, cursor: clamp('plants', cursor.plants), focused: focus === 'plants', ...layout.plants }), _jsx(Inbox, { notes: snapshot.inbox, cursor: clamp('inbox', cursor.inbox), focused: focus === 'inbox', now: now, ...layout.inbox }), _jsx(Chat, { messages: snapshot.chat.messages, draft: draft, readOnly: !actions.sendMessage, focused: focus === 'chat', ...layout.chat })] })] }));
+    return (_jsxs(Box, { flexDirection: "column", width: columns, height: layout.area + 1, children: [main, _jsx(StatusLine, { snapshot: snapshot, message: message, width: columns })] }));
+}
+//# sourceMappingURL=app.js.map

@@ -1,0 +1,84 @@
+import { jsx as _jsx } from "react/jsx-runtime";
+import fs from 'node:fs';
+import path from 'node:path';
+import { render, renderToString } from 'ink';
+import React from 'react';
+import { Coordinator } from '../coordinator/index.js';
+import { runDir } from '../garden/index.js';
+import { markNoteRead } from '../store/index.js';
+import { SnapshotSource } from '../snapshot/index.js';
+import { sendOperatorMessage, submitGoal } from '../submit/index.js';
+import { App } from './app.js';
+/**
+ * Opens the full-screen workbench on a garden and resolves when the operator
+ * quits. With a coordinator (the default) it runs the garden in-process;
+ * agent stderr goes to `<run-dir>/stderr.log`, since it would tear the frame.
+ * One quit path: stop the coordinator (live runs are killed and closed
+ * `killed` / coordinator_stopped), stop the snapshot source, unmount.
+ *
+ * @throws UserError when another coordinator holds the garden.
+ */
+export async function runWorkbench(garden, options = {}) {
+    const coordinator = options.readOnly
+        ? undefined
+        : new Coordinator({
+            garden,
+            command: options.command ?? 'pak2 (workbench)',
+            onStderr: (runId, chunk) => {
+                try {
+                    fs.appendFileSync(path.join(runDir(garden.paths, runId), 'stderr.log'), chunk);
+                }
+                catch {
+                    // the run directory is gone: nothing to keep
+                }
+            },
+        });
+    await coordinator?.start();
+    const source = new SnapshotSource({ garden, ...(coordinator ? { coordinator } : {}), readOnly: !!options.readOnly });
+    await source.start();
+    let quitting;
+    let unmount = () => undefined;
+    const quit = () => {
+        quitting ??= (async () => {
+            await coordinator?.stop();
+            await source.stop();
+            unmount();
+        })();
+    };
+    const actions = {
+        follow: (runId) => source.follow(runId),
+        quit,
+        ...(options.readOnly
+            ? {}
+            : {
+                submitGoal: (input) => submitGoal(garden, input),
+                sendMessage: (text) => sendOperatorMessage(garden, text),
+                markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
+            }),
+    };
+    const instance = render(_jsx(App, { store: source, actions: actions }), { exitOnCtrlC: false, patchConsole: false });
+    unmount = () => instance.unmount();
+    const onSignal = () => quit();
+    process.on('SIGTERM', onSignal);
+    process.on('SIGHUP', onSignal);
+    try {
+        await instance.waitUntilExit();
+        await quitting;
+    }
+    finally {
+        process.off('SIGTERM', onSignal);
+        process.off('SIGHUP', onSignal);
+    }
+}
+/**
+ * One frame of the read-only panes as text, for a dashboard whose stdout is
+ * not a terminal (a pipe, a log): the snapshot at this moment, rendered once.
+ */
+export async function renderDashboardFrame(garden, size) {
+    const source = new SnapshotSource({ garden, readOnly: true });
+    await source.start();
+    await source.stop();
+    const actions = { follow: () => undefined, quit: () => undefined };
+    return renderToString(_jsx(App, { store: source, actions: actions, size: size, interactive: false }), { columns: size.columns });
+}
+//# sourceMappingURL=workbench.js.map

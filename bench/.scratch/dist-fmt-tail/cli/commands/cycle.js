@@ -1,0 +1,121 @@
+import { Coordinator } from '../../coordinator/index.js';
+import { onEvent } from '../../store/index.js';
+import { gardenOf } from '../context.js';
+import { formatEventLine } from '../headless.js';
+/**
+ * Why this start runs headless, or undefined when the workbench can open:
+ * `--no-ui`, `--until-idle`/`--json` (made for scripts), stdin or stdout not a
+ * terminal, or `CI` set.
+ */
+export function headlessReason(opts, io) {
+    if (!opts.ui)
+        return undefined;
+    if (opts.untilIdle || opts.json)
+        return 'running headless (--until-idle and --json are for scripts)';
+    if (!io.isTTY)
+        return 'not a terminal: running headless (pass --no-ui to silence this notice)';
+    if (io.env.CI)
+        return 'CI is set: running headless';
+    return '';
+}
+/** Runs the coordinator headless, printing one line (or JSON object) per lifecycle event. */
+export async function runHeadless(garden, opts, io) {
+    const unsubscribe = onEvent((event) => io.out(formatEventLine(event, opts.json)));
+    // Each distinct problem is said once, not on every pass.
+    const said = new Set();
+    const sayOnce = (line) => {
+        if (said.has(line))
+            return;
+        said.add(line);
+        io.err(line);
+    };
+    const coordinator = new Coordinator({
+        garden,
+        command: 'pak2 cycle --no-ui',
+        onError: (error) => sayOnce(`pak2: ${error.message}`),
+        onPass: (summary) => {
+            for (const problem of summary.problems)
+                sayOnce(`pak2: skipped ${problem.message}`);
+            for (const rolled of summary.rolledBack)
+                sayOnce(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
+        },
+    });
+    await coordinator.start();
+    let stopping;
+    const stop = () => (stopping ??= coordinator.stop());
+    let signals = 0;
+    const onSignal = () => {
+        signals += 1;
+        if (coordinator.live.size > 0) {
+            io.err(signals === 1
+                ? `pak2: stopping: ${coordinator.live.size} live run(s) are being stopped and closed killed (coordinator_stopped); their goals go back to the queue`
+                : 'pak2: still stopping: waiting for the live runs to exit');
+        }
+        void stop();
+    };
+    const signalNames = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    for (const name of signalNames)
+        process.on(name, onSignal);
+    try {
+        const stopped = new Promise((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
+        await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
+        const last = coordinator.summary;
+        if (opts.untilIdle && last && signals === 0) {
+            const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`)];
+            if (stuck.length)
+                io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
+        }
+    }
+    finally {
+        await stop();
+        for (const name of signalNames)
+            process.off(name, onSignal);
+        unsubscribe();
+    }
+}
+/** `pak2 cycle` (and bare `pak2`): the workbench in a terminal, else headless. */
+export async function runCycle(command, opts, io) {
+    const garden = gardenOf(command, io);
+    const reason = headlessReason(opts, io);
+    if (reason === '') {
+        // Ink and React load only on the interactive path, so headless starts fast.
+        const { runWorkbench } = await import('../../ui/workbench.js');
+        return runWorkbench(garden);
+    }
+    if (reason)
+        io.err(`pak2: ${reason}`);
+    return runHeadless(garden, opts, io);
+}
+/**
+ * `pak2 cycle`: runs the coordinator. In a terminal it opens the workbench;
+ * headless (`--no-ui`, or no terminal) prints one line per lifecycle event
+ * (JSON with `--json`); `--until-idle` exits once nothing is queued or
+ * running. SIGINT / SIGTERM stop it cleanly: live runs are killed and closed
+ * `killed` (coordinator_stopped).
+ */
+export function registerCycle(program, io) {
+    program
+        .command('cycle')
+        .description('run the coordinator: the workbench in a terminal, else headless lines')
+        .option('--no-ui', 'run headless: print one line per lifecycle event')
+        .option('--until-idle', 'exit once nothing is queued or running (headless)')
+        .option('--json', 'headless lines as JSON events')
+        .action((opts, command) => runCycle(command, opts, io));
+    program
+        .command('dashboard')
+        .description('the workbench panes, read-only: no coordinator, no writes (one frame when not a terminal)')
+        .action(async (_opts, command) => {
+        const garden = gardenOf(command, io);
+        const { startDashboardInvocation } = await import('../../lifecycle/dashboard-invocations.js');
+        const finish = await startDashboardInvocation(garden.paths);
+        const { runWorkbench, renderDashboardFrame } = await import('../../ui/workbench.js');
+        if (io.isTTY)
+            await runWorkbench(garden, { readOnly: true });
+        else {
+            io.err('pak2: not a terminal: printing one frame of the dashboard');
+            io.out(await renderDashboardFrame(garden, { columns: Number(io.env.COLUMNS) || 120, rows: Number(io.env.LINES) || 40 }));
+        }
+        await finish();
+    });
+}
+//# sourceMappingURL=cycle.js.map

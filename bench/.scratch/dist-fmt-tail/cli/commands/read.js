@@ -1,0 +1,164 @@
+import { GOAL_ID_PATTERN, RUN_ID_PATTERN } from '../../contracts/index.js';
+import { UserError } from '../../errors.js';
+import { listGoals, listRuns, readGoal, readRun, runIdsForGoal, StoreError } from '../../store/index.js';
+import { gardenOf, printJson } from '../context.js';
+import { age, duration, formatCost, sanitize, table, truncateColumns } from '../../format.js';
+const STATUS_ORDER = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };
+/** Goals for a person: open first (running, then queued by dispatch order), then the newest closed. */
+export function orderGoalsForDisplay(goals) {
+    return [...goals].sort((a, b) => {
+        const s = (STATUS_ORDER[a.status] ?? 9) - (STATUS_ORDER[b.status] ?? 9);
+        if (s !== 0)
+            return s;
+        if (a.status === 'closed')
+            return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at);
+        if (a.priority !== b.priority)
+            return b.priority - a.priority;
+        return a.submitted_at.localeCompare(b.submitted_at);
+    });
+}
+function runDuration(run) {
+    const end = run.completed_at ? Date.parse(run.completed_at) : Date.now();
+    return duration((end - Date.parse(run.started_at)) / 1000);
+}
+/** `pak2 goals`, `pak2 runs`, `pak2 show ID`: read-only views; `--json` for machines. */
+export function registerReadCommands(program, io) {
+    program
+        .command('goals')
+        .description('list goals: open ones, then the most recently closed')
+        .option('--all', 'include every closed goal')
+        .option('--json', 'print the goal records as JSON')
+        .action(async (opts, command) => {
+        const garden = gardenOf(command, io);
+        const { goals, problems } = await listGoals(garden.paths);
+        for (const problem of problems)
+            io.err(`pak2: skipped ${problem.message}`);
+        let shown = orderGoalsForDisplay(goals);
+        if (!opts.all) {
+            const open = shown.filter((g) => g.status !== 'closed');
+            shown = [...open, ...shown.filter((g) => g.status === 'closed').slice(0, 20)];
+        }
+        if (opts.json)
+            return printJson(io, shown);
+        if (shown.length === 0)
+            return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
+        io.out(table(['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'], shown.map((g) => [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), g.status === 'closed' ? `closed:${g.closed_reason}` : g.status, age(g.submitted_at)])));
+    });
+    program
+        .command('runs')
+        .description('list runs, oldest first')
+        .option('--goal <id>', 'only the runs of this goal')
+        .option('--json', 'print the run records as JSON')
+        .action(async (opts, command) => {
+        const garden = gardenOf(command, io);
+        let runs;
+        if (opts.goal !== undefined) {
+            if (!GOAL_ID_PATTERN.test(opts.goal))
+                throw new UserError(`--goal ${opts.goal}: not a goal id (N-slug)`);
+            await readGoal(garden.paths, opts.goal);
+            runs = [];
+            for (const id of await runIdsForGoal(garden.paths, opts.goal)) {
+                try {
+                    runs.push(await readRun(garden.paths, id));
+                }
+                catch (error) {
+                    io.err(`pak2: skipped ${error.message}`);
+                }
+            }
+        }
+        else {
+            const listed = await listRuns(garden.paths);
+            for (const problem of listed.problems)
+                io.err(`pak2: skipped ${problem.message}`);
+            runs = listed.runs;
+        }
+        if (opts.json)
+            return printJson(io, runs);
+        if (runs.length === 0)
+            return io.out('no runs yet');
+        io.out(table(['RUN', 'STATUS', 'DRIVER', 'MODEL', 'TIME', 'COST', 'REASON'], runs.map((r) => [truncateColumns(r.id, 44), r.status, r.driver, r.model, runDuration(r), formatCost(r.cost), r.failure_reason ?? ''])));
+    });
+    program
+        .command('show')
+        .description('show one goal (with its runs) or one run')
+        .argument('<id>', 'a goal id (N-slug) or run id (N-slug-rN)')
+        .option('--json', 'print the record(s) as JSON')
+        .action(async (id, opts, command) => {
+        const garden = gardenOf(command, io);
+        const isRun = RUN_ID_PATTERN.test(id);
+        if (!isRun && !GOAL_ID_PATTERN.test(id))
+            throw new UserError(`ID ${id}: not a goal id (N-slug) or run id (N-slug-rN)`);
+        if (isRun) {
+            let run;
+            try {
+                run = await readRun(garden.paths, id);
+            }
+            catch (error) {
+                // `3-fix-r2` may be a goal whose slug ends in r2: fall back to the goal.
+                if (!(error instanceof StoreError && error.code === 'RUN_NOT_FOUND'))
+                    throw error;
+                try {
+                    return await showGoal(id);
+                }
+                catch (goalError) {
+                    if (goalError instanceof StoreError && goalError.code === 'GOAL_NOT_FOUND')
+                        throw new UserError(`no run or goal ${id} in ${garden.paths.runtimeRoot}`);
+                    throw goalError;
+                }
+            }
+            if (opts.json)
+                return printJson(io, run);
+            return io.out(sanitize(describeRun(run)));
+        }
+        return showGoal(id);
+        async function showGoal(goalId) {
+            const goal = await readGoal(garden.paths, goalId);
+            const runs = [];
+            for (const runId of await runIdsForGoal(garden.paths, goalId)) {
+                try {
+                    runs.push(await readRun(garden.paths, runId));
+                }
+                catch (error) {
+                    io.err(`pak2: skipped ${error.message}`);
+                }
+            }
+            if (opts.json)
+                return printJson(io, { goal, runs });
+            const lines = [
+                `goal ${goal.id}`,
+                `  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}  status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`,
+                `  submitted ${goal.submitted_at}${goal.driver ? `  driver ${goal.driver}` : ''}${goal.model ? `  model ${goal.model}` : ''}`,
+                '',
+                ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
+            ];
+            if (runs.length)
+                lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}`));
+            io.out(sanitize(lines.join('\n')));
+        }
+    });
+}
+/** A run record for a person: status, driver, times, cost, session, reflection, final text. */
+export function describeRun(run) {
+    const lines = [
+        `run ${run.id}`,
+        `  goal ${run.goal}  plant ${run.plant}  status ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`,
+        `  driver ${run.driver}  model ${run.model}${run.reasoning_effort ? `  effort ${run.reasoning_effort}` : ''}`,
+        `  started ${run.started_at}${run.completed_at ? `  completed ${run.completed_at}` : ''}  (${runDuration(run)})`,
+    ];
+    if (run.cost) {
+        const tokens = [run.cost.input_tokens !== undefined ? `${run.cost.input_tokens} in` : '', run.cost.output_tokens !== undefined ? `${run.cost.output_tokens} out` : ''].filter(Boolean).join(', ');
+        lines.push(`  cost ${formatCost(run.cost)} (${run.cost.source})${tokens ? `  tokens ${tokens}` : ''}`);
+    }
+    if (run.outputs?.error)
+        lines.push(`  error ${run.outputs.error}`);
+    if (run.session_id)
+        lines.push(`  session ${run.session_id}`);
+    if (run.num_turns !== undefined)
+        lines.push(`  turns ${run.num_turns}`);
+    if (run.reflection)
+        lines.push('', 'reflection:', ...run.reflection.trimEnd().split('\n').map((l) => `  ${l}`));
+    if (run.outputs?.final_text)
+        lines.push('', 'final text:', ...run.outputs.final_text.trimEnd().split('\n').map((l) => `  ${l}`));
+    return lines.join('\n');
+}
+//# sourceMappingURL=read.js.map

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { collectIssues } from './common.js';
+/** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
+export const GARDEN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
+/** The longest time a key may hold, in seconds: Node timers cap at 2^31 - 1 ms (about 24.8 days). */
+export const MAX_SECONDS = 2_147_483;
+/** The most runs that may be live at once. */
+export const MAX_CONCURRENT_RUNS = 64;
+/** Allowed ranges of the numeric keys, for error messages. */
+export const CONFIG_RANGES = {
+    'coordinator.interval_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+    'coordinator.watchdog_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+    'coordinator.run_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+    'coordinator.max_concurrent_runs': `a whole number from 1 to ${MAX_CONCURRENT_RUNS}`,
+    'garden.name': "lower-case letters, digits, '.', '_' and '-'",
+};
+const seconds = (min, max = MAX_SECONDS) => z
+    .number({ error: 'INVALID_CONFIG_VALUE' })
+    .int({ error: 'INVALID_CONFIG_VALUE' })
+    .min(min, { error: 'INVALID_CONFIG_VALUE' })
+    .max(max, { error: 'INVALID_CONFIG_VALUE' });
+/** Wrong-typed sections are INVALID_CONFIG_VALUE; unknown keys keep their own code. */
+const section = { error: (iss) => (iss.code === 'unrecognized_keys' ? undefined : 'INVALID_CONFIG_VALUE') };
+const text = () => z.string({ error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' });
+/** `[drivers.<name>]`: `command` is an executable, or an executable plus leading arguments. */
+export const DriverConfigSchema = z.strictObject({
+    command: z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+}, section);
+/**
+ * PAK2.toml (seed 002; every key in `PAK2.toml.example`). Unknown keys are
+ * refused (UNKNOWN_CONFIG_KEY) so a typo never silently means a default.
+ * Times are whole seconds.
+ */
+export const ConfigSchema = z.strictObject({
+    runtime: z.strictObject({ root: text().optional() }, section).optional(),
+    garden: z
+        .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() }, section)
+        .optional(),
+    defaults: z
+        .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() }, section)
+        .optional(),
+    coordinator: z
+        .strictObject({
+        interval_seconds: seconds(1).optional(),
+        watchdog_seconds: seconds(1).optional(),
+        run_timeout_seconds: seconds(1).optional(),
+        max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
+    }, section)
+        .optional(),
+    drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
+}, section);
+/**
+ * Validates the parsed PAK2.toml table. Never throws.
+ *
+ * @returns issues with codes UNKNOWN_CONFIG_KEY, INVALID_CONFIG_VALUE,
+ *   INVALID_SHAPE; `field` is the dotted key, e.g. `coordinator.watchdog_seconds`.
+ */
+export function validateConfig(data) {
+    return collectIssues(ConfigSchema, data);
+}
+//# sourceMappingURL=config.js.map

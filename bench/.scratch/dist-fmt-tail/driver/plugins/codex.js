@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { estimateCodexCost } from '../pricing.js';
+/** Sidecar files codex writes its last message to (`--output-last-message`). */
+export const CODEX_SIDECARS = { main: 'last-message.md', reflection: 'reflection.md' };
+function asRecord(value) {
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+}
+function num(value) {
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+function codexArgs(ctx, phase, resume) {
+    const [command, ...lead] = ctx.configCommand ?? ['codex'];
+    const effort = ctx.reasoningEffort ? ['-c', `model_reasoning_effort="${ctx.reasoningEffort}"`] : [];
+    const common = ['--json', '--model', ctx.model, '--output-last-message', path.join(ctx.runDir, CODEX_SIDECARS[phase]), '--skip-git-repo-check', ...effort];
+    const args = resume
+        ? // Options follow `resume <id>`; it takes no --sandbox flag, so the sandbox is set through config.
+            [...lead, 'exec', 'resume', resume, ...common, '-c', 'sandbox_mode="workspace-write"', '-']
+        : [...lead, 'exec', ...common, '--sandbox', 'workspace-write', '-'];
+    return { command: command, args };
+}
+/**
+ * The `codex` driver (Codex CLI): `codex exec [resume <thread_id>] --json
+ * --model <model> --output-last-message <path> --skip-git-repo-check …
+ * --sandbox workspace-write -`, prompt on stdin (`-`). Continuity is
+ * `thread.started.thread_id`; usage is the latest `turn.completed`; codex
+ * reports tokens only, so cost is estimated from the price table, else
+ * unknown. The final text is the CLI-written `last-message.md` (main) or
+ * `reflection.md` (reflection) sidecar. Defaults: model `gpt-5.4`, reasoning
+ * effort `xhigh` (seed 002).
+ */
+export const codexPlugin = {
+    name: 'codex',
+    defaultModel: 'gpt-5.4',
+    defaultReasoningEffort: 'xhigh',
+    executable: 'codex',
+    installHint: 'npm install -g @openai/codex',
+    buildLaunchCommand(ctx) {
+        return codexArgs(ctx, 'main');
+    },
+    buildReflectionCommand(ctx) {
+        if (!ctx.sessionId)
+            throw new Error('codex reported no thread_id to resume for reflection');
+        return codexArgs(ctx, 'reflection', ctx.sessionId);
+    },
+    combineCosts(main, reflection) {
+        // After `exec resume`, turn.completed.usage counts the whole thread.
+        return reflection && reflection.input_tokens !== undefined ? reflection : main;
+    },
+    parseEvents(lines, { phase, runDir, model }) {
+        let sessionId;
+        let usage;
+        let completed = false;
+        let failed = false;
+        let errorText;
+        let lastAgentText;
+        let producedOutput = false;
+        let turns = 0;
+        for (const raw of lines) {
+            const line = asRecord(raw);
+            if (!line)
+                continue;
+            switch (line.type) {
+                case 'thread.started':
+                    if (typeof line.thread_id === 'string')
+                        sessionId = line.thread_id;
+                    break;
+                case 'turn.completed':
+                    completed = true;
+                    turns += 1;
+                    usage = asRecord(line.usage);
+                    break;
+                case 'turn.failed': {
+                    failed = true;
+                    const error = asRecord(line.error);
+                    errorText = typeof error?.message === 'string' ? error.message : 'turn failed';
+                    break;
+                }
+                case 'error':
+                    if (line.source !== 'pak2')
+                        errorText = typeof line.message === 'string' ? line.message : 'error';
+                    else
+                        errorText = typeof line.message === 'string' ? line.message : errorText;
+                    break;
+                case 'item.completed': {
+                    const item = asRecord(line.item);
+                    if (item?.type === 'agent_message' && typeof item.text === 'string' && item.text.trim())
+                        lastAgentText = item.text;
+                    if (item && item.type !== 'error' && item.type !== 'reasoning')
+                        producedOutput = true;
+                    break;
+                }
+                default:
+                    break;
+            }
+        }
+        let finalText = lastAgentText;
+        try {
+            const sidecar = fs.readFileSync(path.join(runDir, CODEX_SIDECARS[phase]), 'utf8');
+            if (sidecar.trim())
+                finalText = sidecar.trim();
+        }
+        catch {
+            // no sidecar: the agent message stands
+        }
+        let cost = { source: 'unknown' };
+        if (usage) {
+            cost = estimateCodexCost(model, {
+                input_tokens: num(usage.input_tokens),
+                cached_input_tokens: num(usage.cached_input_tokens),
+                output_tokens: num(usage.output_tokens),
+                ...(usage.reasoning_output_tokens !== undefined ? { reasoning_output_tokens: num(usage.reasoning_output_tokens) } : {}),
+            });
+        }
+        return {
+            cost,
+            status: completed && !failed ? 'success' : 'failure',
+            sessionId,
+            finalText,
+            numTurns: turns || undefined,
+            producedOutput: producedOutput || Boolean(finalText),
+            errorText,
+        };
+    },
+};
+//# sourceMappingURL=codex.js.map

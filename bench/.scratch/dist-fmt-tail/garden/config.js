@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml, TomlError } from 'smol-toml';
+import { CONFIG_RANGES, formatIssue, validateConfig } from '../contracts/index.js';
+import { UserError, isErrno } from '../errors.js';
+import { gardenPaths } from './paths.js';
+/** Built-in `[coordinator]` defaults, in seconds (seed 002; docs/garden/level2.md). */
+export const COORDINATOR_DEFAULTS = {
+    interval_seconds: 60,
+    watchdog_seconds: 300,
+    run_timeout_seconds: 3600,
+    max_concurrent_runs: 1,
+};
+/** The reply directory name under `<runtime-root>/inbox/` when `[garden].name` is absent. */
+export const DEFAULT_GARDEN_NAME = 'garden';
+/**
+ * Parses and validates PAK2.toml text. `file` names the file in errors.
+ *
+ * @throws UserError `PAK2.toml: line L, column C: …` for TOML syntax, or
+ *   `PAK2.toml: <key>: <CODE> (…)` for the first schema issue
+ *   (UNKNOWN_CONFIG_KEY, INVALID_CONFIG_VALUE).
+ */
+export function parseConfig(text, file = 'PAK2.toml') {
+    let raw;
+    try {
+        raw = parseToml(text);
+    }
+    catch (error) {
+        if (error instanceof TomlError) {
+            const first = error.message.split('\n')[0] ?? 'invalid TOML';
+            throw new UserError(`${file}: line ${error.line}, column ${error.column}: ${first.replace(/^Invalid TOML document: /, '')}`);
+        }
+        throw error;
+    }
+    const issues = validateConfig(raw);
+    if (issues.length > 0) {
+        const first = issues[0];
+        const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+        const range = first.code === 'INVALID_CONFIG_VALUE' && CONFIG_RANGES[first.field] ? `: must be ${CONFIG_RANGES[first.field]}` : '';
+        throw new UserError(`${file}: ${formatIssue(first)}${range}${more}`, { hint: 'see PAK2.toml.example for every key' });
+    }
+    const cfg = raw;
+    const drivers = {};
+    for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
+        const command = entry.command;
+        drivers[name] = command === undefined ? {} : { command: Array.isArray(command) ? command : [command] };
+    }
+    return {
+        gardenName: cfg.garden?.name ?? DEFAULT_GARDEN_NAME,
+        runtimeRoot: cfg.runtime?.root,
+        defaults: { ...cfg.defaults },
+        coordinator: {
+            intervalSeconds: cfg.coordinator?.interval_seconds ?? COORDINATOR_DEFAULTS.interval_seconds,
+            watchdogSeconds: cfg.coordinator?.watchdog_seconds ?? COORDINATOR_DEFAULTS.watchdog_seconds,
+            runTimeoutSeconds: cfg.coordinator?.run_timeout_seconds ?? COORDINATOR_DEFAULTS.run_timeout_seconds,
+            maxConcurrentRuns: cfg.coordinator?.max_concurrent_runs ?? COORDINATOR_DEFAULTS.max_concurrent_runs,
+        },
+        drivers,
+    };
+}
+/**
+ * Finds the garden for `start`: the nearest ancestor directory (itself
+ * included) holding PAK2.toml.
+ *
+ * @throws UserError when no ancestor holds one.
+ */
+export function findGardenRoot(start) {
+    let dir = path.resolve(start);
+    for (;;) {
+        if (fs.existsSync(path.join(dir, 'PAK2.toml')))
+            return dir;
+        const parent = path.dirname(dir);
+        if (parent === dir) {
+            throw new UserError(`no PAK2.toml in ${path.resolve(start)} or any directory above it`, {
+                hint: 'run `pak2 init DIR` to create a garden, or pass --garden DIR',
+            });
+        }
+        dir = parent;
+    }
+}
+/**
+ * Loads the garden at `dir` (or, when `search` is true, the nearest ancestor
+ * holding PAK2.toml).
+ *
+ * @throws UserError for a missing directory, a missing or unreadable
+ *   PAK2.toml, or an invalid one (see {@link parseConfig}).
+ */
+export function loadGarden(dir, options = {}) {
+    const root = options.search ? findGardenRoot(dir) : path.resolve(dir);
+    const file = path.join(root, 'PAK2.toml');
+    let text;
+    try {
+        text = fs.readFileSync(file, 'utf8');
+    }
+    catch (error) {
+        if (isErrno(error, 'ENOENT')) {
+            throw new UserError(`--garden ${dir}: no PAK2.toml in ${root}`, { hint: 'run `pak2 init DIR` to create a garden' });
+        }
+        throw new UserError(`${file}: cannot read (${error.message})`);
+    }
+    const config = parseConfig(text, file);
+    return { paths: gardenPaths(root, config.runtimeRoot), config };
+}
+//# sourceMappingURL=config.js.map

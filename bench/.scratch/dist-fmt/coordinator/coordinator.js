@@ -1,0 +1,181 @@
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import { watch } from 'chokidar';
+import { dispatch as driverDispatch } from '../driver/index.js';
+import { appendEvent, OpenGoalScanner } from '../store/index.js';
+import { acquireCoordinatorLock } from './lock.js';
+import { LiveRuns } from './live-runs.js';
+import { reclaimOrphans } from './reclaim.js';
+import { reconcile } from './reconcile.js';
+/**
+ * The coordinator loop (seed 002, "Running the coordinator"): holds the
+ * garden's single-coordinator lock, runs {@link reconcile} on its timer
+ * (`[coordinator].interval_seconds`) and whenever the goals directory changes
+ * (a goal written by another process dispatches within a second) or a run
+ * ends. Passes never overlap. Dispatches run in the background, so the TUI
+ * never blocks while a run is live.
+ *
+ * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `error` (Error).
+ */
+export class Coordinator extends EventEmitter {
+    options;
+    live = new LiveRuns();
+    scanner;
+    dispatchFn;
+    release;
+    watcher;
+    timer;
+    debounce;
+    passing;
+    again = false;
+    pending = new Set();
+    lastSummary;
+    stateValue = 'stopped';
+    idleWaiters = [];
+    constructor(options) {
+        super();
+        this.options = options;
+        this.scanner = new OpenGoalScanner(options.garden.paths);
+        const driverCtx = {
+            garden: options.garden,
+            onRunStart: (runId, handle) => this.live.add(runId, handle),
+            onRunEnd: (runId) => this.live.remove(runId),
+            ...(options.onStderr ? { onStderr: options.onStderr } : {}),
+            ...(options.now ? { now: options.now } : {}),
+            ...(options.env ? { env: options.env } : {}),
+        };
+        this.dispatchFn = options.dispatch ?? ((goal, runId) => driverDispatch(goal, runId, driverCtx));
+    }
+    /** Current state. */
+    get state() {
+        return this.stateValue;
+    }
+    /** The last pass's summary. */
+    get summary() {
+        return this.lastSummary;
+    }
+    setState(state) {
+        if (state === this.stateValue)
+            return;
+        this.stateValue = state;
+        this.emit('state', state);
+    }
+    /**
+     * Takes the lock, starts watching and the timer, and runs the first pass.
+     *
+     * @throws UserError when another coordinator holds the garden.
+     */
+    async start() {
+        const { paths, config } = this.options.garden;
+        this.release = await acquireCoordinatorLock(paths, this.options.command ?? 'pak2 cycle', (error) => {
+            // Someone removed the lock (or the runtime root): another coordinator could start, so stop.
+            this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
+            void this.stop();
+        });
+        fs.mkdirSync(paths.goalsDir, { recursive: true });
+        await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
+        await reclaimOrphans(this.options.garden, this.options.now);
+        this.watcher = watch(paths.goalsDir, { ignoreInitial: true, depth: 0, ignored: (p) => p.endsWith('.lock') });
+        const onChange = () => this.wake();
+        this.watcher.on('add', onChange).on('change', onChange).on('unlink', onChange);
+        await new Promise((resolve) => this.watcher.once('ready', () => resolve()));
+        this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
+        this.setState('idle');
+        this.wake(0);
+    }
+    /** Asks for a pass soon (debounced); a pass already under way is followed by one more. */
+    wake(delayMs = this.options.debounceMs ?? 50) {
+        if (this.stateValue === 'stopped' || this.stateValue === 'stopping')
+            return;
+        if (this.debounce)
+            return;
+        this.debounce = setTimeout(() => {
+            this.debounce = undefined;
+            void this.pass();
+        }, delayMs);
+    }
+    async pass() {
+        if (this.passing) {
+            this.again = true;
+            return this.passing;
+        }
+        this.setState('reconciling');
+        this.passing = (async () => {
+            try {
+                const summary = await reconcile({
+                    garden: this.options.garden,
+                    dispatch: this.dispatchFn,
+                    live: this.live,
+                    scanner: this.scanner,
+                    ...(this.options.now ? { now: this.options.now } : {}),
+                    ...(this.options.env ? { env: this.options.env } : {}),
+                });
+                for (const work of summary.pending) {
+                    this.pending.add(work);
+                    void work.finally(() => {
+                        this.pending.delete(work);
+                        this.wake(0);
+                    });
+                }
+                this.lastSummary = summary;
+                // Closing or dispatching changes what the next pass sees: look again.
+                if (summary.closed.length > 0 || summary.requeued.length > 0)
+                    this.again = true;
+                this.options.onPass?.(summary);
+                this.emit('pass', summary);
+            }
+            catch (error) {
+                this.options.onError?.(error);
+                if (this.listenerCount('error') > 0)
+                    this.emit('error', error);
+            }
+        })();
+        await this.passing;
+        this.passing = undefined;
+        this.setState(this.pending.size > 0 ? 'running' : 'idle');
+        if (this.isIdle())
+            for (const resolve of this.idleWaiters.splice(0))
+                resolve();
+        if (this.again) {
+            this.again = false;
+            this.wake(0);
+        }
+    }
+    /** True when nothing can be dispatched, nothing is in flight and no dispatch is pending. */
+    isIdle() {
+        const s = this.lastSummary;
+        return !!s && this.pending.size === 0 && s.dispatched.length === 0 && s.queued === 0 && s.inFlight === 0 && s.closed.length === 0 && s.requeued.length === 0;
+    }
+    /** Resolves once a pass finds the garden idle (`pak2 cycle --until-idle`). */
+    untilIdle() {
+        if (this.isIdle())
+            return Promise.resolve();
+        return new Promise((resolve) => this.idleWaiters.push(resolve));
+    }
+    /**
+     * Stops the loop. Live runs are stopped (their process groups killed) and
+     * closed `killed` with failure_reason `coordinator_stopped`; then the lock
+     * is released. Idempotent.
+     */
+    async stop() {
+        if (this.stateValue === 'stopped' || this.stateValue === 'stopping')
+            return;
+        this.setState('stopping');
+        for (const resolve of this.idleWaiters.splice(0))
+            resolve();
+        if (this.timer)
+            clearInterval(this.timer);
+        if (this.debounce)
+            clearTimeout(this.debounce);
+        await this.watcher?.close();
+        await this.passing;
+        this.live.stopAll('coordinator_stopped');
+        await Promise.allSettled([...this.pending]);
+        const { paths } = this.options.garden;
+        await appendEvent(paths, { type: 'CoordinatorStopped', detail: `pid ${process.pid}` }).catch(() => undefined);
+        await this.release?.();
+        this.release = undefined;
+        this.setState('stopped');
+    }
+}
+//# sourceMappingURL=coordinator.js.map

@@ -1,0 +1,96 @@
+function commandOf(ctx, name) {
+    if (!ctx.configCommand || ctx.configCommand.length === 0) {
+        throw new Error(`driver ${name} has no command: set [drivers.${name}].command in PAK2.toml`);
+    }
+    return ctx.configCommand;
+}
+function envOf(ctx, phase, sessionId) {
+    return {
+        PAK2_PHASE: phase,
+        PAK2_MODEL: ctx.model,
+        PAK2_RUN_DIR: ctx.runDir,
+        ...(ctx.reasoningEffort ? { PAK2_REASONING_EFFORT: ctx.reasoningEffort } : {}),
+        ...(sessionId ? { PAK2_SESSION_ID: sessionId } : {}),
+    };
+}
+function asRecord(value) {
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+}
+/**
+ * The `command` driver: runs any executable (docs/run/level2.md, "The command
+ * driver"). The prompt arrives on stdin; `PAK2_PHASE`, `PAK2_MODEL`,
+ * `PAK2_RUN_DIR`, `PAK2_REASONING_EFFORT` and, for reflection,
+ * `PAK2_SESSION_ID` in the environment. Each stdout line that is a JSON
+ * object is recorded as is; any other line as `{"type":"text","text":…}`.
+ * An optional `{"type":"result","status":"success"|"failure","text":…,
+ * "cost_usd":…,"session_id":…,"num_turns":…}` line reports the outcome and
+ * cost (provider); without `cost_usd` the cost is unknown.
+ */
+export function commandPlugin(name = 'command') {
+    return {
+        name,
+        defaultModel: 'default',
+        defaultReasoningEffort: undefined,
+        executable: '',
+        installHint: `set [drivers.${name}].command in PAK2.toml to the executable and its arguments`,
+        buildLaunchCommand(ctx) {
+            const [command, ...args] = commandOf(ctx, name);
+            return { command: command, args, env: envOf(ctx, 'main') };
+        },
+        buildReflectionCommand(ctx) {
+            const [command, ...args] = commandOf(ctx, name);
+            return { command: command, args, env: envOf(ctx, 'reflection', ctx.sessionId) };
+        },
+        parseEvents(lines) {
+            let finalText;
+            let sessionId;
+            let numTurns;
+            let status = 'success';
+            let cost = { source: 'unknown' };
+            let errorText;
+            let producedOutput = false;
+            for (const raw of lines) {
+                const line = asRecord(raw);
+                if (!line)
+                    continue;
+                if (line.type === 'text' && typeof line.text === 'string') {
+                    if (line.text.trim()) {
+                        producedOutput = true;
+                        finalText = line.text;
+                    }
+                }
+                else if (line.type === 'session' && typeof line.id === 'string') {
+                    sessionId = line.id;
+                }
+                else if (line.type === 'error') {
+                    errorText = typeof line.message === 'string' ? line.message : JSON.stringify(line);
+                    if (line.source !== 'pak2')
+                        producedOutput = true;
+                }
+                else if (line.type === 'result') {
+                    producedOutput = true;
+                    if (line.status !== undefined && line.status !== 'success') {
+                        status = 'failure';
+                        if (line.status !== 'failure')
+                            errorText = `result line has status ${JSON.stringify(line.status)}; expected "success" or "failure"`;
+                    }
+                    if (typeof line.text === 'string')
+                        finalText = line.text;
+                    if (typeof line.session_id === 'string')
+                        sessionId = line.session_id;
+                    if (typeof line.num_turns === 'number')
+                        numTurns = line.num_turns;
+                    if (typeof line.cost_usd === 'number' && line.cost_usd >= 0)
+                        cost = { source: 'provider', usd: line.cost_usd };
+                    if (typeof line.error === 'string')
+                        errorText = line.error;
+                }
+                else {
+                    producedOutput = true;
+                }
+            }
+            return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText };
+        },
+    };
+}
+//# sourceMappingURL=command.js.map

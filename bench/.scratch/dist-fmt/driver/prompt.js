@@ -1,0 +1,74 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { indexMarkdown, plantDir, seedFile } from '../store/index.js';
+/** Prompt section headings, in the order seed 002 ("Prompt structure") fixes. */
+export const PROMPT_HEADINGS = {
+    motivation: '# Garden Motivation',
+    seed: '# Your Seed',
+    memory: '# Your Memory',
+    skills: '# Your Skills',
+    knowledge: '# Your Knowledge',
+    run: '# Your Current Run',
+    tend: '# Tend Context',
+    commission: '# Plant Commission Context',
+    task: '# Task',
+};
+/** The question asked by the reflection continuation (seed 000, "Reflection"). */
+export const REFLECTION_PROMPT = [
+    'Reflection: the task is finished. In a few sentences of plain text, answer "what was learned?"',
+    'Say what you learned that the next run in this garden should know (about the code, the tools, the task, or your own approach),',
+    'not a summary of what you did. Do not use any tools.',
+].join(' ');
+function readText(file) {
+    try {
+        return fs.readFileSync(file, 'utf8');
+    }
+    catch {
+        return undefined;
+    }
+}
+/** True when the plant has no memory yet: no `memory/MEMORY.md`, or a blank one (seed 002). */
+export function isBlankMemory(paths, plant) {
+    const memory = readText(path.join(plantDir(paths, plant), 'memory', 'MEMORY.md'));
+    return memory === undefined || memory.trim() === '';
+}
+/**
+ * Assembles a run's prompt in the order of seed 002, "Prompt structure":
+ * motivation; the seed (first blank-memory run) or memory in full plus skill
+ * and knowledge indexes; the current run; tend and commission context when
+ * given; the task; the closing working-directory line.
+ */
+export function buildPrompt(input) {
+    const { paths, goal, plant } = input;
+    const sections = [];
+    sections.push(`${PROMPT_HEADINGS.motivation}\n\n${(readText(paths.motivationFile) ?? '(this garden has no MOTIVATION.md)').trim()}`);
+    const dir = plantDir(paths, plant.name);
+    if (isBlankMemory(paths, plant.name)) {
+        const seed = readText(seedFile(paths, plant.seed)) ?? `(seed ${plant.seed} not found at ${seedFile(paths, plant.seed)})`;
+        sections.push(`${PROMPT_HEADINGS.seed}\n\n${seed.trim()}`);
+    }
+    else {
+        const memory = readText(path.join(dir, 'memory', 'MEMORY.md')) ?? '';
+        sections.push(`${PROMPT_HEADINGS.memory}\n\n${memory.trim()}`);
+        sections.push(`${PROMPT_HEADINGS.skills}\n\n${indexMarkdown(path.join(dir, 'skills'), 'skills').join('\n')}`);
+        sections.push(`${PROMPT_HEADINGS.knowledge}\n\n${indexMarkdown(path.join(dir, 'knowledge'), 'knowledge').join('\n')}`);
+    }
+    sections.push([
+        PROMPT_HEADINGS.run,
+        '',
+        `- Run ID: ${input.runId}`,
+        `- Goal ID: ${goal.id}`,
+        `- Goal type: ${goal.type}`,
+        `- Goal priority: ${goal.priority}`,
+        `- Plant: ${plant.name}`,
+        `- Run directory: ${input.runDirectory}`,
+    ].join('\n'));
+    if (input.extraBlocks?.tend)
+        sections.push(`${PROMPT_HEADINGS.tend}\n\n${input.extraBlocks.tend.trim()}`);
+    if (input.extraBlocks?.commission)
+        sections.push(`${PROMPT_HEADINGS.commission}\n\n${input.extraBlocks.commission.trim()}`);
+    sections.push(`${PROMPT_HEADINGS.task}\n\n${goal.body.trim()}`);
+    sections.push(`Your working directory is ${input.workingDirectory}. Begin.`);
+    return `${sections.join('\n\n')}\n`;
+}
+//# sourceMappingURL=prompt.js.map

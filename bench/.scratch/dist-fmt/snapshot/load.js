@@ -1,0 +1,167 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { dispatchOrder, eventLogLineStart, indexMarkdown, latestConversation, listInbox, listPlants, OpenGoalScanner, readConversationMessages, readEvents, readGoal, readRun, recentClosedIds, runIdsForGoal, runMetaFile, } from '../store/index.js';
+import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
+/** How many recently closed goals the queue shows. */
+export const CLOSED_SHOWN = 200;
+/** How much of the event log is read at start to total today's cost (bytes). */
+export const COST_LOG_WINDOW = 8 * 1024 * 1024;
+function readTextCapped(file, max) {
+    try {
+        const text = fs.readFileSync(file, 'utf8');
+        return text.length > max ? `${text.slice(0, max)}\n…` : text;
+    }
+    catch {
+        return '';
+    }
+}
+/** Reads `memory/active-threads.json` leniently: an array, or `{threads: [...]}`, of objects or strings. */
+export function readThreads(file) {
+    let value;
+    try {
+        value = JSON.parse(fs.readFileSync(file, 'utf8'));
+    }
+    catch {
+        return [];
+    }
+    const list = Array.isArray(value) ? value : Array.isArray(value?.threads) ? value.threads : [];
+    return list.map((entry) => {
+        if (typeof entry === 'string')
+            return { title: entry, status: undefined, detail: undefined };
+        const e = (entry ?? {});
+        const text = (k) => (typeof e[k] === 'string' ? e[k] : undefined);
+        return { title: text('title') ?? text('name') ?? text('id') ?? '(untitled)', status: text('status') ?? text('state'), detail: text('summary') ?? text('next') ?? text('note') };
+    });
+}
+/**
+ * Incremental loader behind the snapshot source: keeps caches between loads
+ * (open goals by mtime, closed goals forever, run records by mtime, the event
+ * log offset for today's cost) so a reload reads only what changed.
+ */
+export class SnapshotLoader {
+    garden;
+    scanner;
+    closedCache = new Map();
+    runCache = new Map();
+    eventsOffset;
+    costDay = '';
+    cost = { usd: 0, runs: 0, unknown: 0 };
+    version = 0;
+    constructor(garden) {
+        this.garden = garden;
+        this.scanner = new OpenGoalScanner(garden.paths);
+    }
+    async latestRunOf(goalId) {
+        const ids = await runIdsForGoal(this.garden.paths, goalId);
+        const id = ids.at(-1);
+        if (!id)
+            return undefined;
+        const file = runMetaFile(this.garden.paths, id);
+        const stat = await fsp.stat(file).catch(() => undefined);
+        if (!stat)
+            return undefined;
+        const cached = this.runCache.get(id);
+        if (cached && cached.mtimeMs === stat.mtimeMs)
+            return cached.run;
+        const run = await readRun(this.garden.paths, id);
+        this.runCache.set(id, { mtimeMs: stat.mtimeMs, run });
+        return run;
+    }
+    async costToday(problems) {
+        const midnight = new Date();
+        midnight.setHours(0, 0, 0, 0);
+        const day = midnight.toISOString();
+        if (day !== this.costDay) {
+            this.costDay = day;
+            this.cost = { usd: 0, runs: 0, unknown: 0 };
+            const size = await fsp.stat(this.garden.paths.coordinatorLog).then((s) => s.size).catch(() => 0);
+            this.eventsOffset = await eventLogLineStart(this.garden.paths, Math.max(0, size - COST_LOG_WINDOW));
+        }
+        const read = await readEvents(this.garden.paths, this.eventsOffset ?? 0);
+        problems.push(...read.errors.slice(0, 3));
+        for (const event of read.events) {
+            if (event.type !== 'RunClosed' || event.ts < this.costDay)
+                continue;
+            this.cost.runs += 1;
+            if (typeof event.cost_usd === 'number')
+                this.cost.usd += event.cost_usd;
+            else
+                this.cost.unknown += 1;
+        }
+        this.eventsOffset = read.offset;
+        return { ...this.cost };
+    }
+    /** Reads the garden into a fresh snapshot (without tail and coordinator state, which the source adds). */
+    async load() {
+        const { paths, config } = this.garden;
+        const problems = [];
+        const scan = await this.scanner.scan();
+        problems.push(...scan.problems.map((p) => p.message));
+        const open = scan.goals;
+        const order = { running: 0, dispatched: 1, completed: 2, queued: 3 };
+        open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
+        const closedIds = await recentClosedIds(paths, CLOSED_SHOWN);
+        const closed = [];
+        for (const id of closedIds) {
+            let goal = this.closedCache.get(id);
+            if (!goal) {
+                try {
+                    goal = await readGoal(paths, id);
+                    this.closedCache.set(id, goal);
+                }
+                catch (error) {
+                    problems.push(error.message);
+                    continue;
+                }
+            }
+            closed.push(goal);
+        }
+        for (const id of this.closedCache.keys())
+            if (!closedIds.includes(id))
+                this.closedCache.delete(id);
+        const rows = await Promise.all([...open, ...closed].map(async (goal) => {
+            if (goal.status === 'queued')
+                return { goal, run: undefined };
+            try {
+                return { goal, run: await this.latestRunOf(goal.id) };
+            }
+            catch (error) {
+                problems.push(error.message);
+                return { goal, run: undefined };
+            }
+        }));
+        const listed = await listPlants(paths);
+        problems.push(...listed.problems.map((p) => p.message));
+        const plants = listed.plants.map((plant) => {
+            const dir = path.join(paths.plantsDir, plant.name);
+            return {
+                plant,
+                memory: readTextCapped(path.join(dir, 'memory', 'MEMORY.md'), 8192),
+                skills: indexMarkdown(path.join(dir, 'skills'), 'skills'),
+                knowledge: indexMarkdown(path.join(dir, 'knowledge'), 'knowledge'),
+                threads: readThreads(path.join(dir, 'memory', 'active-threads.json')),
+            };
+        });
+        const conversation = await latestConversation(paths).catch(() => undefined);
+        const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];
+        this.version += 1;
+        return {
+            version: this.version,
+            takenAt: new Date().toISOString(),
+            garden: { name: config.gardenName, root: paths.gardenRoot, runtimeRoot: paths.runtimeRoot, drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])] },
+            goals: rows,
+            counts: {
+                queued: open.filter((g) => g.status === 'queued').length,
+                inFlight: open.filter((g) => g.status !== 'queued').length,
+                closedShown: closed.length,
+            },
+            plants,
+            inbox: await listInbox(paths, config).catch(() => []),
+            chat: { conversationId: conversation?.id, messages },
+            costToday: await this.costToday(problems),
+            problems,
+        };
+    }
+}
+//# sourceMappingURL=load.js.map

@@ -1,0 +1,349 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import slugify from '@sindresorhus/slugify';
+import { formatIssue, GOAL_ID_PATTERN, GOAL_TRANSITIONS, GOAL_TYPES, PLANT_NAME_PATTERN, PRIORITY_DEFAULT, validateGoal, } from '../contracts/index.js';
+import { isErrno } from '../errors.js';
+import { appendEvent } from './events.js';
+import { createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+/** Name of the closed-goal ledger in the goals directory: one closed goal id per line, append-only. */
+export const CLOSED_LEDGER = '.closed';
+const COUNTER_FILE = '.counter';
+/** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
+export function goalFile(paths, id) {
+    if (!GOAL_ID_PATTERN.test(id))
+        throw new StoreError('GOAL_NOT_FOUND', `goal id ${JSON.stringify(id)} is not of the form N-slug`);
+    return path.join(paths.goalsDir, `${id}.json`);
+}
+/** Turns a title into the slug part of a goal id: at most 6 words, 48 characters. */
+export function makeSlug(title, fallback) {
+    const firstLine = title.split('\n').find((l) => l.trim()) ?? '';
+    const words = slugify(firstLine).split('-').filter(Boolean).slice(0, 6);
+    let slug = '';
+    for (const word of words) {
+        const next = slug ? `${slug}-${word}` : word;
+        if (next.length > 48)
+            break;
+        slug = next;
+    }
+    return slug || fallback;
+}
+function goalNumber(name) {
+    const n = Number.parseInt(name, 10);
+    return Number.isFinite(n) ? n : 0;
+}
+/**
+ * Creates a goal (`queued`) with the next monotonic N and appends GoalSubmitted.
+ * N is one more than the highest ever assigned, even if goal files were removed.
+ *
+ * @throws StoreError INVALID_RECORD (bad type, plant name, priority), IO_ERROR.
+ */
+export async function createGoal(paths, input, now = new Date()) {
+    if (!GOAL_TYPES.includes(input.type)) {
+        throw new StoreError('INVALID_RECORD', `type ${JSON.stringify(input.type)} is not one of ${GOAL_TYPES.join(', ')}`);
+    }
+    if (input.plant !== undefined && !PLANT_NAME_PATTERN.test(input.plant)) {
+        throw new StoreError('INVALID_PLANT_NAME', `plant ${JSON.stringify(input.plant)} is not a valid plant name (lower-case letters, digits, inner hyphens)`);
+    }
+    await fsp.mkdir(paths.goalsDir, { recursive: true });
+    const goal = await withLock(paths.goalsDir, async () => {
+        const counterPath = path.join(paths.goalsDir, COUNTER_FILE);
+        let highest = 0;
+        try {
+            highest = Number.parseInt(await fsp.readFile(counterPath, 'utf8'), 10) || 0;
+        }
+        catch {
+            // no counter yet: the directory listing below decides
+        }
+        for (const name of await fsp.readdir(paths.goalsDir)) {
+            if (name.endsWith('.json'))
+                highest = Math.max(highest, goalNumber(name));
+        }
+        const n = highest + 1;
+        if (!Number.isSafeInteger(n))
+            throw new StoreError('IO_ERROR', `${counterPath}: goal number ${highest} is too large to continue from`, counterPath);
+        const record = {
+            id: `${n}-${makeSlug(input.title ?? input.body, input.type)}`,
+            type: input.type,
+            status: 'queued',
+            priority: input.priority ?? PRIORITY_DEFAULT,
+            ...(input.plant !== undefined ? { assigned_to: input.plant } : {}),
+            body: input.body,
+            submitted_at: now.toISOString(),
+            ...(input.driver ? { driver: input.driver } : {}),
+            ...(input.model ? { model: input.model } : {}),
+            ...(input.reasoning_effort ? { reasoning_effort: input.reasoning_effort } : {}),
+            ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
+            ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
+        };
+        const issues = validateGoal(record);
+        if (issues.length > 0)
+            throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0])}`);
+        await createJsonExclusive(goalFile(paths, record.id), record);
+        await fsp.writeFile(counterPath, `${n}\n`);
+        return record;
+    });
+    try {
+        await appendEvent(paths, { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type }, now);
+    }
+    catch (error) {
+        // Without its event the submit did not happen: take the new goal back, so a retry makes no duplicate.
+        await fsp.rm(goalFile(paths, goal.id), { force: true });
+        throw error;
+    }
+    return goal;
+}
+/**
+ * Reads and validates one goal.
+ *
+ * @throws StoreError GOAL_NOT_FOUND (no such id) or INVALID_RECORD (malformed JSON or a failing field, named).
+ */
+export async function readGoal(paths, id) {
+    const file = goalFile(paths, id);
+    const read = await readJsonFile(file);
+    if (!read.ok) {
+        if (read.missing)
+            throw new StoreError('GOAL_NOT_FOUND', `no goal ${id} (looked for ${file})`, file);
+        throw new StoreError('INVALID_RECORD', read.message, file);
+    }
+    const issues = validateGoal(read.value);
+    if (issues.length > 0)
+        throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0])}`, file);
+    const goal = read.value;
+    if (goal.id !== id)
+        throw new StoreError('INVALID_RECORD', `${file}: id ${JSON.stringify(goal.id)} does not match the file name`, file);
+    return goal;
+}
+/**
+ * Moves a goal along its state machine (GOAL_TRANSITIONS), appending
+ * GoalTransitioned, and GoalClosed too when it reaches `closed`. A closed
+ * goal is never transitioned again.
+ *
+ * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
+ */
+export async function transitionGoal(paths, id, to, options = {}) {
+    await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
+    return withLock(goalFile(paths, id), () => transitionLocked(paths, id, to, options));
+}
+async function transitionLocked(paths, id, to, options) {
+    const now = options.now ?? new Date();
+    const goal = await readGoal(paths, id);
+    const allowed = GOAL_TRANSITIONS[goal.status];
+    if (!allowed.includes(to)) {
+        throw new StoreError('INVALID_TRANSITION', `goal ${id}: ${goal.status} → ${to} is not allowed`, goalFile(paths, id));
+    }
+    if (to === 'closed' && !options.closedReason) {
+        throw new StoreError('MISSING_CLOSED_REASON', `goal ${id}: closing needs a closed_reason`, goalFile(paths, id));
+    }
+    const next = { ...goal, status: to, updated_at: now.toISOString() };
+    if (to === 'closed') {
+        next.closed_reason = options.closedReason;
+        next.closed_at = now.toISOString();
+    }
+    const issues = validateGoal(next);
+    if (issues.length > 0)
+        throw new StoreError('INVALID_RECORD', `goal ${id}: ${formatIssue(issues[0])}`, goalFile(paths, id));
+    await writeJsonAtomic(goalFile(paths, id), next);
+    await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
+    if (to === 'closed') {
+        await fsp.appendFile(path.join(paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+        await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
+    }
+    return next;
+}
+async function readMany(paths, ids) {
+    const goals = [];
+    const problems = [];
+    const results = await Promise.allSettled(ids.map((id) => readGoal(paths, id)));
+    results.forEach((result, index) => {
+        if (result.status === 'fulfilled')
+            goals.push(result.value);
+        else
+            problems.push({ file: goalFile(paths, ids[index]), message: result.reason.message });
+    });
+    return { goals, problems };
+}
+/** Goal ids present in the goals directory (file names only; nothing is read). */
+export async function listGoalIds(paths) {
+    let names;
+    try {
+        names = await fsp.readdir(paths.goalsDir);
+    }
+    catch (error) {
+        if (isErrno(error, 'ENOENT'))
+            return [];
+        throw error;
+    }
+    const ids = [];
+    for (const name of names) {
+        if (!name.endsWith('.json'))
+            continue;
+        const id = name.slice(0, -5);
+        if (GOAL_ID_PATTERN.test(id))
+            ids.push(id);
+    }
+    return ids;
+}
+/** Every goal, closed ones included. Malformed files are reported in `problems`, never deleted. */
+export async function listGoals(paths) {
+    return readMany(paths, await listGoalIds(paths));
+}
+/** Orders goals for dispatch: priority high → low, then submitted_at old → new, then N. */
+export function dispatchOrder(a, b) {
+    if (a.priority !== b.priority)
+        return b.priority - a.priority;
+    if (a.submitted_at !== b.submitted_at)
+        return a.submitted_at < b.submitted_at ? -1 : 1;
+    return goalNumber(a.id) - goalNumber(b.id);
+}
+/**
+ * The open-goal scanner used by reconcile: lists the goals directory, skips
+ * every id in the closed ledger without opening its file, and reads only the
+ * rest. Keeps the ledger offset and unchanged open goals between passes, so a
+ * warm pass re-reads only what changed. A goal found closed but missing from
+ * the ledger (a crash between the two writes) is added to it.
+ */
+export class OpenGoalScanner {
+    paths;
+    closed = new Set();
+    ledgerOffset = 0;
+    cache = new Map();
+    listing;
+    open;
+    constructor(paths) {
+        this.paths = paths;
+    }
+    async readLedger() {
+        const file = path.join(this.paths.goalsDir, CLOSED_LEDGER);
+        let handle;
+        try {
+            handle = await fsp.open(file, 'r');
+        }
+        catch {
+            return;
+        }
+        try {
+            const { size } = await handle.stat();
+            if (size < this.ledgerOffset) {
+                this.closed.clear();
+                this.ledgerOffset = 0;
+            }
+            if (size === this.ledgerOffset)
+                return;
+            const buffer = Buffer.alloc(size - this.ledgerOffset);
+            await handle.read(buffer, 0, buffer.length, this.ledgerOffset);
+            const end = buffer.lastIndexOf(0x0a) + 1;
+            for (const line of buffer.subarray(0, end).toString('utf8').split('\n'))
+                if (line)
+                    this.closed.add(line);
+            this.ledgerOffset += end;
+        }
+        finally {
+            await handle.close();
+        }
+    }
+    /**
+     * Goal ids in the directory. The listing is reused while the directory's
+     * mtime is unchanged (every add, rename or removal changes it) and old
+     * enough (2 s) that a same-tick change cannot hide behind it.
+     */
+    async ids() {
+        let mtimeMs;
+        try {
+            mtimeMs = (await fsp.stat(this.paths.goalsDir)).mtimeMs;
+        }
+        catch {
+            return [];
+        }
+        if (this.listing && this.listing.mtimeMs === mtimeMs && Date.now() - mtimeMs > 2000)
+            return this.listing.ids;
+        const ids = await listGoalIds(this.paths);
+        this.listing = { mtimeMs, ids };
+        return ids;
+    }
+    /** The goals that are not closed, and any unreadable goal files. */
+    async scan() {
+        await this.readLedger();
+        const all = await this.ids();
+        const o = this.open;
+        const ids = o && o.from === all && o.ledgerOffset === this.ledgerOffset && o.closedCount === this.closed.size
+            ? o.ids
+            : all.filter((id) => !this.closed.has(id));
+        this.open = { ids, from: all, ledgerOffset: this.ledgerOffset, closedCount: this.closed.size };
+        const goals = [];
+        const problems = [];
+        const seen = new Set();
+        await Promise.all(ids.map(async (id) => {
+            seen.add(id);
+            const file = goalFile(this.paths, id);
+            let stat;
+            try {
+                stat = await fsp.stat(file);
+            }
+            catch {
+                return;
+            }
+            const cached = this.cache.get(id);
+            if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+                goals.push(cached.goal);
+                return;
+            }
+            try {
+                const goal = await readGoal(this.paths, id);
+                if (goal.status === 'closed') {
+                    this.closed.add(id);
+                    await fsp.appendFile(path.join(this.paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+                    this.cache.delete(id);
+                    return;
+                }
+                this.cache.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, goal });
+                goals.push(goal);
+            }
+            catch (error) {
+                problems.push({ file, message: error.message });
+            }
+        }));
+        for (const id of this.cache.keys())
+            if (!seen.has(id))
+                this.cache.delete(id);
+        return { goals, problems };
+    }
+}
+/**
+ * The ids of the `limit` most recently closed goals, newest first, read from
+ * the end of the closed ledger (no goal file is opened).
+ */
+export async function recentClosedIds(paths, limit) {
+    const file = path.join(paths.goalsDir, CLOSED_LEDGER);
+    let handle;
+    try {
+        handle = await fsp.open(file, 'r');
+    }
+    catch {
+        return [];
+    }
+    try {
+        const { size } = await handle.stat();
+        const length = Math.min(size, Math.max(4096, limit * 80));
+        const buffer = Buffer.alloc(length);
+        await handle.read(buffer, 0, length, size - length);
+        const lines = buffer.toString('utf8').split('\n').filter(Boolean);
+        if (length < size)
+            lines.shift(); // cut mid-line
+        const seen = new Set();
+        const ids = [];
+        for (const id of lines.reverse()) {
+            if (seen.has(id) || !GOAL_ID_PATTERN.test(id))
+                continue;
+            seen.add(id);
+            ids.push(id);
+            if (ids.length >= limit)
+                break;
+        }
+        return ids;
+    }
+    finally {
+        await handle.close();
+    }
+}
+//# sourceMappingURL=goals.js.map
