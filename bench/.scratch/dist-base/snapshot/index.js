@@ -1,6 +1,0 @@
-export * from './types.js';
-export * from './stream-lines.js';
-export * from './tail.js';
-export * from './load.js';
-export * from './source.js';
-//# sourceMappingURL=index.js.map

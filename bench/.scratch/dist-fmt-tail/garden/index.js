@@ -1,4 +1,0 @@
-export * from './paths.js';
-export * from './config.js';
-export * from './resolve.js';
-//# sourceMappingURL=index.js.map

@@ -1,7 +1,0 @@
-export * from './common.js';
-export * from './run.js';
-export * from './goal.js';
-export * from './event.js';
-export * from './plant.js';
-export * from './config.js';
-//# sourceMappingURL=index.js.map

@@ -1,6 +1,0 @@
-export * from './reconcile.js';
-export * from './live-runs.js';
-export * from './lock.js';
-export * from './coordinator.js';
-export * from './reclaim.js';
-//# sourceMappingURL=index.js.map

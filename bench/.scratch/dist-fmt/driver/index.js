@@ -1,7 +1,0 @@
-export * from './launch.js';
-export * from './prompt.js';
-export * from './pricing.js';
-export * from './dispatch.js';
-export * from './plugins/index.js';
-export * from './process-tree.js';
-//# sourceMappingURL=index.js.map
