@@ -6,6 +6,7 @@ import { dispatch as driverDispatch, type DriverContext } from '../driver/index.
 import { appendEvent, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock } from './lock.js';
 import { LiveRuns } from './live-runs.js';
+import { StartupWindow } from '../lifecycle/startup.js';
 import { reclaimOrphans } from './reclaim.js';
 import { reconcile, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 
@@ -27,6 +28,8 @@ export interface CoordinatorOptions {
   debounceMs?: number;
   /** The agents' base environment and the override chain's `PAK2_DEFAULT_*`; default this process's. */
   env?: NodeJS.ProcessEnv;
+  /** Run the startup window of `pak2 cycle` (startup note, play-by-play). Default false. */
+  startup?: boolean;
 }
 
 /** The coordinator's state, for the status line. */
@@ -56,6 +59,7 @@ export class Coordinator extends EventEmitter {
   private lastSummary: ReconcileSummary | undefined;
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
+  private startupWindow: StartupWindow | undefined;
 
   constructor(private readonly options: CoordinatorOptions) {
     super();
@@ -102,6 +106,14 @@ export class Coordinator extends EventEmitter {
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
     await reclaimOrphans(this.options.garden, this.options.now);
+    if (this.options.startup) {
+      this.startupWindow = new StartupWindow(this.options.garden, this.options.env);
+      try {
+        await this.startupWindow.open();
+      } catch (error) {
+        this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
+      }
+    }
     this.watcher = watch(paths.goalsDir, { ignoreInitial: true, depth: 0, ignored: (p) => p.endsWith('.lock') });
     const onChange = () => this.wake();
     this.watcher.on('add', onChange).on('change', onChange).on('unlink', onChange);
@@ -145,6 +157,7 @@ export class Coordinator extends EventEmitter {
           });
         }
         this.lastSummary = summary;
+        await this.startupWindow?.update().catch((error: Error) => this.options.onError?.(new Error(`startup play-by-play: ${error.message}`)));
         // Closing or dispatching changes what the next pass sees: look again.
         if (summary.closed.length > 0 || summary.requeued.length > 0) this.again = true;
         this.options.onPass?.(summary);

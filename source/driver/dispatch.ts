@@ -11,7 +11,25 @@ import {
   type RunRecord,
 } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { appendEvent, appendJsonLine, closeRun, readPlant, readRun, runEventsFile, StoreError, type CloseRunInput } from '../store/index.js';
+import {
+  appendConversationMessage,
+  appendEvent,
+  appendJsonLine,
+  closeRun,
+  deliverReplyNote,
+  freezeDispatchPacket,
+  readConversation,
+  readConversationMessages,
+  readPlant,
+  readRun,
+  renderSupplements,
+  replyDir,
+  runEventsFile,
+  setConversationContinuity,
+  StoreError,
+  type ChatMessage,
+  type CloseRunInput,
+} from '../store/index.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { addCosts } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
@@ -154,10 +172,32 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const plugin = getDriverPlugin(run.driver, config);
   if (!plugin) return failLaunch(`unknown driver ${JSON.stringify(run.driver)}: use claude, codex, command, or configure [drivers.${run.driver}].command in PAK2.toml`);
 
+  const route = routeOf(goal);
   let prompt: string;
+  let resumeSessionId: string | undefined;
   try {
     const plant = await readPlant(paths, run.plant);
-    prompt = buildPrompt({ paths, goal, runId, plant, runDirectory: dir, workingDirectory: paths.gardenRoot });
+    const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
+    if (route === 'standard') {
+      const packet = await freezeDispatchPacket(paths, goal, runId, now());
+      const rendered = packet && renderSupplements(packet);
+      if (rendered) extraBlocks.supplements = rendered;
+    } else {
+      const conversation = await readConversation(paths, goal.conversation_id!);
+      const messages = await readConversationMessages(paths, conversation.id, CONVERSATION_CONTEXT_MESSAGES);
+      extraBlocks.conversation = renderConversation(messages, route);
+      if (conversation.continuity?.driver === run.driver) resumeSessionId = conversation.continuity.session_id;
+    }
+    prompt = buildPrompt({
+      paths,
+      goal,
+      runId,
+      plant,
+      runDirectory: dir,
+      workingDirectory: paths.gardenRoot,
+      replyDirectory: replyDir(paths, config),
+      extraBlocks,
+    });
   } catch (error) {
     return failLaunch(`cannot build the prompt: ${(error as Error).message}`);
   }
@@ -170,6 +210,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     runDir: dir,
     cwd: paths.gardenRoot,
     configCommand: config.drivers[run.driver]?.command,
+    resumeSessionId,
   };
   const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
     let spec;
@@ -222,6 +263,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const verdict = judge(parsed, main);
   if (verdict.status !== 'success') return close({ ...base, ...verdict, ...(parsed.errorText ? { errorText: parsed.errorText } : {}) });
 
+  if (route !== 'standard') {
+    // The conversation route records the reply, delivers it, and keeps the session for the next turn.
+    const reply = (parsed.finalText ?? '').trim();
+    const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# Reply\n\n${reply}\n`, now());
+    await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
+    if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now());
+  }
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
 
   const reflection = await solicitReflection(ctx, plugin, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
@@ -233,6 +281,29 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   if (!reflection.text) return close({ ...base, cost, status: 'failure', failureReason: 'reflection_failed', errorText: reflection.error ?? 'the reflection turn returned no text' });
   await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
   return close({ ...base, cost, status: 'success', reflection: reflection.text });
+}
+
+/** How many recent messages of a conversation go into a conversation-route prompt. */
+export const CONVERSATION_CONTEXT_MESSAGES = 20;
+
+/**
+ * The driver route of a goal (seed 002, "What the driver does" step 1):
+ * `conversation` for a conversational reply (`converse` with a
+ * conversation_id), `hop` for a post-reply hop, else `standard`.
+ */
+export function routeOf(goal: GoalRecord): 'standard' | 'conversation' | 'hop' {
+  if (goal.post_reply_hop && goal.conversation_id) return 'hop';
+  if (goal.conversation_id && goal.type === 'converse') return 'conversation';
+  return 'standard';
+}
+
+function renderConversation(messages: ChatMessage[], route: 'conversation' | 'hop'): string {
+  const lines = messages.map((m) => `[${m.ts}] ${m.sender}: ${m.text.replace(/\n/g, '\n    ')}`);
+  const instruction =
+    route === 'conversation'
+      ? 'Reply to the operator\'s latest message. Your final answer is delivered to them as your reply, so write it for them: plain, short, concrete. If the message asks for real work, do small things now; for larger work, say which goal you would queue.'
+      : 'This is a follow-up hop after your last reply: do what the task says, then end with a short note for the operator saying what you did. It is posted to the conversation.';
+  return [instruction, '', ...(lines.length ? lines : ['(no messages yet)'])].join('\n');
 }
 
 /** The run's verdict from the agent's own report and its exit. */

@@ -8,6 +8,8 @@ import { indexMarkdown, plantDir, seedFile } from '../store/index.js';
 export const PROMPT_HEADINGS = {
   motivation: '# Garden Motivation',
   seed: '# Your Seed',
+  supplements: '# Goal Supplements',
+  conversation: '# Conversation',
   memory: '# Your Memory',
   skills: '# Your Skills',
   knowledge: '# Your Knowledge',
@@ -42,8 +44,10 @@ export interface PromptInput {
   runDirectory: string;
   /** The agent's working directory. */
   workingDirectory: string;
-  /** Extra context blocks (tend, plant commission), already rendered, placed between run and task. */
-  extraBlocks?: { tend?: string; commission?: string };
+  /** Extra context blocks, already rendered, placed between the run block and the task. */
+  extraBlocks?: { tend?: string; commission?: string; supplements?: string; conversation?: string };
+  /** The reply directory, named in the run block so the agent can leave reply notes there. */
+  replyDirectory?: string;
 }
 
 /** True when the plant has no memory yet: no `memory/MEMORY.md`, or a blank one (seed 002). */
@@ -56,7 +60,9 @@ export function isBlankMemory(paths: GardenPaths, plant: string): boolean {
  * Assembles a run's prompt in the order of seed 002, "Prompt structure":
  * motivation; the seed (first blank-memory run) or memory in full plus skill
  * and knowledge indexes; the current run; tend and commission context when
- * given; the task; the closing working-directory line.
+ * given; goal supplements (frozen in the dispatch packet) and the
+ * conversation so far, on the routes that have them; the task; the closing
+ * working-directory line.
  */
 export function buildPrompt(input: PromptInput): string {
   const { paths, goal, plant } = input;
@@ -84,10 +90,13 @@ export function buildPrompt(input: PromptInput): string {
       `- Goal priority: ${goal.priority}`,
       `- Plant: ${plant.name}`,
       `- Run directory: ${input.runDirectory}`,
+      ...(input.replyDirectory ? [`- Reply notes for the operator go in: ${input.replyDirectory}`] : []),
     ].join('\n'),
   );
   if (input.extraBlocks?.tend) sections.push(`${PROMPT_HEADINGS.tend}\n\n${input.extraBlocks.tend.trim()}`);
   if (input.extraBlocks?.commission) sections.push(`${PROMPT_HEADINGS.commission}\n\n${input.extraBlocks.commission.trim()}`);
+  if (input.extraBlocks?.supplements) sections.push(`${PROMPT_HEADINGS.supplements}\n\n${input.extraBlocks.supplements.trim()}`);
+  if (input.extraBlocks?.conversation) sections.push(`${PROMPT_HEADINGS.conversation}\n\n${input.extraBlocks.conversation.trim()}`);
   sections.push(`${PROMPT_HEADINGS.task}\n\n${goal.body.trim()}`);
   sections.push(`Your working directory is ${input.workingDirectory}. Begin.`);
   return `${sections.join('\n\n')}\n`;

@@ -16,6 +16,10 @@ export interface ChatMessage {
   /** Provenance: the run that produced it, and the reply note it came from. */
   run?: string;
   note?: string;
+  /** The goal an operator message queued. */
+  goal?: string;
+  /** For play-by-play lines: the lifecycle fact they report (`run_started:<id>`), so each is said once. */
+  fact?: string;
 }
 
 /** `<runtime-root>/conversations/<id>/meta.json`. */
@@ -24,6 +28,10 @@ export interface ConversationMeta {
   started_by: 'operator' | 'system';
   started_at: string;
   channel: 'filesystem';
+  /** True for the conversation `pak2 cycle` opens with its startup note. */
+  startup?: boolean;
+  /** The agent session the conversation resumes on its next turn (per driver). */
+  continuity?: { driver: string; session_id: string; updated_at: string };
 }
 
 /** The conversation id pattern: `c-<yyyymmddThhmmss>-<8 hex>`. */
@@ -35,9 +43,15 @@ function conversationDir(paths: GardenPaths, id: string): string {
 }
 
 /** Starts a conversation; `startedBy` is "system" for the startup note, "operator" otherwise. */
-export async function openConversation(paths: GardenPaths, startedBy: ConversationMeta['started_by'], now: Date = new Date()): Promise<ConversationMeta> {
+export async function openConversation(paths: GardenPaths, startedBy: ConversationMeta['started_by'], now: Date = new Date(), options: { startup?: boolean } = {}): Promise<ConversationMeta> {
   const stamp = now.toISOString().replace(/[-:]/g, '').slice(0, 15);
-  const meta: ConversationMeta = { id: `c-${stamp}-${randomUUID().slice(0, 8)}`, started_by: startedBy, started_at: now.toISOString(), channel: 'filesystem' };
+  const meta: ConversationMeta = {
+    id: `c-${stamp}-${randomUUID().slice(0, 8)}`,
+    started_by: startedBy,
+    started_at: now.toISOString(),
+    channel: 'filesystem',
+    ...(options.startup ? { startup: true } : {}),
+  };
   await writeJsonAtomic(path.join(conversationDir(paths, meta.id), 'meta.json'), meta);
   return meta;
 }
@@ -85,4 +99,40 @@ export async function readConversationMessages(paths: GardenPaths, id: string, l
     }
   }
   return messages.slice(-limit);
+}
+
+/**
+ * Reads a conversation's meta.json.
+ *
+ * @throws Error naming the conversation when it does not exist or is malformed.
+ */
+export async function readConversation(paths: GardenPaths, id: string): Promise<ConversationMeta> {
+  const read = await readJsonFile(path.join(conversationDir(paths, id), 'meta.json'));
+  if (!read.ok) throw new Error(read.missing ? `no conversation ${id}` : read.message);
+  return read.value as ConversationMeta;
+}
+
+/** Records the agent session a conversation continues on its next turn. */
+export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date()): Promise<ConversationMeta> {
+  const meta = await readConversation(paths, id);
+  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString() } };
+  await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), next);
+  return next;
+}
+
+/** Every conversation, oldest first (unreadable ones skipped). */
+export async function listConversations(paths: GardenPaths): Promise<ConversationMeta[]> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(paths.conversationsDir);
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const out: ConversationMeta[] = [];
+  for (const id of names.filter((n) => CONVERSATION_ID_PATTERN.test(n)).sort()) {
+    const read = await readJsonFile(path.join(paths.conversationsDir, id, 'meta.json'));
+    if (read.ok) out.push(read.value as ConversationMeta);
+  }
+  return out;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { GardenConfig, GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { readJsonFile, writeJsonAtomic } from './files.js';
+import writeFileAtomic from 'write-file-atomic';
 
 /** A reply note in `<runtime-root>/inbox/<garden-name>/`. */
 export interface InboxNote {
@@ -65,4 +66,46 @@ export async function markNoteRead(paths: GardenPaths, config: Pick<GardenConfig
   if (read.has(name)) return;
   read.add(path.basename(name));
   await writeJsonAtomic(path.join(dir, READ_STATE), { read: [...read].sort() });
+}
+
+/** The reply directory name before `[garden].name` existed. */
+export const LEGACY_REPLY_DIR = 'garden';
+
+/** What {@link ensureReplyDir} found and did. */
+export type ReplyDirOutcome = 'exists' | 'created' | 'renamed_legacy' | 'kept_both';
+
+/**
+ * Makes sure the reply surface exists before a reply is delivered (seed 002,
+ * the PAK2.toml paragraph). With a non-default `[garden].name`, a legacy
+ * `inbox/garden/` is renamed to `inbox/<name>/` on first delivery, but only if
+ * the target does not exist yet; when both exist, both are kept and replies go
+ * to the configured one.
+ *
+ * @returns the reply directory and what was done.
+ */
+export async function ensureReplyDir(paths: GardenPaths, config: Pick<GardenConfig, 'gardenName'>): Promise<{ dir: string; outcome: ReplyDirOutcome }> {
+  const dir = replyDir(paths, config);
+  const legacy = path.join(paths.inboxDir, LEGACY_REPLY_DIR);
+  const exists = async (p: string) => fsp.stat(p).then((s) => s.isDirectory(), () => false);
+  const hasTarget = await exists(dir);
+  if (config.gardenName !== LEGACY_REPLY_DIR && (await exists(legacy))) {
+    if (hasTarget) return { dir, outcome: 'kept_both' };
+    await fsp.rename(legacy, dir);
+    return { dir, outcome: 'renamed_legacy' };
+  }
+  if (hasTarget) return { dir, outcome: 'exists' };
+  await fsp.mkdir(dir, { recursive: true });
+  return { dir, outcome: 'created' };
+}
+
+/**
+ * Delivers a reply note: ensures the reply directory, then writes
+ * `<stamp>-<slug>.md` atomically. Returns the note's path.
+ */
+export async function deliverReplyNote(paths: GardenPaths, config: Pick<GardenConfig, 'gardenName'>, slug: string, text: string, now: Date = new Date()): Promise<string> {
+  const { dir } = await ensureReplyDir(paths, config);
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const file = path.join(dir, `${stamp}-${slug.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}.md`);
+  await writeFileAtomic(file, text.endsWith('\n') ? text : `${text}\n`);
+  return file;
 }

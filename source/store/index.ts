@@ -5,3 +5,5 @@ export * from './runs.js';
 export * from './plants.js';
 export * from './conversations.js';
 export * from './inbox.js';
+export * from './supplements.js';
+export * from './operator-messages.js';

@@ -2,7 +2,21 @@ import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalRecord, type GoalType 
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { UserError } from '../errors.js';
 import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden } from '../garden/index.js';
-import { appendConversationMessage, createGoal, latestConversation, listPlants, openConversation, readGoal, readPlant, StoreError, transitionGoal, type ChatMessage } from '../store/index.js';
+import {
+  appendConversationMessage,
+  appendGoalSupplement as appendSupplementRecord,
+  createGoal,
+  latestConversation,
+  listPlants,
+  openConversation,
+  readConversation,
+  readGoal,
+  readPlant,
+  StoreError,
+  transitionGoal,
+  type ChatMessage,
+  type GoalSupplement,
+} from '../store/index.js';
 
 /** What an operator gives to queue a goal (the CLI's flags, the workbench's form). */
 export interface SubmitGoalInput {
@@ -69,17 +83,70 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   );
 }
 
+/** The plant that answers the chat unless told otherwise. */
+export const CHAT_PLANT = 'gardener';
+/** Priority of the goal an operator message queues: above ordinary work, so chat stays responsive. */
+export const CHAT_PRIORITY = 80;
+
+/** What one operator message did: the message recorded, and the conversation-origin goal it queued. */
+export interface OperatorMessageResult {
+  conversationId: string;
+  message: ChatMessage;
+  goal: GoalRecord;
+}
+
 /**
- * Records an operator chat message in the current conversation (opening one
- * with started_by "operator" when there is none). The chat pane and `pak2
- * chat` share this. docs/conversation/level2.md.
+ * Sends an operator message to the garden (the chat pane and `pak2 chat`
+ * share this; docs/conversation/level2.md): records it in the conversation
+ * (the latest one, or a new one started by the operator), then queues a
+ * `converse` goal with its conversation_id for the plant that answers. The
+ * driver's conversation route answers it, resuming the conversation's agent
+ * session, and records the reply.
  *
- * @throws UserError for an empty message.
+ * @throws UserError for an empty message, an unknown conversation, or a plant that cannot answer.
  */
-export async function sendOperatorMessage(garden: Garden, text: string, now: Date = new Date()): Promise<ChatMessage> {
+export async function sendOperatorMessage(garden: Garden, text: string, options: { conversationId?: string; plant?: string; now?: Date } = {}): Promise<OperatorMessageResult> {
+  const now = options.now ?? new Date();
   if (!text.trim()) throw new UserError('message: empty');
-  const conversation = (await latestConversation(garden.paths)) ?? (await openConversation(garden.paths, 'operator', now));
-  return appendConversationMessage(garden.paths, conversation.id, { sender: 'operator', text: text.trim() }, now);
+  const plant = options.plant ?? CHAT_PLANT;
+  try {
+    const record = await readPlant(garden.paths, plant);
+    if (record.status !== 'active') throw new UserError(`plant ${plant}: the plant is ${record.status}; nobody can answer`);
+  } catch (error) {
+    if (error instanceof StoreError) throw new UserError(`plant ${plant}: ${error.message} (run pak2 genesis)`);
+    throw error;
+  }
+  let conversationId = options.conversationId;
+  if (conversationId) {
+    try {
+      await readConversation(garden.paths, conversationId);
+    } catch (error) {
+      throw new UserError(`conversation ${conversationId}: ${(error as Error).message}`);
+    }
+  } else conversationId = ((await latestConversation(garden.paths)) ?? (await openConversation(garden.paths, 'operator', now))).id;
+  const goal = await createGoal(
+    garden.paths,
+    { type: 'converse', plant, body: text.trim(), conversation_id: conversationId, priority: CHAT_PRIORITY, title: `reply ${text.trim().slice(0, 40)}` },
+    now,
+  );
+  const message = await appendConversationMessage(garden.paths, conversationId, { sender: 'operator', text: text.trim(), goal: goal.id }, now);
+  return { conversationId, message, goal };
+}
+
+/**
+ * Adds a supplement to a queued conversation-origin durable goal
+ * (docs/goal-supplement/level2.md); it is frozen into the goal's dispatch
+ * packet when the goal is dispatched and shown to the agent.
+ *
+ * @throws UserError naming the goal when it is unknown or not eligible.
+ */
+export async function appendGoalSupplement(garden: Garden, goalId: string, text: string, source: 'operator' | 'garden' = 'operator'): Promise<GoalSupplement> {
+  try {
+    return await appendSupplementRecord(garden.paths, goalId, text, source);
+  } catch (error) {
+    if (error instanceof StoreError) throw new UserError(`goal ${goalId}: ${error.message}`);
+    throw error;
+  }
 }
 
 /**

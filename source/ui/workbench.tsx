@@ -32,6 +32,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
     : new Coordinator({
         garden,
         command: options.command ?? 'pak2 (workbench)',
+        startup: true,
         onStderr: (runId, chunk) => {
           try {
             fs.appendFileSync(path.join(runDir(garden.paths, runId), 'stderr.log'), chunk);

@@ -38,6 +38,7 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
   const coordinator = new Coordinator({
     garden,
     command: 'pak2 cycle --no-ui',
+    startup: true,
     onError: (error) => sayOnce(`pak2: ${error.message}`),
     onPass: (summary) => {
       for (const problem of summary.problems) sayOnce(`pak2: skipped ${problem.message}`);

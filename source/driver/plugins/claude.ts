@@ -46,7 +46,7 @@ export const claudePlugin: DriverPlugin = {
   executable: 'claude',
   installHint: 'npm install -g @anthropic-ai/claude-code',
   buildLaunchCommand(ctx) {
-    return claudeArgs(ctx);
+    return claudeArgs(ctx, ctx.resumeSessionId);
   },
   buildReflectionCommand(ctx) {
     if (!ctx.sessionId) throw new Error('claude reported no session_id to resume for reflection');

@@ -44,7 +44,7 @@ export const codexPlugin: DriverPlugin = {
   executable: 'codex',
   installHint: 'npm install -g @openai/codex',
   buildLaunchCommand(ctx) {
-    return codexArgs(ctx, 'main');
+    return codexArgs(ctx, 'main', ctx.resumeSessionId);
   },
   buildReflectionCommand(ctx) {
     if (!ctx.sessionId) throw new Error('codex reported no thread_id to resume for reflection');

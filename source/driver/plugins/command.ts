@@ -41,7 +41,7 @@ export function commandPlugin(name = 'command'): DriverPlugin {
     installHint: `set [drivers.${name}].command in PAK2.toml to the executable and its arguments`,
     buildLaunchCommand(ctx) {
       const [command, ...args] = commandOf(ctx, name);
-      return { command: command!, args, env: envOf(ctx, 'main') };
+      return { command: command!, args, env: envOf(ctx, 'main', ctx.resumeSessionId) };
     },
     buildReflectionCommand(ctx) {
       const [command, ...args] = commandOf(ctx, name);

@@ -12,6 +12,8 @@ export interface LaunchContext {
   cwd: string;
   /** `[drivers.<name>].command` from PAK2.toml, when set: replaces the executable (and may add leading args). */
   configCommand: string[] | undefined;
+  /** Continue this agent session instead of starting one (a conversation's next turn). */
+  resumeSessionId?: string | undefined;
 }
 
 /** Context of {@link DriverPlugin.parseEvents}. */
