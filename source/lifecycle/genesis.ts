@@ -6,6 +6,7 @@ import { resolveSettings } from '../garden/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { appendEvent, commissionPlant, createGoal, listGoalIds, readPlant, StoreError } from '../store/index.js';
 import { UserError } from '../errors.js';
+import { simpleGit } from 'simple-git';
 import { findExecutable } from './which.js';
 
 /** The plant genesis commissions, and its seed. */
@@ -24,6 +25,8 @@ export interface GenesisReport {
   commissioned: string[];
   queued: string[];
   warnings: string[];
+  /** The commit of the bootstrap scaffold in the garden's own git repo, when one was made. */
+  committed?: { commit: string; paths: string[] };
 }
 
 /**
@@ -73,8 +76,54 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
     const goal = await createGoal(paths, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: FIRST_GARDENER_GOAL });
     report.queued.push(goal.id);
   }
+  try {
+    const committed = await commitScaffold(paths.gardenRoot, report.commissioned.length > 0);
+    if (committed) report.committed = committed;
+  } catch (error) {
+    report.warnings.push(`the garden is a git repo, but the scaffold was not committed: ${(error as Error).message.split('\n')[0]}`);
+  }
   if (report.created.length || report.commissioned.length || report.queued.length) {
     await appendEvent(paths, { type: 'GardenGenesis', detail: [...report.commissioned.map((p) => `commissioned ${p}`), ...report.queued.map((g) => `queued ${g}`)].join('; ') || 'runtime directories created' });
   }
   return report;
+}
+
+async function isGitRepo(root: string): Promise<boolean> {
+  if (!findExecutable('git')) return false;
+  try {
+    const top = (await simpleGit(root).revparse(['--show-toplevel'])).trim();
+    return path.resolve(top) === path.resolve(root);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Commits the durable source-side bootstrap scaffold genesis just
+ * materialised, when the garden root is the top of a git repo (seed 002,
+ * "Startup contract"): the commissioned gardener (meta and seed assets), and
+ * CHARTER.md when it is present but not yet tracked. Only those paths are
+ * staged; anything else the operator has staged or changed is left alone.
+ * A repo without an identity commits as `pak2 genesis`.
+ *
+ * @returns the commit and the paths, or undefined when there was nothing to commit or no repo.
+ */
+async function commitScaffold(root: string, commissioned: boolean): Promise<{ commit: string; paths: string[] } | undefined> {
+  if ((await isGitRepo(root)) !== true) return undefined;
+  const git = simpleGit(root);
+  const candidates: string[] = [];
+  if (commissioned) candidates.push(path.join('plants', GARDENER));
+  if (fs.existsSync(path.join(root, 'CHARTER.md'))) {
+    const tracked = (await git.raw(['ls-files', '--', 'CHARTER.md'])).trim();
+    if (!tracked) candidates.push('CHARTER.md');
+  }
+  if (candidates.length === 0) return undefined;
+  await git.raw(['add', '--', ...candidates]);
+  const staged = (await git.raw(['diff', '--cached', '--name-only', '--', ...candidates])).split('\n').filter(Boolean);
+  if (staged.length === 0) return undefined;
+  const identity = async (key: string) => (await git.raw(['config', '--get', key]).catch(() => '')).trim();
+  const extra = [...((await identity('user.name')) ? [] : ['-c', 'user.name=pak2 genesis']), ...((await identity('user.email')) ? [] : ['-c', 'user.email=pak2@localhost'])];
+  await git.raw([...extra, 'commit', '-m', 'pak2 genesis: commission the gardener', '--', ...candidates]);
+  const commit = (await git.revparse(['HEAD'])).trim();
+  return { commit, paths: staged };
 }

@@ -1,10 +1,14 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { genesis, initGarden } from '../../lifecycle/index.js';
+import { publishExport } from '../../lifecycle/publish.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
-/** `pak2 init DIR` and `pak2 genesis` (seed 002, "Startup contract"). */
+/**
+ * `pak2 init DIR` and `pak2 genesis` (seed 002, "Startup contract"), and
+ * `pak2 publish DIR` (seed 002, "Authored export contract").
+ */
 export function registerGardenCommands(program: Command, io: CliIO): void {
   program
     .command('init')
@@ -35,6 +39,21 @@ export function registerGardenCommands(program: Command, io: CliIO): void {
       if (report.created.length) io.out(`created ${report.created.join(', ')}`);
       for (const plant of report.commissioned) io.out(`commissioned plant ${plant}`);
       for (const goal of report.queued) io.out(`queued goal ${goal}`);
+      if (report.committed) io.out(`committed ${report.committed.paths.join(', ')} as ${report.committed.commit.slice(0, 12)}`);
       io.out('next: pak2 cycle');
+    });
+  program
+    .command('publish')
+    .description('write the clean authored export of pak2 (code, tests, docs, template) into DIR: new, empty, or a git checkout whose worktree it replaces; runs no git command')
+    .argument('<dir>', 'the destination: a new or empty directory, or a git checkout')
+    .option('--name <name>', '[garden].name of the export-local PAK2.toml (default: the directory name)')
+    .option('--json', 'print what was done as JSON')
+    .action((dir: string, opts: { name?: string; json?: boolean }) => {
+      const report = publishExport(path.resolve(io.cwd, dir), opts.name ? { name: opts.name } : {});
+      if (opts.json) return printJson(io, report);
+      if (report.keptGit) io.out(`kept ${path.join(report.destination, '.git')}${report.removed.length ? `; removed ${report.removed.join(', ')}` : ''}`);
+      io.out(`exported to ${report.destination}: ${report.exported.join(', ')}`);
+      io.out(`wrote ${report.written.join(', ')}`);
+      io.out('no git command was run; review, then commit and push yourself');
     });
 }
