@@ -5,7 +5,9 @@ import { StoreError } from '../store/index.js';
 import { registerCycle, runCycle } from './commands/cycle.js';
 import { registerGardenCommands } from './commands/garden.js';
 import { registerReadCommands } from './commands/read.js';
+import { registerChat } from './commands/chat.js';
 import { registerCancel, registerSubmit } from './commands/submit.js';
+import { registerOperatorMessage } from './commands/operator-message.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -76,8 +78,10 @@ export function buildProgram(io: CliIO): Command {
   registerGardenCommands(program, io);
   registerSubmit(program, io);
   registerCancel(program, io);
+  registerChat(program, io);
   registerCycle(program, io);
   registerReadCommands(program, io);
+  registerOperatorMessage(program, io);
   return program;
 }
 

@@ -32,6 +32,11 @@ export const REASON_CODES = [
   'UNKNOWN_CONFIG_KEY',
   // any field whose value has the wrong JSON type
   'INVALID_FIELD_TYPE',
+  // operator message (docs/operator-message/level2.md)
+  'INVALID_MESSAGE_KIND',
+  'MESSAGE_TOO_LARGE',
+  'INVALID_TITLE',
+  'KIND_FIELD_MISMATCH',
 ] as const;
 
 /** One reason code of {@link REASON_CODES}. */
@@ -170,6 +175,10 @@ const MESSAGES: Record<ReasonCode, string> = {
   INVALID_CONFIG_VALUE: 'value is out of range or of the wrong type',
   UNKNOWN_CONFIG_KEY: 'unknown key',
   INVALID_FIELD_TYPE: 'value has the wrong type',
+  INVALID_MESSAGE_KIND: 'kind must be tend_survey or recently_concluded',
+  MESSAGE_TOO_LARGE: 'value is larger than the operator-message bound',
+  INVALID_TITLE: 'title must be one line of text',
+  KIND_FIELD_MISMATCH: 'field belongs to the other operator-message kind',
 };
 
 function describe(code: ReasonCode): string {

@@ -4,3 +4,4 @@ export * from './goal.js';
 export * from './event.js';
 export * from './plant.js';
 export * from './config.js';
+export * from './operator-message.js';

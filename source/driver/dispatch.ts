@@ -235,7 +235,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
         if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: now().toISOString() });
         ctx.onRunStart?.(runId, handle);
       },
-      ...(ctx.env ? { env: ctx.env } : {}),
+      // The agent knows its run and garden: `pak2 operator-message` and friends read these.
+      env: { ...(ctx.env ?? process.env), PAK2_RUN_ID: runId, PAK2_GARDEN: paths.gardenRoot },
     });
     ctx.onRunEnd?.(runId);
     if (result.spawnError) {

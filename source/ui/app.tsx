@@ -51,7 +51,8 @@ type Overlay =
   | { kind: 'help' }
   | { kind: 'detail'; title: string; sections: DetailSection[]; goalId?: string }
   | { kind: 'form'; form: GoalFormState }
-  | { kind: 'quit' };
+  | { kind: 'quit' }
+  | { kind: 'stopping' };
 
 /** Pane rectangles for a terminal size: goals and tail on top, plants / inbox / chat below, one status row. */
 export function computeLayout(columns: number, rows: number) {
@@ -145,8 +146,12 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     (input: string, key: Key) => {
       const s = ref.current;
       setMessage(undefined);
+      if (s.overlay.kind === 'stopping') return;
       if (s.overlay.kind === 'quit') {
-        if (input === 'y' || input === 'Y') actions.quit();
+        if (input === 'y' || input === 'Y') {
+          setOverlay({ kind: 'stopping' });
+          actions.quit();
+        }
         else if (input === 'n' || input === 'N' || key.escape) setOverlay({ kind: 'none' });
         return;
       }
@@ -263,7 +268,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   if (shownOverlay.kind === 'help') main = <Help {...full} />;
   else if (shownOverlay.kind === 'detail') main = <Detail title={shownOverlay.title} sections={shownOverlay.sections} scroll={detailScroll} {...full} />;
   else if (shownOverlay.kind === 'form') main = <GoalForm state={shownOverlay.form} choices={choices} {...full} />;
-  else if (shownOverlay.kind === 'quit') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} />;
+  else if (shownOverlay.kind === 'quit' || shownOverlay.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} stopping={shownOverlay.kind === 'stopping'} />;
   else
     main = (
       <Box flexDirection="column" height={layout.area}>

@@ -29,8 +29,10 @@ export function innerHeight(height: number): number {
  */
 export function Pane({ title, note, width, height, focused, children }: PaneProps): React.JSX.Element {
   const color = focused ? 'cyan' : 'gray';
-  const label = ` ${title} `;
-  const right = note ? ` ${note} ` : '';
+  // Cut the title and note, never the border: the corners must stay.
+  const room = Math.max(0, width - 5);
+  const right = note && widthOf(note) + 2 <= room / 2 ? ` ${note} ` : '';
+  const label = ` ${fit(title, Math.max(1, room - widthOf(right) - 2)).trimEnd()} `;
   const fill = Math.max(0, width - 4 - widthOf(label) - widthOf(right));
   const top = `╭─${label}${'─'.repeat(fill)}${right}─╮`;
   return (

@@ -35,8 +35,6 @@ let sockets = 0;
 export class TmuxSession {
   readonly socket = `pak2-test-${process.pid}-${Date.now().toString(36)}-${sockets++}`;
   readonly target = 'wb:0.0';
-  /** Every screen captured, oldest first (printed when a wait fails). */
-  readonly screens: string[] = [];
 
   /** tmux with its private socket; returns stdout. */
   tmux(...args: string[]): string {
@@ -50,8 +48,10 @@ export class TmuxSession {
    */
   start(options: { cwd: string; env: Record<string, string>; argv: string[]; columns: number; rows: number }): void {
     const vars = Object.entries(options.env).map(([key, value]) => shellQuote(`${key}=${value}`));
-    // As from a shell: the program, then its exit status on the screen (`[exited N]`, read by exitStatus()).
-    const script = '"$@"; echo "[exited $?]"';
+    // As from a shell: the program, then its exit status on the screen (`[exited N]`, read by
+    // exitStatus()), then the shell waits for a line, so the terminal can be inspected as the
+    // program left it (closeShell() ends it).
+    const script = '"$@"; echo "[exited $?]"; read line';
     const command = ['exec', 'env', '-i', ...vars, '/bin/sh', '-c', shellQuote(script), 'sh', ...options.argv.map(shellQuote)].join(' ');
     this.tmux('new-session', '-d', '-s', 'wb', '-x', String(options.columns), '-y', String(options.rows), '-c', options.cwd, command, ';', 'set-option', '-t', 'wb', 'remain-on-exit', 'on');
   }
@@ -59,9 +59,7 @@ export class TmuxSession {
   /** The visible screen as text. `joined` joins lines the terminal wrapped, so a line wider than the window shows as one long line. */
   capture(options: { joined?: boolean; escapes?: boolean } = {}): string {
     const flags = ['-p', ...(options.joined ? ['-J'] : []), ...(options.escapes ? ['-e'] : [])];
-    const screen = this.tmux('capture-pane', ...flags, '-t', this.target);
-    if (!options.escapes) this.screens.push(screen);
-    return screen;
+    return this.tmux('capture-pane', ...flags, '-t', this.target);
   }
 
   /** Named keys (`Enter`, `Escape`, `C-s`, `j`), each as it would be pressed. */
@@ -125,13 +123,59 @@ export class TmuxSession {
     return Number(await this.waitFor('the program to exit', (s) => /^\[exited (\d+)\]$/m.exec(s)?.[1], timeoutMs, true));
   }
 
-  /** Stops the tmux server and everything in it. */
-  kill(): void {
+  /** After exitStatus(): ends the waiting shell; resolves once the pane has no process left. */
+  async closeShell(timeoutMs = 10_000): Promise<void> {
+    this.keys('Enter');
+    const end = Date.now() + timeoutMs;
+    while (!this.exited()) {
+      if (Date.now() > end) throw new Error(`the pane's shell did not exit within ${timeoutMs} ms`);
+      await sleep(50);
+    }
+  }
+
+  /**
+   * Stops the tmux server and everything in it, waits (up to 10 s) for the
+   * pane's processes to be gone, so nothing still writes into the temp
+   * directories being removed, and removes the socket.
+   */
+  async kill(): Promise<void> {
+    let socketPath = '';
+    let pids: number[] = [];
     try {
+      socketPath = this.tmux('display-message', '-p', '#{socket_path}').trim();
+      pids = this.tmux('list-panes', '-a', '-F', '#{pane_pid}').split('\n').filter(Boolean).map(Number);
       this.tmux('kill-server');
     } catch {
-      // already gone
+      // no server (never started, or already gone)
     }
+    // Each pane's process leads a session; its programs (pak2, the agents it started) are in it.
+    const end = Date.now() + 10_000;
+    while (pids.some((pid) => alive(pid) || inSession(pid)) && Date.now() < end) await sleep(50);
+    if (socketPath) fs.rmSync(socketPath, { force: true });
+  }
+}
+
+/** Whether any live process belongs to session `sid`. */
+function inSession(sid: number): boolean {
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [state, , , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (state !== 'Z' && Number(session) === sid) return true;
+    } catch {
+      // gone
+    }
+  }
+  return false;
+}
+
+/** Whether a process exists and is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
   }
 }
 

@@ -13,12 +13,14 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
-import { goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, showsId, sleep, statusLine, TmuxSession, widthOf } from './tmux.js';
+import { goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, showsId, statusLine, TmuxSession, widthOf } from './tmux.js';
 
 const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
 const BODY = 'Create hello.txt with a greeting';
 const REFLECTION = 'I learned that the garden root is the working directory.';
+/** A body of double-width characters that has to wrap in a narrow detail view. */
+const WIDE_BODY = '調査: 日付のテストが月初めの深夜にだけ失敗する理由を調べて、修正案を三つ書いてください。';
 
 let cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -34,7 +36,7 @@ afterEach(async () => {
 
 function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }));
   return dir;
 }
 
@@ -98,12 +100,6 @@ function cutTitle(line: string): boolean {
   return line.startsWith('╭─ ') && /─╮╭─ Run \S+…$/.test(line);
 }
 
-/** After the shell printed the exit status: the pane's last process (the shell) gone too. */
-async function paneGone(tmux: TmuxSession): Promise<void> {
-  for (let i = 0; i < 200 && !tmux.exited(); i++) await sleep(50);
-  expect(tmux.exited()).toBe(true);
-}
-
 /** A garden whose default driver is the scripted fake agent (`command` driver) in `scenario`, after genesis. */
 function commandGarden(base: string, env: Record<string, string>, scenario: string): string {
   const gardenDir = path.join(base, 'garden');
@@ -164,9 +160,13 @@ describe('the workbench in a real terminal (tmux)', () => {
       screen = await tmux.waitFor('the typed body', (s) => s.includes(BODY) && s);
       show('the filled form', screen);
       tmux.keys('C-s');
-      const id = await tmux.waitFor('queued <id> on the status line', (s) => /^queued (\S+) │/.exec(statusLine(s))?.[1]);
-      expect(id).toMatch(/^2-create-hello-txt/);
-      show('after ctrl-s', tmux.screens.at(-1)!);
+      const [id, queued] = await tmux.waitFor('queued <id> on the status line', (s) => {
+        const found = /^queued (\S+) │/.exec(statusLine(s))?.[1];
+        return found ? ([found, s] as const) : undefined;
+      });
+      show('after ctrl-s', queued);
+      expect(id).toMatch(/^2-/);
+      expect(queued).toMatch(/^╭─ Goals /);
 
       // It runs on the real claude CLI against the scripted server.
       screen = await tmux.waitFor(`${id} closed success`, (s) => goalRows(s).some((r) => showsId(r.id, id) && r.status === 'closed:success') && s, 60_000);
@@ -207,8 +207,8 @@ describe('the workbench in a real terminal (tmux)', () => {
       tmux.keys('q');
       expect(await tmux.exitStatus()).toBe(0);
       show('after q', tmux.capture());
-      await paneGone(tmux);
       expect(tmux.format('#{cursor_flag}'), 'the cursor shown again').toBe('1');
+      await tmux.closeShell();
       expect(processesWith(stateDir)).toEqual([]);
     },
     150_000,
@@ -222,7 +222,7 @@ describe('the workbench in a real terminal (tmux)', () => {
       const env = terminalEnv(home, {});
       const gardenDir = commandGarden(base, env, 'success');
       pak2(['submit', '--plant', 'gardener', '--type', 'fix', '--priority', '70', '--body', 'Fix the flaky date test in test/date.test.ts, which fails around midnight UTC on the first of each month'], gardenDir, env);
-      pak2(['submit', '--plant', 'gardener', '--type', 'research', '--body', '調査: 日付のテストが失敗する理由 (wide characters in the id and the tail)'], gardenDir, env);
+      pak2(['submit', '--plant', 'gardener', '--type', 'research', '--body', `${WIDE_BODY}\n\nwide characters in the body 🚀`], gardenDir, env);
 
       const tmux = session();
       tmux.start({ cwd: gardenDir, env, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 36 });
@@ -232,29 +232,55 @@ describe('the workbench in a real terminal (tmux)', () => {
       };
       show('120x36', await tmux.waitFor('three goals closed success', done, 30_000));
 
+      /**
+       * Resizes, then waits for the frame redrawn at the new size: `first` on
+       * the first row, the status line last, every pane edge at the window's
+       * edge; and no line the terminal had to wrap (the joined capture would
+       * show it as one line wider than the window).
+       */
+      const resizeAndCheck = async (columns: number, rows: number, first: string, label: string) => {
+        tmux.resize(columns, rows);
+        expect(tmux.size()).toEqual({ columns, rows });
+        const fits = (s: string) => {
+          const lines = s.split('\n');
+          if (!lines[0]!.startsWith(first) || !/^● coordinator idle · 0 live · 0 queued/.test(lines[rows - 2] ?? '')) return false;
+          return lines.slice(0, rows - 2).every((line) => widthOf(line) === columns && (/[╮│╯]$/.test(line) || cutTitle(line))) && s;
+        };
+        const screen = await tmux.waitFor(`${label} at ${columns}x${rows}`, fits, 10_000);
+        show(`${label} ${columns}x${rows}`, screen);
+        const joined = linesOf(tmux.capture({ joined: true }));
+        for (const line of joined) expect(widthOf(line), line).toBeLessThanOrEqual(columns);
+        expect(joined.length).toBeLessThanOrEqual(rows);
+        return screen;
+      };
+
       for (const [columns, rows] of [
         [80, 24],
         [250, 70],
         [60, 16],
         [120, 36],
       ] as const) {
-        tmux.resize(columns, rows);
-        expect(tmux.size()).toEqual({ columns, rows });
-        // The frame redrawn at the new size: the Goals pane on the first row, the status line last, every pane edge at the window's edge.
-        const fits = (s: string) => {
-          const lines = s.split('\n');
-          if (!lines[0]!.startsWith('╭─ Goals ') || !/^● coordinator idle/.test(lines[rows - 2] ?? '')) return false;
-          return lines.slice(0, rows - 2).every((line) => widthOf(line) === columns && (/[╮│╯]$/.test(line) || cutTitle(line))) && s;
-        };
-        const screen = await tmux.waitFor(`the frame at ${columns}x${rows}`, fits, 10_000);
-        show(`${columns}x${rows}`, screen);
-        // Joined capture: a line the terminal had to wrap would show here as one line wider than the window.
-        const joined = linesOf(tmux.capture({ joined: true }));
-        for (const line of joined) expect(widthOf(line), line).toBeLessThanOrEqual(columns);
-        expect(joined.length).toBeLessThanOrEqual(rows);
-        expect(goalRows(screen).length).toBeGreaterThan(0);
-        expect(statusLine(screen)).toMatch(/^● coordinator idle · 0 live · 0 queued/);
+        const screen = await resizeAndCheck(columns, rows, '╭─ Goals ', 'the panes');
+        expect(goalRows(screen)).toHaveLength(3);
       }
+
+      // The detail of the goal with wide characters (the first row: closed last), through resizes.
+      expect(goalRows(tmux.capture())[0]!.id).toMatch(/^3-/);
+      tmux.keys('Enter');
+      await tmux.waitFor('the detail', (s) => s.startsWith('╭─ Goal 3-'));
+      for (const [columns, rows] of [
+        [80, 24],
+        [44, 30],
+        [120, 36],
+      ] as const) {
+        const screen = await resizeAndCheck(columns, rows, '╭─ Goal 3-', 'the detail');
+        // The body wraps inside the pane; none of it is lost.
+        const body = screen.split('\n').slice(screen.split('\n').findIndex((line) => /^│ Body\s/.test(line)) + 1);
+        const text = body.slice(0, body.findIndex((line) => /^│\s+│$/.test(line))).map((line) => line.slice(1, -1).trim()).join('');
+        expect(text.replace(/\s+/g, '')).toBe(WIDE_BODY.replace(/\s+/g, ''));
+      }
+      tmux.keys('Escape');
+      await tmux.waitFor('the panes again', (s) => s.startsWith('╭─ Goals '));
 
       tmux.keys('q');
       expect(await tmux.exitStatus()).toBe(0);
@@ -298,7 +324,8 @@ describe('the workbench in a real terminal (tmux)', () => {
       tmux.keys('y');
       expect(await tmux.exitStatus()).toBe(0);
       show('after y', tmux.capture());
-      await paneGone(tmux);
+      expect(tmux.format('#{cursor_flag}'), 'the cursor shown again').toBe('1');
+      await tmux.closeShell();
       expect(processesWith(marker)).toEqual([]);
       const meta = JSON.parse(fs.readFileSync(path.join(gardenDir, '.runtime', 'runs', '1-survey-the-garden-r1', 'meta.json'), 'utf8')) as { status: string; failure_reason?: string };
       expect(meta).toMatchObject({ status: 'killed', failure_reason: 'coordinator_stopped' });

@@ -3,19 +3,23 @@ import React from 'react';
 import { fit } from '../layout.js';
 import { innerWidth, Pane } from '../pane.js';
 
-/** Asks before quitting while runs are live, and says what happens to them. */
-export function ConfirmQuit({ live, width }: { live: readonly string[]; width: number }): React.JSX.Element {
+/** Asks before quitting while runs are live, and says what happens to them; `stopping` once the operator said yes. */
+export function ConfirmQuit({ live, width, stopping = false }: { live: readonly string[]; width: number; stopping?: boolean }): React.JSX.Element {
   const w = innerWidth(width);
   const lines = [
     `${live.length} run${live.length === 1 ? ' is' : 's are'} live: ${live.join(', ')}`,
-    'Quitting stops the coordinator: each live run is killed (its whole process group)',
-    'and closed as killed (failure_reason coordinator_stopped); its goal closes failure',
-    'the next time a coordinator runs. Queued goals stay queued.',
+    'Quitting stops the coordinator. Each live run is killed',
+    '(its whole process group) and closed killed, failure_reason',
+    'coordinator_stopped; the next coordinator puts its goal back',
+    'in the queue for a new attempt. Queued goals stay queued.',
     '',
     'Quit now? y / n',
   ];
+  if (stopping) {
+    lines.splice(0, lines.length, `Stopping: ${live.length ? `killing ${live.join(', ')} and closing ${live.length === 1 ? 'it' : 'them'}` : 'closing the coordinator'}…`);
+  }
   return (
-    <Pane title="Quit?" width={width} height={lines.length + 2} focused>
+    <Pane title={stopping ? 'Quitting' : 'Quit?'} width={width} height={lines.length + 2} focused>
       {lines.map((line, i) => (
         <Text key={i} color={i === lines.length - 1 ? 'yellow' : undefined} wrap="truncate">
           {fit(line, w)}
