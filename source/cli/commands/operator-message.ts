@@ -7,7 +7,7 @@ import { emitOperatorMessage, OperatorMessageError } from '../../store/index.js'
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
-/** The environment variable naming the emitting run when `--run` is absent (the driver does not set it yet). */
+/** The environment variable naming the emitting run when `--run` is absent; the driver sets it for every agent process. */
 export const ENV_RUN_ID = 'PAK2_RUN_ID';
 
 /** The kind-specific fields `--json-file` may carry. */
