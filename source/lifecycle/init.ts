@@ -10,9 +10,12 @@ export interface InitOptions {
   name?: string;
   /** `[defaults].driver`; default `claude`. */
   driver?: string;
+  /** Where the template comes from; default: the installed package ({@link PACKAGE_ROOT}). */
+  packageRoot?: string;
 }
 
-function gardenNameFor(dir: string): string {
+/** A safe `[garden].name` from a directory's name (`garden` when nothing safe is left). */
+export function gardenNameFor(dir: string): string {
   const base = path
     .basename(path.resolve(dir))
     .toLowerCase()
@@ -48,27 +51,46 @@ export function initialConfig(name: string, driver: string): string {
   ].join('\n');
 }
 
-const MOTIVATION = `# Motivation
+/**
+ * The garden template (seed 002, "Startup contract"): the authored files
+ * `pak2 init` copies from the package into a fresh garden. They are also part
+ * of the authored export (`pak2 publish`, publish.ts). The code (source/,
+ * bin/, test/) stays in the installed package. MOTIVATION.md is the package's
+ * own root file: its text is garden-neutral and serves every new garden.
+ */
+export const GARDEN_TEMPLATE_ENTRIES = [
+  'seeds',
+  'docs',
+  'schema',
+  'examples',
+  'MOTIVATION.md',
+  'GARDEN.md',
+  'DONE.md',
+  'PAK2.toml.example',
+  'CHARTER.md.example',
+] as const;
 
-This garden exists to get real work done on this repository by coding agents,
-with every step recorded so a person can see, steer and trust what happened.
+/** The example `pak2 init` writes as the garden's ready-to-run CHARTER.md. */
+export const QUICKSTART_CHARTER = 'examples/charter-quickstart.md';
 
-Work in small, verifiable steps. Leave the repository better than you found it.
-Say plainly what you did not do or could not verify.
-`;
+/** The .gitignore `pak2 init` writes. */
+export const GARDEN_GITIGNORE = '# pak2 runtime state: goals, runs, events (not authored files)\n.runtime/\n';
 
 /**
  * Creates a fresh garden in `dir` (seed 002, "Startup contract": `pak2 init`):
- * PAK2.toml with a split runtime root, MOTIVATION.md, the shipped seeds/ and a
- * .gitignore for the runtime root. The code stays in the installed package.
+ * the garden template ({@link GARDEN_TEMPLATE_ENTRIES}) copied from the
+ * package, a ready-to-run CHARTER.md from examples/charter-quickstart.md,
+ * PAK2.toml with a split runtime root and a .gitignore for the runtime root.
+ * The code stays in the installed package.
  *
  * @throws UserError when `dir` exists and is not empty (only `.git` is
  *   allowed), names a file, or its parent does not exist; for a bad `--name`
- *   or `--driver`.
- * @returns the files written, relative to `dir`.
+ *   or `--driver`; when the package lacks part of the template.
+ * @returns the files written, relative to `dir` (directories end in `/`).
  */
 export function initGarden(dir: string, options: InitOptions = {}): string[] {
   const root = path.resolve(dir);
+  const packageRoot = path.resolve(options.packageRoot ?? PACKAGE_ROOT);
   if (fs.existsSync(root)) {
     if (!fs.statSync(root).isDirectory()) throw new UserError(`DIR ${dir}: exists and is not a directory`);
     // An empty git checkout (only .git) counts as empty: a fresh repository can become a garden.
@@ -81,6 +103,8 @@ export function initGarden(dir: string, options: InitOptions = {}): string[] {
   if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
   const driver = options.driver ?? 'claude';
   if (!['claude', 'codex', 'command'].includes(driver)) throw new UserError(`--driver ${driver}: must be claude, codex or command`);
+  const missing = [...GARDEN_TEMPLATE_ENTRIES, QUICKSTART_CHARTER].filter((entry) => !fs.existsSync(path.join(packageRoot, entry)));
+  if (missing.length) throw new UserError(`the pak2 package at ${packageRoot} lacks ${missing.join(', ')}; reinstall pak2`, { exitCode: 1 });
   if (!fs.existsSync(root)) fs.mkdirSync(root);
   const written: string[] = [];
   const write = (rel: string, text: string) => {
@@ -89,9 +113,13 @@ export function initGarden(dir: string, options: InitOptions = {}): string[] {
     written.push(rel);
   };
   write('PAK2.toml', initialConfig(name, driver));
-  write('MOTIVATION.md', MOTIVATION);
-  write('.gitignore', '# pak2 runtime state: goals, runs, events (not authored files)\n.runtime/\n');
-  fs.cpSync(path.join(PACKAGE_ROOT, 'seeds'), path.join(root, 'seeds'), { recursive: true });
-  written.push('seeds/');
+  write('CHARTER.md', fs.readFileSync(path.join(packageRoot, QUICKSTART_CHARTER), 'utf8'));
+  for (const entry of GARDEN_TEMPLATE_ENTRIES) {
+    const from = path.join(packageRoot, entry);
+    const isDir = fs.statSync(from).isDirectory();
+    fs.cpSync(from, path.join(root, entry), { recursive: true });
+    written.push(isDir ? `${entry}/` : entry);
+  }
+  write('.gitignore', GARDEN_GITIGNORE);
   return written;
 }
