@@ -8,6 +8,8 @@
 // each from the stdin write to the next frame written to stdout. Prints
 // figures beside the targets; asserts nothing.
 // Usage: npm run build && node bench/ui.mjs [--goals N --mb N --keys N --fps N --gap MS --keep --profile FILE.cpuprofile]
+// BENCH_TRACE=1 prints each key's latency. Like bin/pak2.js, it runs React's production build
+// unless NODE_ENV says otherwise (NODE_ENV=development measures the development build).
 import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
@@ -216,7 +218,8 @@ process.env.CONTINUOUS_INTEGRATION = '0';
 // only inverse/bold/colour changes, would render identical frames and never be written.
 const colorWas = process.env.FORCE_COLOR;
 process.env.FORCE_COLOR ??= '3';
-// React picks its development or production build from NODE_ENV at import; bin/pak2.js sets none.
+// React picks its development or production build from NODE_ENV at import; bin/pak2.js sets production.
+process.env.NODE_ENV ??= 'production';
 const NODE_ENV = process.env.NODE_ENV;
 const { render } = await import('ink');
 const React = (await import('react')).default;
@@ -258,7 +261,11 @@ const endPhase = (name) => {
   phase = { rss: 0, heapUsed: 0 };
 };
 
+const loadStart = os.loadavg()[0].toFixed(2);
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-bench-ui-'));
+process.on('exit', () => {
+  if (!values.keep) fs.rmSync(root, { recursive: true, force: true });
+});
 log(`building a garden with ${GOALS} goals and a ${MB} MB events.jsonl in ${root} …`);
 let t = performance.now();
 const built = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--generate', root, '--goals', String(GOALS), '--mb', String(MB)], { encoding: 'utf8', maxBuffer: 1 << 20 }));
@@ -434,12 +441,14 @@ script.length = KEYS;
 /** Sends one key; resolves with the time from the stdin write to the next frame (undefined: no frame within timeoutMs). */
 async function press(key, timeoutMs) {
   stdout.mark();
+  const cpu = process.cpuUsage();
   const start = performance.now();
   stdin.write(key);
-  // React 19 renders the key's update in a microtask, so the frame comes after write() returns.
+  // React renders the key's update in a later task, so the frame comes after write() returns.
   const at = stdout.firstFrameAt ?? (await stdout.nextFrame(timeoutMs));
+  const used = process.cpuUsage(cpu);
   sample();
-  return { latency: at === undefined ? undefined : at - start };
+  return { latency: at === undefined ? undefined : at - start, cpu: (used.user + used.system) / 1000 };
 }
 
 // Optional CPU profile of the paced key phase only (open in Chrome DevTools or speedscope).
@@ -453,6 +462,7 @@ if (values.profile) {
   await profiler.post('Profiler.start');
 }
 const paced = [];
+const pacedCpu = [];
 const byLabel = new Map();
 let missed = 0;
 const renderFrom = renderTimes.length;
@@ -464,6 +474,7 @@ for (const { key, label } of script) {
   if (r.latency === undefined) missed += 1;
   else {
     paced.push(r.latency);
+    pacedCpu.push(r.cpu);
     if (!byLabel.has(label)) byLabel.set(label, []);
     byLabel.get(label).push(r.latency);
   }
@@ -500,13 +511,19 @@ const end = process.memoryUsage();
 const measures = performance.getEntriesByType('measure').length;
 // Live heap: what is still reachable once a full GC has run.
 v8.setFlagsFromString('--expose-gc');
-vm.runInNewContext('gc')();
+const gc = vm.runInNewContext('gc');
+gc();
 const live = process.memoryUsage();
+let liveWithoutMeasures;
+if (measures > 0) {
+  performance.clearMeasures();
+  gc();
+  liveWithoutMeasures = process.memoryUsage();
+}
 
 const frame = stdout.lastFrame;
 instance.unmount();
 await source.stop();
-if (!values.keep) fs.rmSync(root, { recursive: true, force: true });
 
 const TARGET_MS = 16;
 const TARGET_MB = 200;
@@ -515,7 +532,7 @@ const row = (label, xs) => `  ${label.padEnd(22)} n=${String(xs.length).padStart
 log(
   [
     '',
-    `node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${os.platform()} ${os.arch()}`,
+    `node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${os.platform()} ${os.arch()}; load average ${loadStart} at the start, ${os.loadavg()[0].toFixed(2)} at the end`,
     `ink render options: maxFps ${FPS} (ink's default is 30; the workbench passes none), debug false, fake TTY ${COLUMNS}x${ROWS}, FORCE_COLOR=${process.env.FORCE_COLOR}${colorWas === undefined ? ' (set by the bench)' : ''}${ciWas !== undefined ? `; CI=${ciWas} in the env was overridden to 0 so ink writes frames` : ''}`,
     `react build: ${NODE_ENV === 'production' ? 'production' : 'development'} (NODE_ENV=${NODE_ENV ?? 'unset'}; bin/pak2.js sets none, so pak2 runs the development build unless the shell sets it)`,
     `garden: ${GOALS} goals (${built.counts.queued} queued, ${built.counts.running} running, ${built.counts.completed} completed, ${built.counts.closed} closed), ${MiB(built.goalBytes)} of goal files; built in ${(buildMs / 1000).toFixed(1)} s`,
@@ -530,6 +547,7 @@ log(
     `keystroke to frame, ${paced.length} keys one at a time (the next sent ${GAP} ms after the source is idle)`,
     `  ALL                    median ${ms(median(paced))}  p95 ${ms(p95(paced))}  max ${ms(max(paced))}   target: median < ${TARGET_MS} ms → ${verdict(median(paced) < TARGET_MS)}`,
     ...[...byLabel].map(([label, xs]) => row(label, xs)),
+    `  process CPU time from the write to the frame (less sensitive to other load on the machine): median ${ms(median(pacedCpu))}, p95 ${ms(p95(pacedCpu))}`,
     `  keys with no frame within 500 ms: ${missed}`,
     `  ink output render per frame (onRender renderTime): median ${ms(median(pacedRender))}, p95 ${ms(p95(pacedRender))}`,
     `  snapshot reloads during the keys (follow changes): ${pacedLoads.length}, loader.load median ${ms(median(pacedLoads))}, max ${ms(max(pacedLoads))}; keys phase ${(pacedMs / 1000).toFixed(1)} s`,
@@ -538,9 +556,9 @@ log(
     'memory (sampled every 10 ms and after each key, this process only; the garden was built in a child)',
     `  before the source started: rss ${MiB(baseline.rss)}, heap used ${MiB(baseline.heapUsed)}`,
     ...phases.map((p) => `  peak during ${p.name}: rss ${MiB(p.rss)}, heap used ${MiB(p.heapUsed)}`),
-    `  peak: rss ${MiB(peak.rss)}, heap used ${MiB(peak.heapUsed)}   target: peak < ${TARGET_MB} MB → ${verdict(peak.rss < TARGET_MB * 1024 * 1024)} (rss)`,
+    `  peak: rss ${MiB(peak.rss)}, heap used ${MiB(peak.heapUsed)}   target: peak < ${TARGET_MB} MB → rss ${verdict(peak.rss < TARGET_MB * 1024 * 1024)}, heap ${verdict(peak.heapUsed < TARGET_MB * 1024 * 1024)}`,
     `  at the end: rss ${MiB(end.rss)}, heap used ${MiB(end.heapUsed)}; after a forced full GC: rss ${MiB(live.rss)}, heap used ${MiB(live.heapUsed)}; kernel max rss ${MiB(process.resourceUsage().maxRSS * 1024)}`,
-    `  performance 'measure' entries held in the global timeline (React dev profiling writes one per component render): ${measures}`,
+    `  performance 'measure' entries held in the global timeline (React's development build logs renders with performance.measure): ${measures}${liveWithoutMeasures ? `; heap used after clearing them and a full GC: ${MiB(liveWithoutMeasures.heapUsed)}` : ''}`,
     `frames written: ${stdout.frames} (${MiB(stdout.bytes)}); last frame ${frame.split('\n').length} lines`,
     values.keep ? `garden kept at ${root}` : 'temp garden removed',
     ...(values.profile ? [`cpu profile of the paced key phase: ${values.profile}`] : []),

@@ -13,18 +13,33 @@ export function sanitize(text: string): string {
     .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
 }
 
+/** True for text of printable ASCII only, whose width is its length. */
+function isPlainAscii(text: string): boolean {
+  return /^[\x20-\x7e]*$/.test(text);
+}
+
+/** Display width of `text` (wide and emoji characters count as two); fast for plain ASCII. */
+export function displayWidth(text: string): number {
+  return isPlainAscii(text) ? text.length : stringWidth(text);
+}
+
 /** Pads `text` to `width` terminal columns (wide and emoji characters count as two). */
 export function padColumns(text: string, width: number): string {
-  return text + ' '.repeat(Math.max(0, width - stringWidth(text)));
+  return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
 }
 
 /** Cuts `text` to at most `width` columns, ending with `…` when cut. */
 export function truncateColumns(text: string, width: number): string {
-  if (stringWidth(text) <= width) return text;
+  if (displayWidth(text) <= width) return text;
+  if (isPlainAscii(text)) return `${text.slice(0, Math.max(0, width - 1))}…`;
+  // One pass over grapheme clusters, adding each one's width.
   let out = '';
-  for (const char of text) {
-    if (stringWidth(`${out}${char}…`) > width) break;
-    out += char;
+  let used = 0;
+  for (const { segment } of new Intl.Segmenter().segment(text)) {
+    const w = stringWidth(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
   }
   return `${out}…`;
 }
@@ -32,7 +47,7 @@ export function truncateColumns(text: string, width: number): string {
 /** A plain-text table: a header row and aligned columns separated by two spaces. */
 export function table(headers: string[], rows: string[][]): string {
   rows = rows.map((row) => row.map((cell) => sanitize(cell)));
-  const widths = headers.map((h, i) => Math.max(stringWidth(h), ...rows.map((r) => stringWidth(r[i] ?? ''))));
+  const widths = headers.map((h, i) => Math.max(displayWidth(h), ...rows.map((r) => displayWidth(r[i] ?? ''))));
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (i === cells.length - 1 ? cell : padColumns(cell, widths[i]!)))

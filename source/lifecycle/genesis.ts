@@ -17,7 +17,8 @@ export const FIRST_GARDENER_GOAL = `Survey this garden and start your memory.
 
 1. Read MOTIVATION.md and look over the repository: its layout, how it builds and tests, what state it is in.
 2. Write plants/gardener/memory/MEMORY.md: what this garden is, how to work in it, and what you would do next.
-3. Finish with a short report for the operator: what you found, and the three goals you would queue next.`;
+3. Read CHARTER.md (what the operator wants from this garden) and DONE.md (what done means here) if they exist, and keep them in mind.
+4. Finish with a short report for the operator: what you found, and the three goals you would queue next.`;
 
 /** What genesis did; every list is empty when the garden was already set up. */
 export interface GenesisReport {

@@ -14,6 +14,8 @@ export const AUTHORED_EXPORT_ENTRIES = [
   'source',
   'bin',
   'test',
+  'scripts',
+  'bench',
   '.ci',
   ...GARDEN_TEMPLATE_ENTRIES,
   'README.md',

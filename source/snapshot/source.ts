@@ -110,7 +110,15 @@ export class SnapshotSource {
   follow(runId: string | undefined): void {
     if (runId === this.followed) return;
     this.followed = runId;
-    this.schedule(0);
+    // Only the tail changes: swap it on the current snapshot, no reload of the garden.
+    if (this.snapshot.version > 0) this.retarget(this.snapshot);
+  }
+
+  private retarget(base: Omit<Snapshot, 'tail' | 'version'>): void {
+    const target = this.tailTarget(base);
+    if (target !== this.tail?.runId) this.tail = target ? new RunTail(target, runEventsFile(this.options.garden.paths, target)) : undefined;
+    this.tail?.read();
+    this.publish({ ...base, version: 0, tail: this.tail?.state() });
   }
 
   /** Asks for a reload soon; bursts within the coalescing window make one reload. */
@@ -126,7 +134,7 @@ export class SnapshotSource {
     if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
   }
 
-  private tailTarget(next: Omit<Snapshot, 'tail'>): string | undefined {
+  private tailTarget(next: Omit<Snapshot, 'tail' | 'version'>): string | undefined {
     if (this.followed) return this.followed;
     const running = next.goals.find((row) => row.run?.status === 'running');
     if (running?.run) return running.run.id;
@@ -147,10 +155,7 @@ export class SnapshotSource {
         garden: { ...loaded.garden, readOnly: this.options.readOnly ?? !probe },
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
       };
-      const target = this.tailTarget(base);
-      if (target !== this.tail?.runId) this.tail = target ? new RunTail(target, runEventsFile(this.options.garden.paths, target)) : undefined;
-      this.tail?.read();
-      this.publish({ ...base, tail: this.tail?.state() });
+      this.retarget(base);
     })();
     await this.loading;
     this.loading = undefined;

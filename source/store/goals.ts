@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import slugify from '@sindresorhus/slugify';
+import pLimit from 'p-limit';
 import {
   formatIssue,
   GOAL_ID_PATTERN,
@@ -310,8 +311,10 @@ export class OpenGoalScanner {
     const goals: GoalRecord[] = [];
     const problems: GoalProblem[] = [];
     const seen = new Set<string>();
+    // Bounded: a cold scan of 10,000 open goals must not open them all at once.
+    const limit = pLimit(128);
     await Promise.all(
-      ids.map(async (id) => {
+      ids.map((id) => limit(async () => {
         seen.add(id);
         const file = goalFile(this.paths, id);
         let stat: fs.Stats;
@@ -338,7 +341,7 @@ export class OpenGoalScanner {
         } catch (error) {
           problems.push({ file, message: (error as Error).message });
         }
-      }),
+      })),
     );
     for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
     return { goals, problems };

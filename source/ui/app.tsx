@@ -88,6 +88,8 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     return () => clearInterval(timer);
   }, [fixedNow, live]);
   const now = fixedNow ?? clock;
+  // Ages change every few seconds at most: memoised panes skip the other ticks.
+  const coarseNow = fixedNow ?? Math.floor(clock / 10_000) * 10_000;
 
   const [focus, setFocus] = useState<PaneName>('goals');
   const [cursor, setCursor] = useState<Record<PaneName, number>>({ goals: 0, tail: 0, plants: 0, inbox: 0, chat: 0 });
@@ -273,12 +275,12 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     main = (
       <Box flexDirection="column" height={layout.area}>
         <Box>
-          <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={now} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} scroll={cursor.tail} focused={focus === 'tail'} now={now} {...layout.tail} />
+          <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
+          <RunTail tail={snapshot.tail} run={tailRun} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         <Box>
           <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
-          <Inbox notes={snapshot.inbox} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={now} {...layout.inbox} />
+          <Inbox notes={snapshot.inbox} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
           <Chat messages={snapshot.chat.messages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
         </Box>
       </Box>

@@ -1,6 +1,5 @@
-import stringWidth from 'string-width';
 import wrapAnsi from 'wrap-ansi';
-import { padColumns, sanitize, truncateColumns } from '../format.js';
+import { displayWidth, padColumns, sanitize, truncateColumns } from '../format.js';
 
 /** The rows `[start, end)` of a list of `total` to show in `height` rows so `cursor` stays visible, centred when possible. */
 export function windowRange(total: number, cursor: number, height: number): [number, number] {
@@ -24,7 +23,7 @@ export function wrapLines(text: string, width: number): string[] {
 
 /** Display width of `text`. */
 export function widthOf(text: string): number {
-  return stringWidth(text);
+  return displayWidth(text);
 }
 
 /** Spinner frame for a moment in ms. */

@@ -43,6 +43,8 @@ const AUTHORED_FILES: Record<string, string> = {
   'source/lifecycle/publish.ts': 'export {};\n',
   'bin/pak2.js': '#!/usr/bin/env node\n',
   'test/cli/cli.test.ts': 'test\n',
+  'scripts/demo.ts': 'demo\n',
+  'bench/ui.mjs': 'bench\n',
   'test/fixtures/streams/a.jsonl': '{}\n',
   '.ci/run': '#!/usr/bin/env bash\nnpm test\n',
   'seeds/gardener.md': '# Seed: gardener\n',
@@ -85,8 +87,6 @@ const EXCLUDED_FILES: Record<string, string> = {
   'node_modules/commander/index.js': '\n',
   'dist/cli/main.js': '\n',
   'demo-garden/PAK2.toml': '\n',
-  'scripts/demo.ts': '\n',
-  'bench/ui.mjs': '\n',
   '.tmp/scratch.mts': '\n',
   // Nested inside exported directories:
   'source/node_modules/x/index.js': '\n',
@@ -140,8 +140,8 @@ describe('publishExport: what is exported', () => {
 
   it('the export carries the whole garden template pak2 init copies, plus the code', () => {
     expect(AUTHORED_EXPORT_ENTRIES).toEqual(expect.arrayContaining([...GARDEN_TEMPLATE_ENTRIES]));
-    expect(AUTHORED_EXPORT_ENTRIES).toEqual(expect.arrayContaining(['source', 'bin', 'test', '.ci', 'README.md', 'LICENSE', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']));
-    expect(AUTHORED_EXPORT_ENTRIES).toHaveLength(GARDEN_TEMPLATE_ENTRIES.length + 11);
+    expect(AUTHORED_EXPORT_ENTRIES).toEqual(expect.arrayContaining(['source', 'bin', 'test', 'scripts', 'bench', '.ci', 'README.md', 'LICENSE', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'vitest.config.ts']));
+    expect(AUTHORED_EXPORT_ENTRIES).toHaveLength(GARDEN_TEMPLATE_ENTRIES.length + 13);
   });
 
   it('writes an export-local .gitignore ignoring the runtime root, and a fresh PAK2.toml that parses', () => {
@@ -179,7 +179,7 @@ describe('publishExport: what is exported', () => {
     for (const rel of Object.keys(EXCLUDED_FILES).filter((r) => !['.gitignore', 'PAK2.toml'].includes(r))) {
       expect(fs.existsSync(path.join(dest, rel)), rel).toBe(false);
     }
-    for (const dir of ['.runtime', 'goals', 'runs', 'events', 'conversations', 'inbox', 'dashboard', 'plants', 'node_modules', 'dist', 'demo-garden', '.git', 'scripts', 'bench', '.tmp']) {
+    for (const dir of ['.runtime', 'goals', 'runs', 'events', 'conversations', 'inbox', 'dashboard', 'plants', 'node_modules', 'dist', 'demo-garden', '.git', '.tmp']) {
       expect(fs.existsSync(path.join(dest, dir)), dir).toBe(false);
     }
     expect(fs.readFileSync(path.join(dest, '.gitignore'), 'utf8')).not.toContain('the package own');

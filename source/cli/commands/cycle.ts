@@ -45,9 +45,10 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
       for (const rolled of summary.rolledBack) sayOnce(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
     },
   });
-  await coordinator.start();
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= coordinator.stop());
+  let started: Promise<void> | undefined;
+  // Stopping waits for a start under way, so a signal in the middle of start() still stops cleanly.
+  const stop = () => (stopping ??= (started ?? Promise.resolve()).catch(() => undefined).then(() => coordinator.stop()));
   let signals = 0;
   const onSignal = () => {
     signals += 1;
@@ -62,8 +63,10 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
   };
   const signalNames = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   for (const name of signalNames) process.on(name, onSignal);
+  const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
   try {
-    const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
+    started = coordinator.start();
+    await started;
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {

@@ -21,6 +21,19 @@ export interface RunTailProps {
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
+const wrapCache = new WeakMap<TailState, { width: number; lines: { kind: TailKind; text: string }[] }>();
+
+/** The tail's lines wrapped to `width`, computed once per tail state and width (a tail state is immutable). */
+function wrappedTail(tail: TailState, width: number): { kind: TailKind; text: string }[] {
+  const cached = wrapCache.get(tail);
+  if (cached && cached.width === width) return cached.lines;
+  const lines: { kind: TailKind; text: string }[] = [];
+  if (tail.truncated) lines.push({ kind: 'info', text: `… (opened at the end of a ${Math.round(tail.bytes / 1024)} KB stream)` });
+  for (const line of tail.lines) for (const part of wrapLines(line.text, width)) lines.push({ kind: line.kind, text: part });
+  wrapCache.set(tail, { width, lines });
+  return lines;
+}
+
 /**
  * The run tail: the followed run's stream for a person (assistant text, tool
  * calls with their arguments summarised, tool results cut short, errors in
@@ -43,9 +56,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   const tokens = tail.usage.inputTokens || tail.usage.outputTokens ? `${tail.usage.inputTokens} in/${tail.usage.outputTokens} out` : '';
   const cost = run.cost ? formatCost(run.cost) : tail.usage.costUsd !== undefined ? `$${tail.usage.costUsd.toFixed(4)}` : '';
   const header = [live ? `${spinner(now)} running` : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean).join(' · ');
-  const body: { kind: TailKind; text: string }[] = [];
-  if (tail.truncated) body.push({ kind: 'info', text: `… (opened at the end of a ${Math.round(tail.bytes / 1024)} KB stream)` });
-  for (const line of tail.lines) for (const part of wrapLines(line.text, w)) body.push({ kind: line.kind, text: part });
+  const body = wrappedTail(tail, w);
   const room = Math.max(0, h - 1);
   const last = Math.max(room, body.length - scroll);
   const shown = body.slice(Math.max(0, last - room), last);
