@@ -26,7 +26,8 @@ export interface SnapshotSourceOptions {
   tailPollMs?: number;
 }
 
-const EMPTY: Snapshot = {
+/** The snapshot before the first load: an empty, read-only garden. */
+export const EMPTY_SNAPSHOT: Snapshot = {
   version: 0,
   takenAt: new Date(0).toISOString(),
   garden: { name: '', root: '', runtimeRoot: '', readOnly: true, drivers: [] },
@@ -49,7 +50,7 @@ const EMPTY: Snapshot = {
  * a reload; they carry no payload.
  */
 export class SnapshotSource {
-  private snapshot: Snapshot = EMPTY;
+  private snapshot: Snapshot = EMPTY_SNAPSHOT;
   private readonly listeners = new Set<() => void>();
   private readonly loader: SnapshotLoader;
   private watcher: FSWatcher | undefined;

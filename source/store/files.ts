@@ -121,11 +121,12 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
 
 /**
  * Runs `fn` holding an inter-process lock on `target` (an existing directory
- * or file; the lock is the directory `<target>.lock`). Waits up to ~5 s.
+ * or file; the lock is the directory `lockPath`, default `<target>.lock`).
+ * Waits up to ~5 s.
  */
-export async function withLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
   const release = await lockfile.lock(target, {
-    lockfilePath: `${target}.lock`,
+    lockfilePath: lockPath,
     retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
     stale: 10_000,
   });

@@ -1,6 +1,5 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import lockfile from 'proper-lockfile';
 import writeFileAtomic from 'write-file-atomic';
 import {
   OPERATOR_MESSAGE_ID_PATTERN,
@@ -16,7 +15,7 @@ import {
 } from '../contracts/index.js';
 import { runDir, type Garden, type GardenConfig, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine, StoreError } from './files.js';
+import { appendJsonLine, StoreError, withLock } from './files.js';
 import { ensureReplyDir, replyDir } from './inbox.js';
 import { readRun } from './runs.js';
 
@@ -131,18 +130,9 @@ function nextNumber(lines: string[]): number {
   return highest + 1;
 }
 
-async function withRunLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
+function withRunLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
   const dir = runDir(paths, runId);
-  const release = await lockfile.lock(dir, {
-    lockfilePath: path.join(dir, `${OPERATOR_MESSAGES_FILE}.lock`),
-    retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
-    stale: 10_000,
-  });
-  try {
-    return await fn();
-  } finally {
-    await release();
-  }
+  return withLock(dir, fn, path.join(dir, `${OPERATOR_MESSAGES_FILE}.lock`));
 }
 
 /**

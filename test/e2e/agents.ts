@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Coordinator } from '../../source/coordinator/index.js';
 import { loadGarden, type Garden } from '../../source/garden/index.js';
 import { commissionPlant } from '../../source/store/index.js';
-import { isAlive } from '../support/garden.js';
+import { isAlive, readEventLog } from '../support/garden.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** node_modules/.bin, where npm ci puts the real `claude` and `codex`. */
@@ -86,4 +86,25 @@ export function streamOf(garden: Garden, runId: string): Array<Record<string, un
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** The coordinator events of one successful reflecting goal, in order (docs/events/level2.md). */
+export const SUCCESSFUL_GOAL_EVENTS = [
+  'GoalSubmitted',
+  'GoalTransitioned',
+  'RunStarted',
+  'GoalTransitioned',
+  'ReflectionRequested',
+  'ReflectionRecorded',
+  'RunClosed',
+  'GoalTransitioned',
+  'GoalTransitioned',
+  'GoalClosed',
+] as const;
+
+/** The garden's goal and run events, leaving out coordinator and plant bookkeeping. */
+export function goalEventTypes(garden: Garden): string[] {
+  return readEventLog(garden)
+    .map((e) => e.type!)
+    .filter((t) => !t.startsWith('Coordinator') && t !== 'PlantCommissioned');
 }

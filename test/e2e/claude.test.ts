@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { validateRunClose } from '../../source/contracts/index.js';
 import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
-import { readEventLog, waitFor } from '../support/garden.js';
+import { waitFor } from '../support/garden.js';
 import { startModelServer, type ModelScript, type ModelServer } from '../support/model-server.js';
-import { cycleUntilIdle, makeAgentGarden, processesWith, streamOf, type AgentGarden } from './agents.js';
+import { cycleUntilIdle, goalEventTypes, makeAgentGarden, processesWith, streamOf, SUCCESSFUL_GOAL_EVENTS, type AgentGarden } from './agents.js';
 
 let server: ModelServer | undefined;
 let garden: AgentGarden | undefined;
@@ -72,18 +72,7 @@ describe('end to end: the real claude CLI against the scripted model server', ()
 
     const closed = await readGoal(g.paths, goal.id);
     expect(closed).toMatchObject({ status: 'closed', closed_reason: 'success' });
-    expect(readEventLog(g).map((e) => e.type).filter((t) => !t!.startsWith('Coordinator') && t !== 'PlantCommissioned')).toEqual([
-      'GoalSubmitted',
-      'GoalTransitioned',
-      'RunStarted',
-      'GoalTransitioned',
-      'ReflectionRequested',
-      'ReflectionRecorded',
-      'RunClosed',
-      'GoalTransitioned',
-      'GoalTransitioned',
-      'GoalClosed',
-    ]);
+    expect(goalEventTypes(g)).toEqual([...SUCCESSFUL_GOAL_EVENTS]);
     expect(processesWith(g.stateDir)).toEqual([]);
   });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import type { GoalRecord, RunRecord } from '../../source/contracts/index.js';
-import { renderRawLine, type Snapshot, type TailState, type TailUsage } from '../../source/snapshot/index.js';
+import { EMPTY_SNAPSHOT, renderRawLine, type Snapshot, type TailState, type TailUsage } from '../../source/snapshot/index.js';
 
 /** The fixed clock of every view test: 2026-11-29 12:00 UTC. */
 export const NOW = Date.parse('2026-11-29T12:00:00.000Z');
@@ -36,18 +36,11 @@ export function run(goalId: string, overrides: Partial<RunRecord> = {}): RunReco
 /** A complete snapshot from a few overrides (an empty garden by default). */
 export function snapshotOf(overrides: Partial<Snapshot> = {}): Snapshot {
   return {
+    ...EMPTY_SNAPSHOT,
     version: 1,
     takenAt: new Date(NOW).toISOString(),
     garden: { name: 'demo', root: '/work/garden', runtimeRoot: '/work/garden/.runtime', readOnly: false, drivers: ['claude', 'codex', 'command'] },
     coordinator: { state: 'idle', liveRuns: [] },
-    goals: [],
-    counts: { queued: 0, inFlight: 0, closedShown: 0 },
-    plants: [],
-    inbox: [],
-    chat: { conversationId: undefined, messages: [] },
-    costToday: { usd: 0, runs: 0, unknown: 0 },
-    tail: undefined,
-    problems: [],
     ...overrides,
   };
 }
