@@ -1,5 +1,8 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
+// React's development build records every render with performance.measure
+// and keeps the entries: the production build is the one to run.
+process.env.NODE_ENV ??= 'production';
+const { main } = await import('../dist/cli/main.js');
 
 main(process.argv).then(
   (code) => {

@@ -28,9 +28,12 @@ function pak2(args: string[], env: NodeJS.ProcessEnv, capture = false, terminal 
 }
 
 const claudeConfig = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-demo-claude-'));
+// The scripted model: the survey writes the gardener's memory; chat gets a reply; any other
+// goal gets an honest answer, since this model can only say what its script says.
 const server = await startModelServer({
   turns: [
     {
+      match: 'Survey this garden',
       text: 'I will record what I found in my memory.',
       toolCall: {
         writeFile: {
@@ -40,7 +43,9 @@ const server = await startModelServer({
       },
     },
     { text: 'Done: I surveyed the garden and wrote plants/gardener/memory/MEMORY.md.\n\nNext goals: add a README; add tests; set up CI.' },
-    { match: REFLECTION_PROMPT.slice(0, 40), text: 'I learned that this garden starts empty, so my memory file is the first durable record of it.' },
+    { match: REFLECTION_PROMPT.slice(0, 40), text: 'I learned that in this demo garden the model is scripted: only the survey changes files.' },
+    { match: "Reply to the operator's message", text: 'Hello from the demo garden. The model answering you is a scripted server, so this is all it can say.' },
+    { match: '# Task', text: 'This demo garden runs on a scripted model: I read the task, but this model changes nothing for it. Point pak2 at a real claude or codex to get the work done.' },
   ],
 });
 

@@ -185,8 +185,9 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     } else {
       const conversation = await readConversation(paths, goal.conversation_id!);
       const messages = await readConversationMessages(paths, conversation.id, CONVERSATION_CONTEXT_MESSAGES);
-      extraBlocks.conversation = renderConversation(messages, route);
-      if (conversation.continuity?.driver === run.driver) resumeSessionId = conversation.continuity.session_id;
+      extraBlocks.conversation = renderConversation(conversation.id, messages, route);
+      // One agent session per conversation, driver and plant: another plant starts its own.
+      if (conversation.continuity?.driver === run.driver && (conversation.continuity.plant ?? run.plant) === run.plant) resumeSessionId = conversation.continuity.session_id;
     }
     prompt = buildPrompt({
       paths,
@@ -269,7 +270,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     const reply = (parsed.finalText ?? '').trim();
     const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# Reply\n\n${reply}\n`, now());
     await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
-    if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now());
+    if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant);
   }
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
 
@@ -298,13 +299,13 @@ export function routeOf(goal: GoalRecord): 'standard' | 'conversation' | 'hop' {
   return 'standard';
 }
 
-function renderConversation(messages: ChatMessage[], route: 'conversation' | 'hop'): string {
+function renderConversation(conversationId: string, messages: ChatMessage[], route: 'conversation' | 'hop'): string {
   const lines = messages.map((m) => `[${m.ts}] ${m.sender}: ${m.text.replace(/\n/g, '\n    ')}`);
   const instruction =
     route === 'conversation'
-      ? 'Reply to the operator\'s latest message. Your final answer is delivered to them as your reply, so write it for them: plain, short, concrete. If the message asks for real work, do small things now; for larger work, say which goal you would queue.'
+      ? 'Reply to the operator\'s message in # Task below; the conversation so far is here for context. Your final answer is delivered to them as your reply, so write it for them: plain, short, concrete. If the message asks for real work, do small things now; for larger work, queue a goal with `pak2 submit --conversation <this conversation id>` and say so.'
       : 'This is a follow-up hop after your last reply: do what the task says, then end with a short note for the operator saying what you did. It is posted to the conversation.';
-  return [instruction, '', ...(lines.length ? lines : ['(no messages yet)'])].join('\n');
+  return [instruction, '', `Conversation id: ${conversationId}`, '', ...(lines.length ? lines : ['(no messages yet)'])].join('\n');
 }
 
 /** The run's verdict from the agent's own report and its exit. */

@@ -31,7 +31,7 @@ export interface ConversationMeta {
   /** True for the conversation `pak2 cycle` opens with its startup note. */
   startup?: boolean;
   /** The agent session the conversation resumes on its next turn (per driver). */
-  continuity?: { driver: string; session_id: string; updated_at: string };
+  continuity?: { driver: string; session_id: string; updated_at: string; plant?: string };
 }
 
 /** The conversation id pattern: `c-<yyyymmddThhmmss>-<8 hex>`. */
@@ -113,9 +113,9 @@ export async function readConversation(paths: GardenPaths, id: string): Promise<
 }
 
 /** Records the agent session a conversation continues on its next turn. */
-export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date()): Promise<ConversationMeta> {
+export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date(), plant?: string): Promise<ConversationMeta> {
   const meta = await readConversation(paths, id);
-  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString() } };
+  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString(), ...(plant ? { plant } : {}) } };
   await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), next);
   return next;
 }

@@ -28,6 +28,8 @@ export interface SubmitGoalInput {
   model?: string;
   reasoningEffort?: string;
   title?: string;
+  /** Queue it from a conversation: a conversation-origin durable goal, which takes supplements. */
+  conversationId?: string;
 }
 
 /**
@@ -60,6 +62,13 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   if (input.driver !== undefined && !getDriverPlugin(input.driver, garden.config)) {
     throw new UserError(`driver ${input.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
   }
+  if (input.conversationId !== undefined) {
+    try {
+      await readConversation(garden.paths, input.conversationId);
+    } catch (error) {
+      throw new UserError(`conversation ${input.conversationId}: ${(error as Error).message}`);
+    }
+  }
   // The driver this goal would really use (goal → env → PAK2.toml → default) must be able to launch.
   const settings = resolveSettings({ ...(input.driver ? { driver: input.driver } : {}) }, garden.config, env, (d) => pluginDefaults(d, garden.config));
   const problem = driverProblem(settings.driver, garden.config);
@@ -78,6 +87,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.model ? { model: input.model } : {}),
       ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
       ...(input.title ? { title: input.title } : {}),
+      ...(input.conversationId ? { conversation_id: input.conversationId } : {}),
     },
     now,
   );
@@ -113,7 +123,10 @@ export async function sendOperatorMessage(garden: Garden, text: string, options:
     const record = await readPlant(garden.paths, plant);
     if (record.status !== 'active') throw new UserError(`plant ${plant}: the plant is ${record.status}; nobody can answer`);
   } catch (error) {
-    if (error instanceof StoreError) throw new UserError(`plant ${plant}: ${error.message} (run pak2 genesis)`);
+    if (error instanceof StoreError) {
+      const names = (await listPlants(garden.paths)).plants.map((p) => p.name);
+      throw new UserError(`plant ${plant}: ${error.code === 'INVALID_PLANT_NAME' ? 'not a valid plant name' : 'no such plant in this garden'} (plants: ${names.join(', ') || 'none; run pak2 genesis'})`);
+    }
     throw error;
   }
   let conversationId = options.conversationId;
@@ -144,7 +157,10 @@ export async function appendGoalSupplement(garden: Garden, goalId: string, text:
   try {
     return await appendSupplementRecord(garden.paths, goalId, text, source);
   } catch (error) {
-    if (error instanceof StoreError) throw new UserError(`goal ${goalId}: ${error.message}`);
+    if (error instanceof StoreError) {
+      const message = error.message.startsWith(`goal ${goalId}`) ? error.message : `goal ${goalId}: ${error.message}`;
+      throw new UserError(message, { exitCode: error.code === 'GOAL_NOT_FOUND' || error.code === 'INVALID_RECORD' ? 2 : 1 });
+    }
     throw error;
   }
 }

@@ -7,6 +7,7 @@ import type { Garden } from '../../source/garden/index.js';
 import { runDir } from '../../source/garden/index.js';
 import { createGoal, deliverReplyNote, ensureReplyDir, listConversations, readConversationMessages, readRun } from '../../source/store/index.js';
 import { appendGoalSupplement, sendOperatorMessage } from '../../source/submit/index.js';
+import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 
 let garden: (Garden & { cleanup: () => void }) | undefined;
@@ -64,7 +65,8 @@ describe('conversations through the command driver', () => {
     expect(runOne).toMatchObject({ status: 'success', session_id: 'fake-session-1' });
     expect(runOne.reflection).toBeUndefined();
     const prompt = fs.readFileSync(path.join(runDir(garden.paths, runOne.id), 'prompt.md'), 'utf8');
-    expect(prompt).toContain("# Conversation\n\nReply to the operator's latest message.");
+    expect(prompt).toContain("# Conversation\n\nReply to the operator's message in # Task below");
+    expect(prompt).toContain(`Conversation id: ${first.conversationId}`);
     expect(prompt.indexOf('# Conversation')).toBeLessThan(prompt.indexOf('# Task'));
     expect(prompt).toMatch(/operator: Hello\?/);
 
@@ -109,7 +111,7 @@ describe('conversations through the command driver', () => {
   it('refuses an empty message and a plant that cannot answer', async () => {
     garden = await makeTestGarden();
     await expect(sendOperatorMessage(garden, '   ')).rejects.toThrow('message: empty');
-    await expect(sendOperatorMessage(garden, 'hi', { plant: 'nobody' })).rejects.toThrow(/plant nobody: no plant nobody/);
+    await expect(sendOperatorMessage(garden, 'hi', { plant: 'nobody' })).rejects.toThrow('plant nobody: no such plant in this garden (plants: gardener)');
     expect(await listConversations(garden.paths)).toEqual([]);
   });
 });
@@ -137,7 +139,7 @@ describe('goal supplements and the dispatch packet', () => {
   it('refuses supplements for goals that are not conversation-origin durable goals, and empty text', async () => {
     garden = await makeTestGarden();
     const plain = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: 'plain' });
-    await expect(appendGoalSupplement(garden, plain.id, 'x')).rejects.toThrow(`goal ${plain.id}: goal ${plain.id} takes no supplements`);
+    await expect(appendGoalSupplement(garden, plain.id, 'x')).rejects.toThrow(`goal ${plain.id} takes no supplements`);
     const { goal: converse } = await sendOperatorMessage(garden, 'hi');
     await expect(appendGoalSupplement(garden, converse.id, 'x')).rejects.toThrow('takes no supplements');
     const durable = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: 'durable', conversation_id: converse.conversation_id! });
@@ -146,5 +148,44 @@ describe('goal supplements and the dispatch packet', () => {
     // A plain goal gets no packet at dispatch.
     await pass(garden);
     expect(fs.existsSync(path.join(runDir(garden.paths, `${plain.id}-r1`), 'dispatch-packet.json'))).toBe(false);
+  });
+});
+
+describe('chat and supplements through the CLI', () => {
+  it('pak2 chat -m says at once when the reply run failed, instead of waiting out the timeout', async () => {
+    garden = await makeTestGarden({ extraToml: '' });
+    const toml = garden.paths.configFile;
+    fs.writeFileSync(toml, fs.readFileSync(toml, 'utf8').replace('driver = "success"', 'driver = "exit3"'));
+    const { Coordinator } = await import('../../source/coordinator/index.js');
+    const { loadGarden } = await import('../../source/garden/index.js');
+    const coordinator = new Coordinator({ garden: loadGarden(garden.paths.gardenRoot), onStderr: () => undefined });
+    await coordinator.start();
+    try {
+      const started = Date.now();
+      const r = await runCli(['chat', '--garden', garden.paths.gardenRoot, '-m', 'will this fail?', '--timeout', '120']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/the reply run for 1-reply-will-this-fail ended failure \(nonzero_exit\)/);
+      expect(Date.now() - started).toBeLessThan(60_000); // not the 120 s timeout
+    } finally {
+      await coordinator.stop();
+    }
+  });
+
+  it('pak2 submit --conversation queues a durable goal that pak2 supplement can add to', async () => {
+    garden = await makeTestGarden();
+    const { conversationId } = await sendOperatorMessage(garden, 'please queue the date fix');
+    const g = ['--garden', garden.paths.gardenRoot];
+    const unknown = await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'fix', '--body', 'x', '--conversation', 'c-20260101T000000-00000000']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--conversation c-20260101T000000-00000000: no conversation');
+    const submitted = await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'fix', '--body', 'Fix the date test', '--conversation', conversationId]);
+    expect(submitted.code).toBe(0);
+    const id = submitted.stdout.trim();
+    const added = await runCli(['supplement', id, ...g, '--text', 'Use UTC.']);
+    expect(added).toMatchObject({ code: 0, stdout: `supplement added to ${id}\n` });
+    const plain = (await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'fix', '--body', 'plain'])).stdout.trim();
+    const refused = await runCli(['supplement', plain, ...g, '--text', 'x']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(`pak2: goal ${plain} takes no supplements: only a conversation-origin durable goal (with conversation_id, not converse) does`);
   });
 });

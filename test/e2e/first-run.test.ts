@@ -25,7 +25,7 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const REPLY_MARK = "Reply to the operator's latest message";
+const REPLY_MARK = "Reply to the operator's message in # Task";
 
 describe('the first-run path on the real claude CLI: init, genesis, cycle, chat', () => {
   it('delivers the startup note before any run, narrates the first run, and answers chat in one resumed session', async () => {

@@ -92,7 +92,7 @@ describe('pak2 operator-message', () => {
     [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b', '--json-file', 'MALFORMED'], 'malformed.json: malformed JSON'],
     [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b', '--json-file', 'ARRAY'], 'array.json: must hold a JSON object'],
     [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b', '--json-file', 'EXTRA'], 'extra.json: key "title" is not a kind-specific field'],
-    [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b'], '--json-file: findings: MISSING_REQUIRED_FIELD'],
+    [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b'], 'findings: MISSING_REQUIRED_FIELD (a tend_survey message requires findings); give it in --json-file F'],
     [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b', '--json-file', 'BADFINDING'], 'badfinding.json: findings.0: INVALID_FIELD_TYPE'],
     [['--run', 'RUN', '--kind', 'tend_survey', '--title', 't', '--body', 'b', '--json-file', 'BADTYPE'], 'badtype.json: suggested_goals.0.type: INVALID_GOAL_TYPE'],
     [['--run', 'RUN', '--kind', 'recently_concluded', '--title', 't', '--body', 'b', '--json-file', 'BADGOAL'], 'badgoal.json: goals.0: INVALID_GOAL_FORMAT'],

@@ -4,7 +4,7 @@ import { readHolder } from '../../coordinator/lock.js';
 import { UserError } from '../../errors.js';
 import { sanitize } from '../../format.js';
 import type { Garden } from '../../garden/index.js';
-import { latestConversation, readConversationMessages, type ChatMessage } from '../../store/index.js';
+import { latestConversation, latestRun, readConversationMessages, readGoal, type ChatMessage } from '../../store/index.js';
 import { appendGoalSupplement, sendOperatorMessage } from '../../submit/index.js';
 import { gardenOf } from '../context.js';
 import type { CliIO } from '../main.js';
@@ -18,9 +18,9 @@ function line(m: ChatMessage): string {
  * Waits until the conversation has a garden message answering `goalId`
  * (from its run), printing every new message meanwhile.
  *
- * @returns the reply, or undefined after `timeoutMs`.
+ * @returns the reply; `{failed}` when the reply run ended without one; undefined after `timeoutMs`.
  */
-async function awaitReply(garden: Garden, conversationId: string, goalId: string, seen: number, io: CliIO, timeoutMs: number): Promise<ChatMessage | undefined> {
+async function awaitReply(garden: Garden, conversationId: string, goalId: string, seen: number, io: CliIO, timeoutMs: number): Promise<ChatMessage | { failed: string } | undefined> {
   const end = Date.now() + timeoutMs;
   let shown = seen;
   while (Date.now() < end) {
@@ -29,6 +29,13 @@ async function awaitReply(garden: Garden, conversationId: string, goalId: string
     shown = messages.length;
     const reply = messages.find((m) => m.sender === 'garden' && m.run?.startsWith(`${goalId}-r`));
     if (reply) return reply;
+    // A reply run that failed closes its goal without a reply: say so now, not at the timeout.
+    const goal = await readGoal(garden.paths, goalId).catch(() => undefined);
+    if (goal?.status === 'closed') {
+      const run = await latestRun(garden.paths, goalId).catch(() => undefined);
+      const why = run ? `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}${run.outputs?.error ? `: ${run.outputs.error}` : ''}` : goal.closed_reason;
+      return { failed: `the reply run for ${goalId} ended ${why}` };
+    }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   return undefined;
@@ -54,15 +61,24 @@ export function registerChat(program: Command, io: CliIO): void {
       const garden = gardenOf(command, io);
       const timeoutMs = Number(opts.timeout) * 1000;
       if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UserError(`--timeout ${opts.timeout}: a positive number of seconds`);
-      if (!readHolder(garden.paths)) io.err('pak2: no coordinator is running this garden: start `pak2` or `pak2 cycle` in another terminal; messages stay queued until then');
+      if (!opts.wait && opts.message === undefined) throw new UserError('--no-wait goes with --message');
+      let warned = false;
       const send = async (text: string, wait: boolean) => {
         const before = (await latestConversation(garden.paths)) ? (await readConversationMessages(garden.paths, (await latestConversation(garden.paths))!.id, 10_000)).length : 0;
         const result = await sendOperatorMessage(garden, text, { ...(opts.plant ? { plant: opts.plant } : {}) });
         io.err(`pak2: queued ${result.goal.id} in conversation ${result.conversationId}`);
+        if (!warned && !readHolder(garden.paths)) {
+          warned = true;
+          io.err('pak2: no coordinator is running this garden: start `pak2` or `pak2 cycle` in another terminal; the message stays queued until then');
+        }
         if (!wait) return true;
         const reply = await awaitReply(garden, result.conversationId, result.goal.id, before + 1, io, timeoutMs);
         if (!reply) {
-          io.err(`pak2: no reply within ${opts.timeout} s; the goal ${result.goal.id} stays queued`);
+          io.err(`pak2: no reply within ${opts.timeout} s; the goal ${result.goal.id} is still open`);
+          return false;
+        }
+        if ('failed' in reply) {
+          io.err(`pak2: ${reply.failed}`);
           return false;
         }
         return true;

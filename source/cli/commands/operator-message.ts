@@ -47,7 +47,7 @@ function readKindFields(name: string, cwd: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UserError(`--json-file ${name}: malformed JSON (${(error as Error).message})`);
+    throw new UserError(`--json-file ${name}: malformed JSON (${(error as Error).message.replace(/\s+/g, ' ')})`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UserError(`--json-file ${name}: must hold a JSON object`);
   for (const key of Object.keys(value)) {
@@ -78,7 +78,7 @@ function describeIssue(issue: ValidationIssue, opts: OperatorMessageOptions, run
   if (issue.field === 'kind') return `--kind: ${own}`;
   if (issue.field === 'title') return `--title: ${own}`;
   if (issue.field === 'body') return `${opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}` : '--body'}: ${own}`;
-  return `${opts.jsonFile !== undefined ? `--json-file ${opts.jsonFile}` : '--json-file'}: ${formatIssue(issue)}`;
+  return opts.jsonFile !== undefined ? `--json-file ${opts.jsonFile}: ${formatIssue(issue)}` : `${formatIssue(issue)}; give it in --json-file F`;
 }
 
 /**

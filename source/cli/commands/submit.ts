@@ -52,6 +52,7 @@ interface SubmitOptions {
   body?: string;
   bodyFile?: string;
   title?: string;
+  conversation?: string;
   json?: boolean;
 }
 
@@ -67,6 +68,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--model <model>', 'model for this goal')
     .option('--effort <effort>', 'reasoning effort for this goal')
     .option('--title <words>', 'words for the goal id (default: the body\'s first line)')
+    .option('--conversation <id>', 'queue it from a conversation (it then takes supplements: pak2 supplement)')
     .option('--body <text>', 'the task')
     .option('--body-file <file>', 'read the task from a file (- for stdin)')
     .option('--json', 'print the goal record as JSON')
@@ -91,13 +93,14 @@ export function registerSubmit(program: Command, io: CliIO): void {
           ...(opts.model ? { model: opts.model } : {}),
           ...(opts.effort ? { reasoningEffort: opts.effort } : {}),
           ...(opts.title ? { title: opts.title } : {}),
+            ...(opts.conversation ? { conversationId: opts.conversation } : {}),
           },
           new Date(),
           io.env,
         );
       } catch (error) {
         // Name the flag, not the field.
-        if (error instanceof UserError) throw new UserError(/^(type|plant|priority|driver|body) /.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
+        if (error instanceof UserError) throw new UserError(/^(type|plant|priority|driver|body|conversation) /.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
         throw error;
       }
       if (opts.json) printJson(io, goal);
