@@ -217,7 +217,7 @@ describe('headless starts and the dashboard', () => {
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     const { waitFor } = await import('../support/garden.js');
     await waitFor(() => stdout.includes('CoordinatorStarted'));
-    expect(stderr.trim()).toBe('pak2: not a terminal: running headless (pass --no-ui to silence this notice)');
+    expect(stderr.trim()).toBe('pak2: not a terminal: running headless');
     child.kill('SIGTERM');
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).toBe(0);

@@ -42,6 +42,7 @@ async function awaitReply(garden: Garden, conversationId: string, goalId: string
 }
 
 interface ChatOptions {
+  conversation?: string;
   message?: string;
   wait: boolean;
   timeout: string;
@@ -57,6 +58,7 @@ export function registerChat(program: Command, io: CliIO): void {
     .option('--no-wait', 'with --message: do not wait for the reply')
     .option('--timeout <seconds>', 'how long to wait for a reply', '600')
     .option('--plant <plant>', 'the plant that answers (default gardener)')
+    .option('--conversation <id>', 'write in this conversation (default: the latest)')
     .action(async (opts: ChatOptions, command: Command) => {
       const garden = gardenOf(command, io);
       const timeoutMs = Number(opts.timeout) * 1000;
@@ -64,8 +66,9 @@ export function registerChat(program: Command, io: CliIO): void {
       if (!opts.wait && opts.message === undefined) throw new UserError('--no-wait goes with --message');
       let warned = false;
       const send = async (text: string, wait: boolean) => {
-        const before = (await latestConversation(garden.paths)) ? (await readConversationMessages(garden.paths, (await latestConversation(garden.paths))!.id, 10_000)).length : 0;
-        const result = await sendOperatorMessage(garden, text, { ...(opts.plant ? { plant: opts.plant } : {}) });
+        const current = opts.conversation ?? (await latestConversation(garden.paths))?.id;
+        const before = current ? (await readConversationMessages(garden.paths, current, 10_000).catch(() => [])).length : 0;
+        const result = await sendOperatorMessage(garden, text, { ...(opts.plant ? { plant: opts.plant } : {}), ...(opts.conversation ? { conversationId: opts.conversation } : {}) });
         io.err(`pak2: queued ${result.goal.id} in conversation ${result.conversationId}`);
         if (!warned && !readHolder(garden.paths)) {
           warned = true;
@@ -87,8 +90,8 @@ export function registerChat(program: Command, io: CliIO): void {
         if (!(await send(opts.message, opts.wait))) io.exitCode = 1;
         return;
       }
-      const conversation = await latestConversation(garden.paths);
-      if (conversation) for (const m of await readConversationMessages(garden.paths, conversation.id, 20)) io.out(line(m));
+      const shown = opts.conversation ?? (await latestConversation(garden.paths))?.id;
+      if (shown) for (const m of await readConversationMessages(garden.paths, shown, 20)) io.out(line(m));
       io.out('(type a message and press enter; ctrl-d to leave)');
       const rl = readline.createInterface({ input: process.stdin, output: process.stdout, prompt: '› ' });
       rl.prompt();

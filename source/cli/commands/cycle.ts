@@ -13,15 +13,15 @@ interface CycleOptions {
 }
 
 /**
- * Why this start runs headless, or undefined when the workbench can open:
- * `--no-ui`, `--until-idle`/`--json` (made for scripts), stdin or stdout not a
- * terminal, or `CI` set.
+ * Why this start runs headless (the one-line notice), or `''` when the
+ * workbench can open: `--no-ui`, `CI` set, stdin or stdout not a terminal,
+ * or `--until-idle` / `--json` (made for scripts).
  */
 export function headlessReason(opts: CycleOptions, io: CliIO): string | undefined {
-  if (!opts.ui) return undefined;
-  if (opts.untilIdle || opts.json) return 'running headless (--until-idle and --json are for scripts)';
-  if (!io.isTTY) return 'not a terminal: running headless (pass --no-ui to silence this notice)';
+  if (!opts.ui) return 'running headless (--no-ui)';
   if (io.env.CI) return 'CI is set: running headless';
+  if (!io.isTTY) return 'not a terminal: running headless';
+  if (opts.untilIdle || opts.json) return 'running headless (--until-idle and --json are for scripts)';
   return '';
 }
 
