@@ -5,6 +5,7 @@ import { StoreError } from '../store/index.js';
 import { registerCycle, runCycle } from './commands/cycle.js';
 import { registerGardenCommands } from './commands/garden.js';
 import { registerReadCommands } from './commands/read.js';
+import { registerHistory } from './commands/history.js';
 import { registerChat } from './commands/chat.js';
 import { registerCancel, registerSubmit } from './commands/submit.js';
 import { registerOperatorMessage } from './commands/operator-message.js';
@@ -81,6 +82,7 @@ export function buildProgram(io: CliIO): Command {
   registerChat(program, io);
   registerCycle(program, io);
   registerReadCommands(program, io);
+  registerHistory(program, io);
   registerOperatorMessage(program, io);
   return program;
 }

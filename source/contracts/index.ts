@@ -5,3 +5,4 @@ export * from './event.js';
 export * from './plant.js';
 export * from './config.js';
 export * from './operator-message.js';
+export * from './history.js';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
+import { RuntimeHistoryRecordSchema } from './history.js';
 import { OperatorMessageSchema } from './operator-message.js';
 import { PlantSchema } from './plant.js';
 import { RunSchema } from './run.js';
@@ -14,6 +15,7 @@ export const SCHEMA_FILES = {
   'plant.schema.json': { schema: PlantSchema, title: 'pak2 plant record (plants/<name>/meta.json)' },
   'config.schema.json': { schema: ConfigSchema, title: 'pak2 garden configuration (PAK2.toml)' },
   'operator-message.schema.json': { schema: OperatorMessageSchema, title: 'pak2 operator message (runs/<run-id>/operator-messages.jsonl line)' },
+  'runtime-history.schema.json': { schema: RuntimeHistoryRecordSchema, title: 'pak2 runtime provenance record (history/commits/<run-id>.json)' },
 } as const;
 
 /**

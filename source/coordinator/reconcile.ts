@@ -16,6 +16,7 @@ import {
   type GoalProblem,
 } from '../store/index.js';
 import { driverProblem, pluginDefaults } from '../driver/plugins/index.js';
+import { captureWorktreeBaseline } from '../history/index.js';
 import type { LiveRuns } from './live-runs.js';
 
 /**
@@ -76,7 +77,8 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  * the contents of closed goals. In order:
  *
  * 1. Dispatch: queued goals by priority then age, up to
- *    `[coordinator].max_concurrent_runs` in flight: queued → dispatched
+ *    `[coordinator].max_concurrent_runs` in flight: the worktree baseline
+ *    (non-converse goals in a git worktree), queued → dispatched
  *    (GoalTransitioned), openRun (RunStarted), dispatched → running
  *    (GoalTransitioned), then the dispatch function. Goals without
  *    assigned_to are skipped; when opening the run fails (unknown or archived
@@ -138,6 +140,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.queued += 1;
       continue;
     }
+    // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000).
+    const worktreeBaseline = goal.type === 'converse' ? undefined : await captureWorktreeBaseline(paths.gardenRoot, paths.runtimeRoot, options.env ?? process.env);
     await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
     let run: RunRecord;
     try {
@@ -155,6 +159,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
           driver: settings.driver,
           model: settings.model ?? 'unknown',
           ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
+          ...(worktreeBaseline ? { worktreeBaseline } : {}),
         },
         now(),
       );

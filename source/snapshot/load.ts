@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { GoalRecord, RunRecord } from '../contracts/index.js';
+import { isTerminalRunStatus, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import {
   dispatchOrder,
@@ -20,6 +20,7 @@ import {
   runMetaFile,
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
+import { readHistoryRecord } from '../history/read.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
 /** How many recently closed goals the queue shows. */
@@ -62,6 +63,8 @@ export class SnapshotLoader {
   private readonly scanner: OpenGoalScanner;
   private readonly closedCache = new Map<string, GoalRecord>();
   private readonly runCache = new Map<string, { mtimeMs: number; run: RunRecord }>();
+  /** Provenance records found, by run id: written once at close, so kept for good. */
+  private readonly provenanceCache = new Map<string, RuntimeHistoryRecord>();
   private eventsOffset: number | undefined;
   private costDay = '';
   private cost = { usd: 0, runs: 0, unknown: 0 };
@@ -83,6 +86,20 @@ export class SnapshotLoader {
     const run = await readRun(this.garden.paths, id);
     this.runCache.set(id, { mtimeMs: stat.mtimeMs, run });
     return run;
+  }
+
+  /** The run's provenance record in a split garden, once its close has written it. */
+  private async provenanceOf(run: RunRecord | undefined, problems: string[]): Promise<RuntimeHistoryRecord | undefined> {
+    if (!run || !this.garden.paths.split || !isTerminalRunStatus(run.status)) return undefined;
+    const cached = this.provenanceCache.get(run.id);
+    if (cached) return cached;
+    const read = await readHistoryRecord(this.garden.paths, run.id);
+    if (read.ok) {
+      this.provenanceCache.set(run.id, read.record);
+      return read.record;
+    }
+    if (!read.missing) problems.push(read.message);
+    return undefined;
   }
 
   private async costToday(problems: string[]): Promise<Snapshot['costToday']> {
@@ -138,13 +155,17 @@ export class SnapshotLoader {
       [...open, ...closed].map(async (goal) => {
         if (goal.status === 'queued') return { goal, run: undefined };
         try {
-          return { goal, run: await this.latestRunOf(goal.id) };
+          const run = await this.latestRunOf(goal.id);
+          const provenance = await this.provenanceOf(run, problems);
+          return provenance ? { goal, run, provenance } : { goal, run };
         } catch (error) {
           problems.push((error as Error).message);
           return { goal, run: undefined };
         }
       }),
     );
+    const shownRuns = new Set(rows.map((r) => r.run?.id));
+    for (const id of this.provenanceCache.keys()) if (!shownRuns.has(id)) this.provenanceCache.delete(id);
 
     const listed = await listPlants(paths);
     problems.push(...listed.problems.map((p) => p.message));

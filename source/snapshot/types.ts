@@ -1,4 +1,4 @@
-import type { GoalRecord, PlantRecord, RunRecord } from '../contracts/index.js';
+import type { GoalRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
 
@@ -6,6 +6,8 @@ import type { TailState } from './tail.js';
 export interface GoalRow {
   goal: GoalRecord;
   run: RunRecord | undefined;
+  /** The latest run's runtime provenance record (`history/commits/<run-id>.json`), once written. */
+  provenance?: RuntimeHistoryRecord;
 }
 
 /** One entry of a plant's `memory/active-threads.json`, read leniently. */

@@ -15,6 +15,7 @@ import {
 } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { captureRuntimeHistory, reportRuntimeHistory } from '../history/runtime-history.js';
 import { appendEvent } from './events.js';
 import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
 
@@ -178,6 +179,12 @@ const closing = new Map<string, Promise<unknown>>();
  * Closes of one run within this process are serialised, so the watchdog and
  * the driver cannot both win.
  *
+ * Then, in a split-runtime-root garden, it captures the runtime history of
+ * the closed run (docs/runtime-history/level2.md): the provenance record and
+ * a commit of the runtime tree. That capture never fails the close and never
+ * touches meta.json again; an attempted capture that did not commit is
+ * reported in one stderr line (see setRuntimeHistoryListener).
+ *
  * @throws StoreError RUN_NOT_FOUND, INVALID_TRANSITION (already terminal),
  *   INVALID_RECORD (with the first validation issue, e.g. MISSING_REFLECTION), IO_ERROR.
  */
@@ -235,5 +242,7 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
     },
     now,
   );
+  // The run is closed from here on: the capture reports, it never throws or rewrites.
+  reportRuntimeHistory(runId, await captureRuntimeHistory(paths, closed));
   return closed;
 }

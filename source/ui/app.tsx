@@ -238,7 +238,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
           if (s.focus === 'goals' || s.focus === 'tail') {
             if (!s.selectedGoal) return;
             setDetailScroll(0);
-            return setOverlay({ kind: 'detail', title: `Goal ${s.selectedGoal.goal.id}`, sections: goalDetail(s.selectedGoal.goal, s.selectedGoal.run), goalId: s.selectedGoal.goal.id });
+            return setOverlay({ kind: 'detail', title: `Goal ${s.selectedGoal.goal.id}`, sections: goalDetail(s.selectedGoal.goal, s.selectedGoal.run, s.selectedGoal.provenance), goalId: s.selectedGoal.goal.id });
           }
           if (s.focus === 'inbox') {
             const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
@@ -262,7 +262,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const shownOverlay = useMemo((): Overlay => {
     if (overlay.kind !== 'detail' || !overlay.goalId) return overlay;
     const row = snapshot.goals.find((r) => r.goal.id === overlay.goalId);
-    return row ? { ...overlay, sections: goalDetail(row.goal, row.run) } : overlay;
+    return row ? { ...overlay, sections: goalDetail(row.goal, row.run, row.provenance) } : overlay;
   }, [overlay, snapshot.goals]);
 
   const full = { width: columns, height: layout.area };

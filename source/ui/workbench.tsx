@@ -4,6 +4,7 @@ import { render, renderToString } from 'ink';
 import React from 'react';
 import { Coordinator } from '../coordinator/index.js';
 import { runDir, type Garden } from '../garden/index.js';
+import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { markNoteRead } from '../store/index.js';
 import { SnapshotSource } from '../snapshot/index.js';
 import { sendOperatorMessage, submitGoal } from '../submit/index.js';
@@ -20,28 +21,41 @@ export interface WorkbenchOptions {
 /**
  * Opens the full-screen workbench on a garden and resolves when the operator
  * quits. With a coordinator (the default) it runs the garden in-process;
- * agent stderr goes to `<run-dir>/stderr.log`, since it would tear the frame.
+ * agent stderr goes to `<run-dir>/stderr.log`, since it would tear the frame,
+ * and so does the runtime-history line of a close that did not commit.
  * One quit path: stop the coordinator (live runs are killed and closed
  * `killed` / coordinator_stopped), stop the snapshot source, unmount.
  *
  * @throws UserError when another coordinator holds the garden.
  */
 export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {}): Promise<void> {
+  const appendRunStderr = (runId: string, text: string) => {
+    try {
+      fs.appendFileSync(path.join(runDir(garden.paths, runId), 'stderr.log'), text);
+    } catch {
+      // the run directory is gone: nothing to keep
+    }
+  };
   const coordinator = options.readOnly
     ? undefined
     : new Coordinator({
         garden,
         command: options.command ?? 'pak2 (workbench)',
         startup: true,
-        onStderr: (runId, chunk) => {
-          try {
-            fs.appendFileSync(path.join(runDir(garden.paths, runId), 'stderr.log'), chunk);
-          } catch {
-            // the run directory is gone: nothing to keep
-          }
-        },
+        onStderr: (runId, chunk) => appendRunStderr(runId, chunk),
       });
-  await coordinator?.start();
+  const restoreHistoryListener = options.readOnly
+    ? () => undefined
+    : setRuntimeHistoryListener((runId, result) => {
+        const line = historyNotice(runId, result);
+        if (line) appendRunStderr(runId, `${line}\n`);
+      });
+  try {
+    await coordinator?.start();
+  } catch (error) {
+    restoreHistoryListener();
+    throw error;
+  }
   const source = new SnapshotSource({ garden, ...(coordinator ? { coordinator } : {}), readOnly: !!options.readOnly });
   await source.start();
 
@@ -76,6 +90,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
+    restoreHistoryListener();
   }
 }
 

@@ -149,6 +149,8 @@ export function describeRun(run: RunRecord): string {
     lines.push(`  cost ${formatCost(run.cost)} (${run.cost.source})${tokens ? `  tokens ${tokens}` : ''}`);
   }
   if (run.outputs?.error) lines.push(`  error ${run.outputs.error}`);
+  const b = run.worktree_baseline;
+  if (b) lines.push(`  baseline ${b.tracked_dirty_paths.length} tracked dirty, ${b.untracked_dirty_count} untracked${b.untracked_dirty_roots.length ? ` in ${b.untracked_dirty_roots.join(', ')}` : ''} at start`);
   if (run.session_id) lines.push(`  session ${run.session_id}`);
   if (run.num_turns !== undefined) lines.push(`  turns ${run.num_turns}`);
   if (run.reflection) lines.push('', 'reflection:', ...run.reflection.trimEnd().split('\n').map((l) => `  ${l}`));

@@ -1,6 +1,6 @@
 import { Text } from 'ink';
 import React from 'react';
-import type { GoalRecord, RunRecord } from '../../contracts/index.js';
+import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
 import { formatCost } from '../../format.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
@@ -11,8 +11,32 @@ export interface DetailSection {
   lines: string[];
 }
 
-/** The sections shown for a goal and its latest run: goal fields, body, run record, cost, reflection, final text. */
-export function goalDetail(goal: GoalRecord, run: RunRecord | undefined): DetailSection[] {
+/** How many baseline paths the detail lists before saying how many more there are. */
+const BASELINE_PATHS_SHOWN = 10;
+
+/**
+ * The provenance of a run: its runtime-history record (authored HEAD and
+ * clean/dirty state at close) and its worktree baseline (what was already
+ * dirty at start). Empty when the run has neither.
+ */
+export function provenanceLines(run: RunRecord, provenance: RuntimeHistoryRecord | undefined): string[] {
+  const lines: string[] = [];
+  if (provenance) {
+    lines.push(`authored head ${provenance.authored_head.slice(0, 12)}  authored tree ${provenance.authored_tree} at close`);
+    lines.push(`record ${provenance.runtime_root}/history/commits/${provenance.run_id}.json  (pak2 history ${provenance.run_id})`);
+  }
+  const b = run.worktree_baseline;
+  if (b) {
+    const roots = b.untracked_dirty_roots.length ? ` in ${b.untracked_dirty_roots.join(', ')}` : '';
+    lines.push(`baseline at start: ${b.tracked_dirty_paths.length} tracked dirty, ${b.untracked_dirty_count} untracked${roots}`);
+    for (const p of b.tracked_dirty_paths.slice(0, BASELINE_PATHS_SHOWN)) lines.push(`  dirty ${p}`);
+    if (b.tracked_dirty_paths.length > BASELINE_PATHS_SHOWN) lines.push(`  … ${b.tracked_dirty_paths.length - BASELINE_PATHS_SHOWN} more`);
+  }
+  return lines;
+}
+
+/** The sections shown for a goal and its latest run: goal fields, body, run record, cost, provenance, reflection, final text. */
+export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord): DetailSection[] {
   const sections: DetailSection[] = [
     {
       heading: 'Goal',
@@ -38,6 +62,8 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined): Detail
       ...(run.num_turns !== undefined ? [`turns ${run.num_turns}`] : []),
     ],
   });
+  const provenanceSection = provenanceLines(run, provenance);
+  if (provenanceSection.length) sections.push({ heading: 'Provenance', lines: provenanceSection });
   if (run.reflection) sections.push({ heading: 'Reflection', lines: run.reflection.split('\n') });
   if (run.outputs?.final_text) sections.push({ heading: 'Final text', lines: run.outputs.final_text.split('\n') });
   return sections;

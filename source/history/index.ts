@@ -1,0 +1,4 @@
+export * from './git.js';
+export * from './runtime-history.js';
+export * from './baseline.js';
+export * from './read.js';

@@ -1,0 +1,284 @@
+/**
+ * Runtime history (seed 000, "Run directory"; seed 002, "File layout"): at
+ * terminal run close in a split-runtime-root garden, one provenance record
+ * `<runtime-root>/history/commits/<run-id>.json` (the authored HEAD commit
+ * and whether authored paths outside the runtime root were clean or dirty),
+ * then one commit of the whole runtime tree in the runtime root's own nested
+ * git repo. Contract: docs/runtime-history/level2.md.
+ *
+ * This module depends only on contracts and garden (never on the store), so
+ * the store's closeRun can call it right after writing the terminal record.
+ * It never throws: every failure is one of the bounded outcome codes.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+import {
+  formatIssue,
+  validateRuntimeHistoryRecord,
+  type RunRecord,
+  type RuntimeHistoryOutcome,
+  type RuntimeHistoryRecord,
+} from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { authoredGitEnv, describeFailure, runGit, runtimeGitEnv, type GitResult } from './git.js';
+
+/** What one capture did. `commit` is the new runtime HEAD (only with `committed`); `record` the record file once written. */
+export interface RuntimeHistoryResult {
+  outcome: RuntimeHistoryOutcome;
+  detail?: string;
+  commit?: string;
+  record?: string;
+}
+
+/** Options of {@link captureRuntimeHistory}. */
+export interface CaptureOptions {
+  /** Where PATH (and HOME for the authored probe) come from; default this process's environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The runtime repo's repo-local identity, written into `<runtime-root>/.git/config` when it is created. */
+export const RUNTIME_IDENTITY = { name: 'pak2 runtime history', email: 'pak2-runtime@localhost' } as const;
+
+/** First line of pak2's block in the runtime repo's `.git/info/exclude`. */
+export const RUNTIME_EXCLUDE_MARKER = '# pak2 runtime history: lock files and temp files are never committed';
+/** Patterns the runtime repo never commits: lock files and lock directories (coordinator.lock, <file>.lock), temp files. */
+export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp'] as const;
+
+/** `<runtime-root>/history/commits/`. */
+export function historyCommitsDir(paths: GardenPaths): string {
+  return path.join(paths.historyDir, 'commits');
+}
+
+/** `<runtime-root>/history/commits/<run-id>.json`. */
+export function historyRecordFile(paths: GardenPaths, runId: string): string {
+  return path.join(historyCommitsDir(paths), `${runId}.json`);
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * Captures the runtime history of one closed run. Captures of one runtime
+ * root are serialised within the process (two runs closing together must
+ * not race for the runtime repo's index). Never throws.
+ *
+ * Steps, each ending in its outcome code when it fails: relate the runtime
+ * root to the garden root → read the authored HEAD and clean/dirty state
+ * (in the garden root, read-only) → write the record → create or check the
+ * runtime repo → `git add -A -- .` → `git diff --cached --quiet --exit-code`
+ * → `git commit` → read the runtime HEAD back.
+ */
+export function captureRuntimeHistory(paths: GardenPaths, run: RunRecord, options: CaptureOptions = {}): Promise<RuntimeHistoryResult> {
+  if (!paths.split) return Promise.resolve({ outcome: 'runtime_root_not_split' });
+  const key = paths.runtimeRoot;
+  const previous = queues.get(key) ?? Promise.resolve();
+  // Every step catches its own failure; the catch only keeps a bug from ever failing a close.
+  const task = previous.then(() => captureNow(paths, run, options)).catch((error: unknown) => ({ outcome: 'record_write_failed' as const, detail: `unexpected: ${(error as Error)?.message ?? String(error)}` }));
+  queues.set(key, task);
+  void task.finally(() => {
+    if (queues.get(key) === task) queues.delete(key);
+  });
+  return task;
+}
+
+/** The runtime root relative to the garden root (POSIX separators), or why it cannot be related. */
+export async function relateRuntimeRoot(paths: GardenPaths): Promise<{ rel: string } | RuntimeHistoryResult> {
+  if (!paths.split) return { outcome: 'runtime_root_not_split' };
+  let garden: string;
+  let runtime: string;
+  try {
+    garden = await fsp.realpath(paths.gardenRoot);
+    runtime = await fsp.realpath(paths.runtimeRoot);
+  } catch (error) {
+    return { outcome: 'runtime_root_outside_garden', detail: `cannot resolve ${paths.runtimeRoot} against ${paths.gardenRoot}: ${(error as Error).message}` };
+  }
+  const rel = path.relative(garden, runtime);
+  if (rel === '') return { outcome: 'runtime_root_not_split', detail: `${paths.runtimeRoot} resolves to the garden root` };
+  if (rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) {
+    return { outcome: 'runtime_root_outside_garden', detail: `runtime root ${runtime} is not under the garden root ${garden}` };
+  }
+  return { rel: rel.split(path.sep).join('/') };
+}
+
+/** The authored HEAD and the clean/dirty state of authored paths outside the runtime root, read in the garden root. */
+export async function probeAuthored(gardenRoot: string, runtimeRel: string, env: NodeJS.ProcessEnv): Promise<{ head: string; tree: 'clean' | 'dirty' } | { detail: string }> {
+  const gitEnv = authoredGitEnv(env);
+  const headArgs = ['rev-parse', '--verify', 'HEAD^{commit}'];
+  const head = await runGit(headArgs, gardenRoot, gitEnv);
+  if (!head.ok) return { detail: describeFailure(headArgs, head) };
+  // --no-optional-locks: a probe never refreshes (writes) the authored index.
+  const statusArgs = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
+  const status = await runGit(statusArgs, gardenRoot, gitEnv);
+  if (!status.ok) return { detail: describeFailure(statusArgs, status) };
+  return { head: head.stdout.trim(), tree: status.stdout.length === 0 ? 'clean' : 'dirty' };
+}
+
+async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOptions): Promise<RuntimeHistoryResult> {
+  const env = options.env ?? process.env;
+  const related = await relateRuntimeRoot(paths);
+  if ('outcome' in related) return related;
+
+  const authored = await probeAuthored(paths.gardenRoot, related.rel, env);
+  if ('detail' in authored) return { outcome: 'authored_repo_unavailable', detail: authored.detail };
+
+  const file = historyRecordFile(paths, run.id);
+  const record: RuntimeHistoryRecord = {
+    run_id: run.id,
+    goal: run.goal,
+    plant: run.plant,
+    status: run.status as RuntimeHistoryRecord['status'],
+    completed_at: run.completed_at ?? '',
+    authored_head: authored.head,
+    authored_tree: authored.tree,
+    runtime_root: related.rel,
+  };
+  const issues = validateRuntimeHistoryRecord(record);
+  if (issues.length > 0) return { outcome: 'record_write_failed', detail: `${file}: ${formatIssue(issues[0]!)}` };
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { fsync: true });
+  } catch (error) {
+    return { outcome: 'record_write_failed', detail: `${file}: ${(error as Error).message}` };
+  }
+
+  const rt = paths.runtimeRoot;
+  const gitEnv = runtimeGitEnv(env, rt);
+  const init = await ensureRuntimeRepo(rt, gitEnv);
+  if (init) return { outcome: 'runtime_repo_init_failed', detail: init, record: file };
+
+  const addArgs = ['add', '-A', '--', '.'];
+  const add = await runGit(addArgs, rt, gitEnv);
+  if (!add.ok) return { outcome: 'runtime_repo_stage_failed', detail: describeFailure(addArgs, add), record: file };
+
+  const diffArgs = ['diff', '--cached', '--quiet', '--exit-code'];
+  const diff = await runGit(diffArgs, rt, gitEnv);
+  if (diff.ok) return { outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', record: file };
+  if (diff.exitCode !== 1 || diff.spawnError) return { outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), record: file };
+
+  const commitArgs = ['commit', '--quiet', '--no-verify', '-m', commitMessage(record)];
+  const commit = await runGit(commitArgs, rt, gitEnv);
+  if (!commit.ok) return { outcome: 'runtime_repo_commit_failed', detail: describeFailure(commitArgs, commit), record: file };
+
+  const headArgs = ['rev-parse', '--verify', 'HEAD'];
+  const head = await runGit(headArgs, rt, gitEnv);
+  const id = head.stdout.trim();
+  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return { outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), record: file };
+  return { outcome: 'committed', commit: id, record: file };
+}
+
+/** The runtime-history commit message: a subject, then trailers a reader can query with `git log --format=%(trailers)`. */
+export function commitMessage(record: RuntimeHistoryRecord): string {
+  return [
+    `pak2 run ${record.run_id} closed: ${record.status}`,
+    '',
+    `Run: ${record.run_id}`,
+    `Goal: ${record.goal}`,
+    `Plant: ${record.plant}`,
+    `Authored-Head: ${record.authored_head}`,
+    `Authored-Tree: ${record.authored_tree}`,
+  ].join('\n');
+}
+
+/**
+ * Creates `<runtime-root>/.git` on first use (repo-local identity, the
+ * exclude block), or checks the one there: it must be a real directory (not
+ * a gitfile or symlink, which could point into the authored repo) whose git
+ * dir and common dir are itself.
+ *
+ * @returns undefined when the repo is ready, else why not.
+ */
+async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>): Promise<string | undefined> {
+  const gitDir = path.join(rt, '.git');
+  let stat: fs.Stats | undefined;
+  try {
+    stat = await fsp.lstat(gitDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return `${gitDir}: ${(error as Error).message}`;
+  }
+  if (!stat) {
+    // GIT_DIR without GIT_WORK_TREE: init records no core.worktree, so the repo stays valid if the garden moves.
+    const { GIT_WORK_TREE: _ignored, ...initEnv } = gitEnv;
+    const initArgs = ['init', '--quiet'];
+    const init = await runGit(initArgs, rt, initEnv);
+    if (!init.ok) return describeFailure(initArgs, init);
+  } else if (stat.isSymbolicLink() || !stat.isDirectory()) {
+    return `${gitDir} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}; pak2 only uses a runtime repo it owns and leaves this alone`;
+  }
+
+  const whereArgs = ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir'];
+  const where = await runGit(whereArgs, rt, gitEnv);
+  if (!where.ok) return describeFailure(whereArgs, where);
+  const expected = await fsp.realpath(gitDir).catch(() => gitDir);
+  const dirs = where.stdout.split('\n').filter(Boolean);
+  for (const dir of dirs) {
+    const real = await fsp.realpath(dir).catch(() => dir);
+    if (real !== expected) return `${gitDir} resolves to ${real}, not itself; pak2 leaves it alone`;
+  }
+
+  const identity = await runGit(['config', '--local', '--get-regexp', '^user\\.(name|email)$'], rt, gitEnv);
+  if (!identity.ok && identity.exitCode !== 1) return describeFailure(['config'], identity);
+  const have = new Set(identity.stdout.split('\n').map((l) => l.split(' ')[0]));
+  for (const [key, value] of [
+    ['user.name', RUNTIME_IDENTITY.name],
+    ['user.email', RUNTIME_IDENTITY.email],
+  ] as const) {
+    if (have.has(key)) continue;
+    const setArgs = ['config', '--local', key, value];
+    const set: GitResult = await runGit(setArgs, rt, gitEnv);
+    if (!set.ok) return describeFailure(setArgs, set);
+  }
+
+  const excludeFile = path.join(gitDir, 'info', 'exclude');
+  try {
+    const current = await fsp.readFile(excludeFile, 'utf8').catch(() => '');
+    if (!current.includes(RUNTIME_EXCLUDE_MARKER)) {
+      await fsp.mkdir(path.dirname(excludeFile), { recursive: true });
+      await fsp.appendFile(excludeFile, `${current && !current.endsWith('\n') ? '\n' : ''}${RUNTIME_EXCLUDE_MARKER}\n${RUNTIME_EXCLUDES.join('\n')}\n`);
+    }
+  } catch (error) {
+    return `${excludeFile}: ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+/** The line logged for an attempted capture that did not commit; undefined for `committed` and `runtime_root_not_split`. */
+export function historyNotice(runId: string, result: RuntimeHistoryResult): string | undefined {
+  if (result.outcome === 'committed' || result.outcome === 'runtime_root_not_split') return undefined;
+  const detail = result.detail ? ` (${result.detail.replace(/\s+/g, ' ').trim()})` : '';
+  const line = `pak2: runtime history ${runId}: ${result.outcome}${detail}`;
+  return line.length > 300 ? `${line.slice(0, 299)}…` : line;
+}
+
+/** Told the result of every capture closeRun makes. */
+export type RuntimeHistoryListener = (runId: string, result: RuntimeHistoryResult) => void;
+
+const stderrListener: RuntimeHistoryListener = (runId, result) => {
+  const line = historyNotice(runId, result);
+  if (line) process.stderr.write(`${line}\n`);
+};
+let listener: RuntimeHistoryListener = stderrListener;
+
+/**
+ * Replaces where closeRun reports capture results (default: one stderr line
+ * per attempted, non-committed capture). The workbench routes the line to
+ * the run's stderr.log, since stderr would tear its frame.
+ *
+ * @returns a function restoring the previous listener.
+ */
+export function setRuntimeHistoryListener(next: RuntimeHistoryListener | undefined): () => void {
+  const previous = listener;
+  listener = next ?? stderrListener;
+  return () => {
+    listener = previous;
+  };
+}
+
+/** Reports one capture result to the current listener; a throwing listener is ignored. */
+export function reportRuntimeHistory(runId: string, result: RuntimeHistoryResult): void {
+  try {
+    listener(runId, result);
+  } catch {
+    // a report must never fail a close
+  }
+}
