@@ -80,17 +80,27 @@ export class SnapshotSource {
   async start(): Promise<void> {
     const { paths } = this.options.garden;
     await this.reload();
-    const targets = [paths.goalsDir, paths.eventsDir, paths.plantsDir, paths.inboxDir, paths.conversationsDir].filter((p) => fs.existsSync(p));
-    this.watcher = watch(targets, {
+    this.watcher = watch(this.watchable(), {
       ignoreInitial: true,
       depth: 2,
       ignored: (p: string) => p.endsWith('.lock') || p.includes(`${paths.runsDir}`),
     });
     this.watcher.on('all', () => this.schedule());
+    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
     this.options.coordinator?.on('state', this.onCoordinator);
     this.options.coordinator?.on('pass', this.onCoordinator);
     this.tailTimer = setInterval(() => this.pollTail(), this.options.tailPollMs ?? 500);
     this.tailTimer.unref();
+  }
+
+  private readonly watched = new Set<string>();
+
+  /** The garden directories that exist now and are not watched yet (a fresh garden grows them later). */
+  private watchable(): string[] {
+    const { paths } = this.options.garden;
+    const fresh = [paths.goalsDir, paths.eventsDir, paths.plantsDir, paths.inboxDir, paths.conversationsDir].filter((p) => !this.watched.has(p) && fs.existsSync(p));
+    for (const p of fresh) this.watched.add(p);
+    return fresh;
   }
 
   /** Stops watching. Idempotent. */
@@ -157,6 +167,8 @@ export class SnapshotSource {
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
       };
       this.retarget(base);
+      const grown = this.watcher ? this.watchable() : [];
+      if (grown.length) this.watcher!.add(grown);
     })();
     await this.loading;
     this.loading = undefined;

@@ -210,7 +210,7 @@ describe('init and genesis', () => {
 describe('headless starts and the dashboard', () => {
   it('pak2 cycle without a terminal runs headless with a one-line notice, and stops cleanly on SIGTERM', async () => {
     const { startCli } = await import('../support/cli.js');
-    const child = startCli(['cycle', ...g]);
+    const child = startCli(['cycle', ...g], { env: { CI: '' } });
     let stderr = '';
     let stdout = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
