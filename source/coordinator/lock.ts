@@ -27,15 +27,6 @@ export function readHolder(paths: GardenPaths): LockHolder | undefined {
   }
 }
 
-/**
- * Takes the garden's coordinator lock (one coordinator per garden, DESIGN.md).
- * The lock is refreshed every 5 s and counts as stale after 20 s; a holder
- * on this host whose pid is gone is taken over at once. `onCompromised` is
- * told when the lock is lost (its directory deleted, say).
- *
- * @returns the release function.
- * @throws UserError naming the holder (pid, host, since when) when another coordinator holds it.
- */
 /** True when `pid` names a live process on this host. */
 function pidAlive(pid: number): boolean {
   try {
@@ -46,6 +37,15 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Takes the garden's coordinator lock (one coordinator per garden, DESIGN.md).
+ * The lock is refreshed every 5 s and counts as stale after 20 s; a holder
+ * on this host whose pid is gone is taken over at once. `onCompromised` is
+ * told when the lock is lost (its directory deleted, say).
+ *
+ * @returns the release function.
+ * @throws UserError naming the holder (pid, host, since when) when another coordinator holds it.
+ */
 export async function acquireCoordinatorLock(paths: GardenPaths, command: string, onCompromised?: (error: Error) => void): Promise<() => Promise<void>> {
   const files = lockPaths(paths);
   fs.mkdirSync(paths.runtimeRoot, { recursive: true });
