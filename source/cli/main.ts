@@ -9,6 +9,7 @@ import { registerHistory } from './commands/history.js';
 import { registerChat } from './commands/chat.js';
 import { registerCancel, registerSubmit } from './commands/submit.js';
 import { registerOperatorMessage } from './commands/operator-message.js';
+import { registerPlantCommands } from './commands/plants.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -84,6 +85,7 @@ export function buildProgram(io: CliIO): Command {
   registerReadCommands(program, io);
   registerHistory(program, io);
   registerOperatorMessage(program, io);
+  registerPlantCommands(program, io);
   return program;
 }
 

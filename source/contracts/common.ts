@@ -37,6 +37,9 @@ export const REASON_CODES = [
   'MESSAGE_TOO_LARGE',
   'INVALID_TITLE',
   'KIND_FIELD_MISMATCH',
+  // active threads (docs/active-threads/level2.md)
+  'DUPLICATE_THREAD_ID',
+  'VALUE_TOO_LARGE',
 ] as const;
 
 /** One reason code of {@link REASON_CODES}. */
@@ -179,6 +182,8 @@ const MESSAGES: Record<ReasonCode, string> = {
   MESSAGE_TOO_LARGE: 'value is larger than the operator-message bound',
   INVALID_TITLE: 'title must be one line of text',
   KIND_FIELD_MISMATCH: 'field belongs to the other operator-message kind',
+  DUPLICATE_THREAD_ID: 'thread id appears more than once',
+  VALUE_TOO_LARGE: 'value is larger than its documented bound',
 };
 
 function describe(code: ReasonCode): string {

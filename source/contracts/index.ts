@@ -6,3 +6,4 @@ export * from './plant.js';
 export * from './config.js';
 export * from './operator-message.js';
 export * from './history.js';
+export * from './active-threads.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ActiveThreadsSchema } from './active-threads.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
@@ -16,6 +17,7 @@ export const SCHEMA_FILES = {
   'config.schema.json': { schema: ConfigSchema, title: 'pak2 garden configuration (PAK2.toml)' },
   'operator-message.schema.json': { schema: OperatorMessageSchema, title: 'pak2 operator message (runs/<run-id>/operator-messages.jsonl line)' },
   'runtime-history.schema.json': { schema: RuntimeHistoryRecordSchema, title: 'pak2 runtime provenance record (history/commits/<run-id>.json)' },
+  'active-threads.schema.json': { schema: ActiveThreadsSchema, title: 'pak2 plant active threads (plants/<name>/memory/active-threads.json)' },
 } as const;
 
 /**

@@ -159,7 +159,7 @@ export class Coordinator extends EventEmitter {
         this.lastSummary = summary;
         await this.startupWindow?.update().catch((error: Error) => this.options.onError?.(new Error(`startup play-by-play: ${error.message}`)));
         // Closing or dispatching changes what the next pass sees: look again.
-        if (summary.closed.length > 0 || summary.requeued.length > 0) this.again = true;
+        if (summary.closed.length > 0 || summary.requeued.length > 0 || summary.tends.length > 0) this.again = true;
         this.options.onPass?.(summary);
         this.emit('pass', summary);
       } catch (error) {
@@ -180,7 +180,7 @@ export class Coordinator extends EventEmitter {
   /** True when nothing can be dispatched, nothing is in flight and no dispatch is pending. */
   isIdle(): boolean {
     const s = this.lastSummary;
-    return !!s && this.pending.size === 0 && s.dispatched.length === 0 && s.queued === 0 && s.inFlight === 0 && s.closed.length === 0 && s.requeued.length === 0;
+    return !!s && this.pending.size === 0 && s.dispatched.length === 0 && s.queued === 0 && s.inFlight === 0 && s.closed.length === 0 && s.requeued.length === 0 && s.tends.length === 0;
   }
 
   /** Resolves once a pass finds the garden idle (`pak2 cycle --until-idle`). */

@@ -3,3 +3,4 @@ export * from './live-runs.js';
 export * from './lock.js';
 export * from './coordinator.js';
 export * from './reclaim.js';
+export * from './tend-policy.js';

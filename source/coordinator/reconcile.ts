@@ -18,6 +18,7 @@ import {
 import { driverProblem, pluginDefaults } from '../driver/plugins/index.js';
 import { captureWorktreeBaseline } from '../history/index.js';
 import type { LiveRuns } from './live-runs.js';
+import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type ClosedGoalInput, type WithheldTend } from './tend-policy.js';
 
 /**
  * The function that carries a dispatched goal's run to its close (seed 002,
@@ -60,6 +61,10 @@ export interface ReconcileSummary {
   /** Assigned queued goals left waiting for a free slot, and goals in flight after the pass. */
   queued: number;
   inFlight: number;
+  /** Automatic tend goals queued this pass (docs/automatic-tend/level2.md). */
+  tends: { goal: string; trigger: string; key: string }[];
+  /** Automatic tend triggers that fired but queued no tend, with why. */
+  tendsWithheld: WithheldTend[];
 }
 
 async function lastActivity(run: RunRecord, eventsFile: string): Promise<number> {
@@ -91,13 +96,17 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  *    `success` when the run succeeded, else `failure`. A run interrupted by a
  *    coordinator shutdown (failure_reason `coordinator_stopped`) instead puts
  *    its goal back in the queue (running → queued).
+ * 4. Automatic tends (docs/automatic-tend/level2.md, tend-policy.ts):
+ *    `run_failure` for goals closed in 3 whose run failed or was killed by
+ *    the watchdog, `queued_attention_needed` for queued goals 1 could not
+ *    dispatch; bounded, reported in `tends` and `tendsWithheld`.
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileSummary> {
   const { garden } = options;
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0 };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -202,6 +211,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   }
 
   // 3. Close completed goals
+  const closedRuns: ClosedGoalInput[] = [];
   for (const goal of goals) {
     if (goal.status !== 'running' && goal.status !== 'completed') continue;
     runOf.delete(goal.id); // the dispatch may have closed it meanwhile: read it fresh
@@ -219,6 +229,27 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
     goal.status = 'closed';
     summary.closed.push({ goal: goal.id, reason });
+    closedRuns.push({ goal, run });
+  }
+
+  // 4. Automatic tends (docs/automatic-tend/level2.md): run_failure for the
+  // goals closed above, queued_attention_needed for the queued goals the
+  // dispatch phase could not claim. A pure decision, then its effect.
+  const stuck = [
+    ...summary.skipped.map((id) => ({ goal: id, reason: 'no assigned_to' })),
+    ...summary.rolledBack,
+  ].filter((s) => goals.find((g) => g.id === s.goal)?.type !== 'tend');
+  const attentionCovered = await readAttentionCovered(paths);
+  if (stuck.length > 0 || closedRuns.length > 0 || attentionCovered.length > 0) {
+    const decision = decideTends({
+      closed: closedRuns,
+      stuck,
+      open: goals,
+      attentionCovered,
+      gardenerProblem: await gardenerProblem(paths),
+    });
+    summary.tends = await queueTends(garden, decision, attentionCovered, now());
+    summary.tendsWithheld = decision.withheld;
   }
 
   summary.inFlight = goals.filter((g) => g.status === 'running' || g.status === 'dispatched' || g.status === 'completed').length;

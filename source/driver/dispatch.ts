@@ -34,6 +34,7 @@ import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { addCosts } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
+import { renderTendContext } from '../coordinator/tend-policy.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
@@ -178,6 +179,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   try {
     const plant = await readPlant(paths, run.plant);
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
+    const tend = renderTendContext(goal, paths);
+    if (tend) extraBlocks.tend = tend;
     if (route === 'standard') {
       const packet = await freezeDispatchPacket(paths, goal, runId, now());
       const rendered = packet && renderSupplements(packet);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
-import type { Garden } from '../garden/index.js';
+import type { Garden, GardenPaths } from '../garden/index.js';
 import {
   dispatchOrder,
   eventLogLineStart,
@@ -11,6 +11,7 @@ import {
   listInbox,
   listPlants,
   OpenGoalScanner,
+  readActiveThreads,
   readConversationMessages,
   readEvents,
   readGoal,
@@ -37,21 +38,19 @@ function readTextCapped(file: string, max: number): string {
   }
 }
 
-/** Reads `memory/active-threads.json` leniently: an array, or `{threads: [...]}`, of objects or strings. */
-export function readThreads(file: string): ThreadView[] {
-  let value: unknown;
+/**
+ * A plant's Active Threads for display, through the validated reader
+ * (docs/active-threads/level2.md): a missing file is no threads; a malformed
+ * one is no threads and one line in `problems`, so the workbench keeps going.
+ */
+export async function readThreads(paths: GardenPaths, plant: string, problems: string[]): Promise<ThreadView[]> {
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch {
+    const threads = await readActiveThreads(paths, plant);
+    return threads.map((t): ThreadView => ({ title: t.title, status: t.status, detail: t.summary ?? t.next }));
+  } catch (error) {
+    problems.push((error as Error).message);
     return [];
   }
-  const list = Array.isArray(value) ? value : Array.isArray((value as { threads?: unknown })?.threads) ? (value as { threads: unknown[] }).threads : [];
-  return list.map((entry): ThreadView => {
-    if (typeof entry === 'string') return { title: entry, status: undefined, detail: undefined };
-    const e = (entry ?? {}) as Record<string, unknown>;
-    const text = (k: string) => (typeof e[k] === 'string' ? (e[k] as string) : undefined);
-    return { title: text('title') ?? text('name') ?? text('id') ?? '(untitled)', status: text('status') ?? text('state'), detail: text('summary') ?? text('next') ?? text('note') };
-  });
 }
 
 /**
@@ -169,16 +168,18 @@ export class SnapshotLoader {
 
     const listed = await listPlants(paths);
     problems.push(...listed.problems.map((p) => p.message));
-    const plants: PlantView[] = listed.plants.map((plant) => {
-      const dir = path.join(paths.plantsDir, plant.name);
-      return {
-        plant,
-        memory: readTextCapped(path.join(dir, 'memory', 'MEMORY.md'), 8192),
-        skills: indexMarkdown(path.join(dir, 'skills'), 'skills'),
-        knowledge: indexMarkdown(path.join(dir, 'knowledge'), 'knowledge'),
-        threads: readThreads(path.join(dir, 'memory', 'active-threads.json')),
-      };
-    });
+    const plants: PlantView[] = await Promise.all(
+      listed.plants.map(async (plant) => {
+        const dir = path.join(paths.plantsDir, plant.name);
+        return {
+          plant,
+          memory: readTextCapped(path.join(dir, 'memory', 'MEMORY.md'), 8192),
+          skills: indexMarkdown(path.join(dir, 'skills'), 'skills'),
+          knowledge: indexMarkdown(path.join(dir, 'knowledge'), 'knowledge'),
+          threads: await readThreads(paths, plant.name, problems),
+        };
+      }),
+    );
 
     const conversation = await latestConversation(paths).catch(() => undefined);
     const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];

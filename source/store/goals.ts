@@ -40,6 +40,8 @@ export interface GoalInput {
   post_reply_hop?: boolean;
   /** Words for the id's slug; default: the body's first line. */
   title?: string;
+  /** Tend goals only: the automatic tend trigger metadata (docs/automatic-tend/level2.md), kept as the record's `tend` field. */
+  tend?: { trigger: string; key: string; origin: object };
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -106,6 +108,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.reasoning_effort ? { reasoning_effort: input.reasoning_effort } : {}),
       ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
       ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
+      ...(input.tend ? { tend: input.tend } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

@@ -7,3 +7,4 @@ export * from './conversations.js';
 export * from './inbox.js';
 export * from './supplements.js';
 export * from './operator-messages.js';
+export * from './active-threads.js';

@@ -1,5 +1,6 @@
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalRecord, type GoalType } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
+import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
 import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden } from '../garden/index.js';
 import {
@@ -182,4 +183,26 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
   }
   if (goal.status !== 'queued') throw new UserError(`ID ${id}: the goal is ${goal.status}; only a queued goal can be cancelled`, { exitCode: 1 });
   return transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now });
+}
+
+/**
+ * Queues a tend goal for the gardener with its trigger metadata in the
+ * record's `tend` field (docs/automatic-tend/level2.md; seed 002, submit.py
+ * `submit_tend_goal`). The coordinator's automatic tend policy uses the same
+ * path; priority 70, plant `gardener`.
+ *
+ * @throws UserError for an unknown trigger, an empty key, or a gardener that is missing or not active.
+ */
+export async function submitTendGoal(garden: Garden, input: TendGoalInput, now: Date = new Date()): Promise<GoalRecord> {
+  if (!(TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${TEND_TRIGGERS.join(', ')}`);
+  if (!input.key.trim()) throw new UserError('key: empty');
+  if (input.body !== undefined && !input.body.trim()) throw new UserError('body: the task is empty');
+  try {
+    const plant = await readPlant(garden.paths, CHAT_PLANT);
+    if (plant.status !== 'active') throw new UserError(`plant ${CHAT_PLANT}: the plant is ${plant.status}; nobody can tend`);
+  } catch (error) {
+    if (error instanceof StoreError) throw new UserError(`plant ${CHAT_PLANT}: ${error.message}`);
+    throw error;
+  }
+  return createTendGoal(garden, input, now);
 }

@@ -46,7 +46,7 @@ describe('the snapshot loader reads a real garden', () => {
     const plantDir = path.join(garden.paths.plantsDir, 'gardener');
     fs.writeFileSync(path.join(plantDir, 'memory', 'MEMORY.md'), '# Memory\nThe garden is a test.\n');
     fs.writeFileSync(path.join(plantDir, 'skills', 'testing.md'), '# Testing\n## With vitest\n');
-    fs.writeFileSync(path.join(plantDir, 'memory', 'active-threads.json'), JSON.stringify({ threads: [{ title: 'Flaky test', status: 'active', summary: 'watching it' }] }));
+    fs.writeFileSync(path.join(plantDir, 'memory', 'active-threads.json'), JSON.stringify({ plant: 'gardener', updated_at: '2026-01-01T00:00:00Z', threads: [{ id: 't-flaky-test', title: 'Flaky test', status: 'active', summary: 'watching it', updated_at: '2026-01-01T00:00:00Z' }] }));
     const inbox = path.join(garden.paths.inboxDir, garden.config.gardenName);
     fs.mkdirSync(inbox, { recursive: true });
     fs.writeFileSync(path.join(inbox, 'a-old.md'), '# Old note\n');
