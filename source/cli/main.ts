@@ -10,6 +10,7 @@ import { registerChat } from './commands/chat.js';
 import { registerCancel, registerSubmit } from './commands/submit.js';
 import { registerOperatorMessage } from './commands/operator-message.js';
 import { registerPlantCommands } from './commands/plants.js';
+import { registerRetrospective } from './commands/retrospective.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -86,6 +87,7 @@ export function buildProgram(io: CliIO): Command {
   registerHistory(program, io);
   registerOperatorMessage(program, io);
   registerPlantCommands(program, io);
+  registerRetrospective(program, io);
   return program;
 }
 

@@ -35,6 +35,7 @@ import { addCosts } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
 import { renderTendContext } from '../coordinator/tend-policy.js';
+import { renderCommissionContextOf } from '../submit/plant-commission.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
@@ -181,6 +182,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
     const tend = renderTendContext(goal, paths);
     if (tend) extraBlocks.tend = tend;
+    const commission = renderCommissionContextOf(goal);
+    if (commission) extraBlocks.commission = commission;
     if (route === 'standard') {
       const packet = await freezeDispatchPacket(paths, goal, runId, now());
       const rendered = packet && renderSupplements(packet);

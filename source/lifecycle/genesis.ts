@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { resolveSettings } from '../garden/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
-import { appendEvent, commissionPlant, createGoal, listGoalIds, readPlant, StoreError } from '../store/index.js';
+import { appendEvent, commissionPlant, listGoalIds, readPlant, StoreError } from '../store/index.js';
+import { submitGoal } from '../submit/index.js';
 import { UserError } from '../errors.js';
 import { simpleGit } from 'simple-git';
 import { findExecutable } from './which.js';
@@ -74,7 +75,8 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
     report.commissioned.push(GARDENER);
   }
   if ((await listGoalIds(paths)).length === 0) {
-    const goal = await createGoal(paths, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: FIRST_GARDENER_GOAL });
+    // Through the one public submit API, like every goal an operator command creates.
+    const goal = await submitGoal(garden, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: FIRST_GARDENER_GOAL }, new Date(), env);
     report.queued.push(goal.id);
   }
   try {

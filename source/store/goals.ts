@@ -42,6 +42,10 @@ export interface GoalInput {
   title?: string;
   /** Tend goals only: the automatic tend trigger metadata (docs/automatic-tend/level2.md), kept as the record's `tend` field. */
   tend?: { trigger: string; key: string; origin: object };
+  /** Commission goals only: the later-plant commissioning payload (docs/plant/level2.md), kept as the record's `commission` field. */
+  commission?: { plant: string; seed: string; purpose: string; first_goal: { type: string; body: string } };
+  /** Retrospective goals only: the window and the goals it covers (docs/retrospective/level2.md), kept as the record's `retrospective` field. */
+  retrospective?: { since: string; until: string; goals: string[]; focus?: string };
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -109,6 +113,8 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
       ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
       ...(input.tend ? { tend: input.tend } : {}),
+      ...(input.commission ? { commission: input.commission } : {}),
+      ...(input.retrospective ? { retrospective: input.retrospective } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

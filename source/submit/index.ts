@@ -206,3 +206,25 @@ export async function submitTendGoal(garden: Garden, input: TendGoalInput, now: 
   }
   return createTendGoal(garden, input, now);
 }
+
+export {
+  COMMISSION_GOAL_TYPE,
+  COMMISSION_PLANT,
+  COMMISSION_PRIORITY,
+  commissionMetadataOf,
+  renderCommissionBody,
+  renderCommissionContext,
+  submitPlantCommissionGoal,
+  type CommissionMetadata,
+  type PlantCommissionInput,
+} from './plant-commission.js';
+
+// The one public submit API (seed 002, submit.py): submitGoal, appendGoalSupplement and submitTendGoal above; the manual retrospective below.
+export {
+  RETROSPECTIVE_DEFAULT_SINCE,
+  RETROSPECTIVE_PLANT,
+  RETROSPECTIVE_PRIORITY,
+  submitRetrospectiveGoal,
+  type RetrospectiveGoalInput,
+  type RetrospectiveMetadata,
+} from './retrospective.js';

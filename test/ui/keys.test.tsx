@@ -181,3 +181,19 @@ describe('workbench keys', () => {
     expect(lastFrame()).toContain('Done and learned.');
   });
 });
+
+describe('tend goals in the workbench', () => {
+  it('the detail of an automatic tend goal shows its origin', async () => {
+    const tend = goal(9, {
+      type: 'tend',
+      body: 'Find out why 7-fix-it failed.',
+      tend: { trigger: 'run_failure', key: 'run_failure:7-fix-it', origin: { goal: '7-fix-it', run: '7-fix-it-r1', status: 'failure', failure_reason: 'nonzero_exit', error: 'exit 3' } },
+    } as never);
+    const { press, lastFrame } = setup(snapshotOf({ goals: [{ goal: tend, run: undefined }], plants: [gardener] }));
+    await press('\r');
+    expect(lastFrame()).toContain('Tend origin');
+    expect(lastFrame()).toContain('trigger run_failure  key run_failure:7-fix-it');
+    expect(lastFrame()).toContain('from goal 7-fix-it  run 7-fix-it-r1  failure (nonzero_exit)');
+    expect(lastFrame()).toContain('error exit 3');
+  });
+});

@@ -4,6 +4,7 @@ import { PLANT_NAME_PATTERN, type PlantRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
 import { activeThreadsFile, archivePlant, commissionPlant, listPlants, readActiveThreads, readPlant, StoreError } from '../../store/index.js';
 import type { GardenPaths } from '../../garden/index.js';
+import { submitPlantCommissionGoal } from '../../submit/plant-commission.js';
 import { age, sanitize, table, truncateColumns } from '../../format.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
@@ -50,7 +51,7 @@ async function plantOf(paths: GardenPaths, name: string, argument: string): Prom
   }
 }
 
-/** `pak2 plants`, `pak2 plant commission|archive`, `pak2 threads PLANT`. */
+/** `pak2 plants`, `pak2 plant commission|propose|archive`, `pak2 threads PLANT`. */
 export function registerPlantCommands(program: Command, io: CliIO): void {
   program
     .command('plants')
@@ -103,6 +104,39 @@ export function registerPlantCommands(program: Command, io: CliIO): void {
       } catch (error) {
         if (error instanceof StoreError && error.code === 'PLANT_EXISTS') {
           throw new UserError(`NAME ${name}: a plant of that name already exists (${error.file})`, { exitCode: 1, code: 'PLANT_EXISTS' });
+        }
+        throw error;
+      }
+    });
+
+  plant
+    .command('propose')
+    .description('queue a commission goal: the gardener commissions NAME from SEED and queues its first bounded goal')
+    .argument('<name>', "the new plant's name")
+    .requiredOption('--seed <seed>', 'the seed: seeds/<seed>.md')
+    .requiredOption('--purpose <text>', 'what the new plant is for')
+    .requiredOption('--first-type <type>', "the first goal's type, e.g. build")
+    .requiredOption('--first-body <text>', "the first goal's task")
+    .action(async (name: string, opts: { seed: string; purpose: string; firstType: string; firstBody: string }, command: Command) => {
+      const garden = gardenOf(command, io);
+      checkName(name, 'NAME');
+      const seeds = seedNames(garden.paths);
+      if (!PLANT_NAME_PATTERN.test(opts.seed) || !seeds.includes(opts.seed)) {
+        throw new UserError(`--seed ${JSON.stringify(opts.seed)}: no such seed in ${garden.paths.seedsDir} (seeds: ${seeds.length ? seeds.join(', ') : 'none'})`, { code: 'SEED_NOT_FOUND' });
+      }
+      try {
+        const goal = await submitPlantCommissionGoal(garden, { plant: name, seed: opts.seed, purpose: opts.purpose, firstGoal: { type: opts.firstType, body: opts.firstBody } });
+        io.out(goal.id);
+      } catch (error) {
+        if (error instanceof UserError) {
+          // Name the flag the operator typed.
+          const message = error.message
+            .replace(/^plant (?=\S+: (a plant of that name already exists|not a valid plant name))/, 'NAME ')
+            .replace(/^seed /, '--seed ')
+            .replace(/^purpose:/, '--purpose:')
+            .replace(/^first-type /, '--first-type ')
+            .replace(/^first-body:/, '--first-body:');
+          throw new UserError(message, { exitCode: /already exists/.test(message) ? 1 : 2 });
         }
         throw error;
       }

@@ -35,6 +35,23 @@ export function provenanceLines(run: RunRecord, provenance: RuntimeHistoryRecord
   return lines;
 }
 
+/**
+ * What started an automatic tend goal (its `tend` field, docs/automatic-tend/level2.md):
+ * the trigger, and the run or the stuck goals it came from. Undefined for other goals.
+ */
+export function tendOriginLines(goal: GoalRecord): string[] | undefined {
+  const tend = (goal as { tend?: unknown }).tend;
+  if (!tend || typeof tend !== 'object') return undefined;
+  const t = tend as { trigger?: unknown; key?: unknown; origin?: Record<string, unknown> };
+  const o = t.origin ?? {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const lines = [`trigger ${text(t.trigger) ?? '?'}  key ${text(t.key) ?? '?'}`];
+  if (text(o.goal) || text(o.run)) lines.push(`from goal ${text(o.goal) ?? '-'}  run ${text(o.run) ?? '-'}  ${[text(o.status), text(o.failure_reason) ? `(${text(o.failure_reason)})` : ''].filter(Boolean).join(' ')}`.trimEnd());
+  if (text(o.error)) lines.push(`error ${text(o.error)}`);
+  if (Array.isArray(o.goals)) for (const g of o.goals as { goal?: unknown; reason?: unknown }[]) lines.push(`stuck ${text(g.goal) ?? '?'}: ${text(g.reason) ?? ''}`);
+  return lines;
+}
+
 /** The sections shown for a goal and its latest run: goal fields, body, run record, cost, provenance, reflection, final text. */
 export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord): DetailSection[] {
   const sections: DetailSection[] = [
@@ -48,6 +65,8 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
     },
     { heading: 'Body', lines: goal.body.split('\n') },
   ];
+  const origin = tendOriginLines(goal);
+  if (origin) sections.splice(1, 0, { heading: 'Tend origin', lines: origin });
   if (!run) return [...sections, { heading: 'Run', lines: ['not dispatched yet'] }];
   const c = run.cost;
   const tokens = c && (c.input_tokens !== undefined || c.output_tokens !== undefined) ? `  tokens ${c.input_tokens ?? 0} in / ${c.output_tokens ?? 0} out` : '';
