@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine, readJsonFile, writeJsonAtomic } from './files.js';
+import { appendJsonLine, readJsonFile, readJsonLines, writeJsonAtomic } from './files.js';
 
 /** Who wrote a conversation message. */
 export type ChatSender = 'operator' | 'garden' | 'system';
@@ -82,22 +82,8 @@ export async function appendConversationMessage(paths: GardenPaths, id: string, 
 
 /** The last `limit` messages of a conversation (malformed lines are skipped). */
 export async function readConversationMessages(paths: GardenPaths, id: string, limit = 200): Promise<ChatMessage[]> {
-  let text: string;
-  try {
-    text = await fsp.readFile(path.join(conversationDir(paths, id), 'messages.jsonl'), 'utf8');
-  } catch {
-    return [];
-  }
-  const messages: ChatMessage[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const value = JSON.parse(line) as ChatMessage;
-      if (typeof value.text === 'string' && typeof value.sender === 'string') messages.push(value);
-    } catch {
-      // a torn or foreign line: skipped, never rewritten
-    }
-  }
+  const isMessage = (v: unknown) => typeof (v as ChatMessage)?.text === 'string' && typeof (v as ChatMessage)?.sender === 'string';
+  const messages = await readJsonLines<ChatMessage>(path.join(conversationDir(paths, id), 'messages.jsonl'), isMessage);
   return messages.slice(-limit);
 }
 

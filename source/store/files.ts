@@ -72,6 +72,30 @@ export async function createJsonExclusive(file: string, data: unknown): Promise<
   }
 }
 
+/**
+ * Reads a JSON-lines file, keeping the lines `accept` takes; a missing file
+ * is empty, and blank, torn or foreign lines are skipped (never rewritten).
+ */
+export async function readJsonLines<T>(file: string, accept: (value: unknown) => boolean): Promise<T[]> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (accept(value)) out.push(value as T);
+    } catch {
+      // a torn or foreign line
+    }
+  }
+  return out;
+}
+
 /** Result of reading a JSON file: the value, or why it could not be had. */
 export type JsonRead =
   | { ok: true; value: unknown }

@@ -1,8 +1,7 @@
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
-import { appendJsonLine, StoreError, writeJsonAtomic } from './files.js';
+import { appendJsonLine, readJsonLines, StoreError, writeJsonAtomic } from './files.js';
 import { goalFile, readGoal } from './goals.js';
 
 /** One supplement: more context for a queued goal, added after it was submitted (docs/goal-supplement/level2.md). */
@@ -61,23 +60,7 @@ export async function appendGoalSupplement(paths: GardenPaths, goalId: string, t
 
 /** A goal's supplements, oldest first (torn lines skipped). */
 export async function readSupplements(paths: GardenPaths, goalId: string): Promise<GoalSupplement[]> {
-  let text: string;
-  try {
-    text = await fsp.readFile(supplementsFile(paths, goalId), 'utf8');
-  } catch {
-    return [];
-  }
-  const out: GoalSupplement[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const value = JSON.parse(line) as GoalSupplement;
-      if (typeof value.text === 'string') out.push(value);
-    } catch {
-      // torn line: skipped
-    }
-  }
-  return out;
+  return readJsonLines<GoalSupplement>(supplementsFile(paths, goalId), (v) => typeof (v as GoalSupplement)?.text === 'string');
 }
 
 /**
