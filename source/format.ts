@@ -1,5 +1,5 @@
 import stringWidth from 'string-width';
-import type { Cost } from './contracts/index.js';
+import type { Cost, RunRecord } from './contracts/index.js';
 
 /**
  * Removes terminal control sequences and control characters (ESC, BEL, C1…)
@@ -74,5 +74,22 @@ export function formatCost(cost: Cost | undefined): string {
   if (!cost) return '';
   if (cost.source === 'unknown' || cost.usd === undefined) return '?';
   const amount = `$${cost.usd.toFixed(cost.usd < 1 ? 4 : 2)}`;
-  return cost.source === 'estimated' ? `~${amount}` : amount;
+  // A partial total is a lower bound: some part of the run reported no cost.
+  return `${cost.partial ? '≥' : ''}${cost.source === 'estimated' ? '~' : ''}${amount}`;
+}
+
+/**
+ * What pak2 observed about how a run ended beyond its status, one line each
+ * (the CLI's `show` and the workbench detail both print these): a rewritten
+ * record, the watchdog's limit and last event, a lingering agent, processes
+ * the sweep could not end, a partial cost.
+ */
+export function runNoticeLines(run: RunRecord): string[] {
+  const lines: string[] = [];
+  if (run.record_tampering) lines.push(`tampered meta.json was rewritten by someone else (${run.record_tampering.fields.join(', ')}); pak2's record stands`);
+  if (run.watchdog) lines.push(`watchdog silent ${run.watchdog.silent_seconds} s > ${run.watchdog.limit} ${run.watchdog.limit_seconds} s; last event: ${run.watchdog.last_event}`);
+  if (run.lingered) lines.push('lingered the agent reported its result but did not exit; pak2 ended it after the grace');
+  if (run.leftovers?.length) lines.push(`leftovers ${run.leftovers.length} process(es) outlived the sweep: ${run.leftovers.join('; ')}`);
+  if (run.cost?.partial) lines.push('cost partial: a part of the run (e.g. the reflection turn) reported no cost');
+  return lines;
 }

@@ -65,10 +65,13 @@ export const RUN_ID_PATTERN = /^([1-9][0-9]*-[a-z0-9]+(?:-[a-z0-9]+)*)-r([1-9][0
  * plant name is always one safe path segment.
  */
 export const PLANT_NAME_PATTERN = /^[a-z](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
-/** ISO 8601 UTC timestamp with a `Z` suffix, optional fractional seconds. */
-export const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+/**
+ * ISO 8601 UTC timestamp, optional fractional seconds, with UTC written as
+ * `Z` or `+00:00` (both read as UTC). Any other offset is not UTC.
+ */
+export const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|\+00:00)$/;
 
-/** True when `value` is an ISO 8601 UTC timestamp naming a real instant. */
+/** True when `value` is an ISO 8601 UTC timestamp (`Z` or `+00:00`) naming a real instant. */
 export function isIsoUtc(value: unknown): value is string {
   if (typeof value !== 'string' || !ISO_UTC_PATTERN.test(value)) return false;
   const parsed = new Date(value);
@@ -161,7 +164,7 @@ const MESSAGES: Record<ReasonCode, string> = {
   INVALID_GOAL_FORMAT: 'goal does not match N-slug',
   INVALID_PLANT_NAME: 'plant name must match ^[a-z](?:[a-z0-9-]{0,62}[a-z0-9])?$',
   INVALID_STATUS: 'status is not a valid status word',
-  INVALID_TIMESTAMP: 'not an ISO 8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff]Z)',
+  INVALID_TIMESTAMP: 'not an ISO 8601 UTC timestamp (YYYY-MM-DDTHH:MM:SS[.fff]Z or +00:00)',
   MISSING_COMPLETED_AT: 'terminal run is missing completed_at',
   MISSING_COST: 'terminal run is missing cost',
   INVALID_COST_SOURCE: 'cost.source must be provider, estimated or unknown',

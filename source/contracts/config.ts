@@ -15,6 +15,8 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.watchdog_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.run_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.max_concurrent_runs': `a whole number from 1 to ${MAX_CONCURRENT_RUNS}`,
+  'coordinator.tool_silence_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
 };
 
@@ -57,6 +59,8 @@ export const ConfigSchema = z.strictObject({
       watchdog_seconds: seconds(1).optional(),
       run_timeout_seconds: seconds(1).optional(),
       max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
+      tool_silence_seconds: seconds(1).optional(),
+      result_grace_seconds: seconds(0).optional(),
     }, section)
     .optional(),
   drivers: z.record(z.string(), DriverConfigSchema, section).optional(),

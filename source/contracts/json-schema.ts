@@ -6,11 +6,30 @@ import { GoalSchema } from './goal.js';
 import { RuntimeHistoryRecordSchema } from './history.js';
 import { OperatorMessageSchema } from './operator-message.js';
 import { PlantSchema } from './plant.js';
-import { RunSchema } from './run.js';
+import { FAILED_RUN_STATUSES, RunSchema, TERMINAL_RUN_STATUSES } from './run.js';
+
+/**
+ * The run record's conditionally required fields (seed 000, "Conditionally
+ * required fields"), as JSON Schema `if`/`then` rules: a terminal status
+ * requires `completed_at` and `cost`; failure, killed, timeout and
+ * zero_output also require `failure_reason`. zod cannot express these, so
+ * {@link renderSchemas} adds them to run.schema.json; validateRun checks
+ * the same rules (MISSING_COMPLETED_AT, MISSING_COST, MISSING_FAILURE_REASON).
+ */
+export const RUN_CONDITIONAL_RULES = [
+  {
+    if: { properties: { status: { enum: [...TERMINAL_RUN_STATUSES] } }, required: ['status'] },
+    then: { required: ['completed_at', 'cost'] },
+  },
+  {
+    if: { properties: { status: { enum: [...FAILED_RUN_STATUSES] } }, required: ['status'] },
+    then: { required: ['failure_reason'] },
+  },
+] as const;
 
 /** The records that get a JSON Schema file in `schema/`, by file name. */
 export const SCHEMA_FILES = {
-  'run.schema.json': { schema: RunSchema, title: 'pak2 run record (runs/<run-id>/meta.json)' },
+  'run.schema.json': { schema: RunSchema, title: 'pak2 run record (runs/<run-id>/meta.json)', allOf: RUN_CONDITIONAL_RULES },
   'goal.schema.json': { schema: GoalSchema, title: 'pak2 goal record (goals/<goal-id>.json)' },
   'event.schema.json': { schema: EventSchema, title: 'pak2 coordinator event (events/coordinator.jsonl line)' },
   'plant.schema.json': { schema: PlantSchema, title: 'pak2 plant record (plants/<name>/meta.json)' },
@@ -22,14 +41,18 @@ export const SCHEMA_FILES = {
 
 /**
  * Renders every record's JSON Schema (draft 2020-12) from its zod schema, as
- * the exact text written to `schema/`. Conditional rules (terminal runs need
- * completed_at and cost, …) live in the validators, not in these files.
+ * the exact text written to `schema/`. A record's conditional rules that zod
+ * cannot express are added as a top-level `allOf` of `if`/`then` (the run's
+ * {@link RUN_CONDITIONAL_RULES}); other cross-field rules (a goal's
+ * closed_reason, a run id belonging to its goal, a run's reflection) live in
+ * the validators only.
  */
 export function renderSchemas(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [file, { schema, title }] of Object.entries(SCHEMA_FILES)) {
-    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
-    out[file] = `${JSON.stringify({ $id: `urn:pak2:schema:${file}`, title, ...json }, null, 2)}\n`;
+  for (const [file, entry] of Object.entries(SCHEMA_FILES)) {
+    const json = z.toJSONSchema(entry.schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+    const allOf = 'allOf' in entry ? { allOf: entry.allOf } : {};
+    out[file] = `${JSON.stringify({ $id: `urn:pak2:schema:${file}`, title: entry.title, ...json, ...allOf }, null, 2)}\n`;
   }
   return out;
 }

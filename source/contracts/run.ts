@@ -30,6 +30,8 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `launch_failed`: the driver plugin is unknown or its CLI could not be started
  * - `reflection_failed`: the task succeeded but the reflection turn produced no text
  * - `coordinator_stopped`: the coordinator shut down while the run was live
+ * - `operator_stopped`: the operator stopped the live run (`pak2 stop`)
+ * - `driver_error`: pak2 itself failed while finishing a launched run (the agent's stream is kept)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -40,6 +42,8 @@ export const FAILURE_REASONS = [
   'launch_failed',
   'reflection_failed',
   'coordinator_stopped',
+  'operator_stopped',
+  'driver_error',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -66,6 +70,8 @@ export const CostSchema = z.looseObject({
   cache_creation_input_tokens: nonNegative().optional(),
   reasoning_output_tokens: nonNegative().optional(),
   pricing: z.string().optional(),
+  /** True when a part of the run (e.g. the reflection turn) reported no cost: `usd` is then a lower bound. */
+  partial: z.boolean().optional(),
 });
 export type Cost = z.infer<typeof CostSchema>;
 
@@ -101,6 +107,18 @@ export const RunSchema = z.looseObject({
   session_id: z.string().optional(),
   exit_code: z.number().int().nullable().optional(),
   worktree_baseline: WorktreeBaselineSchema.optional(),
+  /**
+   * Set at close when meta.json on disk no longer matched the record pak2
+   * wrote (an agent or a tool rewrote or damaged it): when pak2 saw it and
+   * which top-level fields differed. The close still writes pak2's record.
+   */
+  record_tampering: z.looseObject({ detected_at: timestamp(), fields: z.array(z.string()) }).optional(),
+  /** The watchdog's kill: the limit that applied and the last stream event seen. */
+  watchdog: z.looseObject({ limit: z.string(), limit_seconds: z.number().min(0), silent_seconds: z.number().min(0), last_event: z.string() }).optional(),
+  /** Set when the agent reported its result but did not exit within the grace, so pak2 ended it. */
+  lingered: z.boolean().optional(),
+  /** Processes of the run that the sweep could not end: `pid command` each. */
+  leftovers: z.array(z.string()).optional(),
 });
 export type RunRecord = z.infer<typeof RunSchema>;
 
@@ -110,10 +128,12 @@ function has(data: Record<string, unknown>, key: string): boolean {
 
 /**
  * Validates a run record (seed 000, `validate_run`). Called at run start and
- * at close. Never throws.
+ * at close. Never throws. Besides the schema and the conditional fields, a
+ * well-formed `id` must be its well-formed `goal` plus `-rN` (seed 000, "Run
+ * ID format"): `5-other-r1` is not a run of goal `4-thing`.
  *
  * @returns every issue found, `[]` when valid. Codes: MISSING_REQUIRED_FIELD,
- *   INVALID_ID_FORMAT, INVALID_GOAL_FORMAT, INVALID_PLANT_NAME, INVALID_STATUS,
+ *   INVALID_ID_FORMAT (also for an id of another goal), INVALID_GOAL_FORMAT, INVALID_PLANT_NAME, INVALID_STATUS,
  *   INVALID_TIMESTAMP, MISSING_COMPLETED_AT, MISSING_COST, INVALID_COST_SOURCE,
  *   INVALID_COST_FIELD, MISSING_FAILURE_REASON, INVALID_FAILURE_REASON,
  *   INVALID_SHAPE (plus INVALID_FIELD_TYPE for a value of the wrong JSON type).
@@ -122,6 +142,10 @@ export function validateRun(data: unknown): ValidationIssue[] {
   const issues = collectIssues(RunSchema, data);
   if (issues.length === 1 && issues[0]?.code === 'INVALID_SHAPE') return issues;
   const record = data as Record<string, unknown>;
+  const idGoal = typeof record.id === 'string' ? RUN_ID_PATTERN.exec(record.id)?.[1] : undefined;
+  if (idGoal !== undefined && typeof record.goal === 'string' && GOAL_ID_PATTERN.test(record.goal) && idGoal !== record.goal) {
+    issues.push({ code: 'INVALID_ID_FORMAT', field: 'id', message: `id ${record.id} does not belong to goal ${record.goal} (expected ${record.goal}-rN)` });
+  }
   const status = record.status;
   if (typeof status === 'string' && (TERMINAL_RUN_STATUSES as readonly string[]).includes(status)) {
     if (!has(record, 'completed_at')) issues.push(issue('MISSING_COMPLETED_AT', 'completed_at'));

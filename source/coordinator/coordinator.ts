@@ -3,12 +3,12 @@ import fs from 'node:fs';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Garden } from '../garden/index.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
-import { appendEvent, OpenGoalScanner } from '../store/index.js';
+import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { StartupWindow } from '../lifecycle/startup.js';
 import { reclaimOrphans } from './reclaim.js';
-import { reconcile, type DispatchFn, type ReconcileSummary } from './reconcile.js';
+import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 
 /** Options of a {@link Coordinator}. */
 export interface CoordinatorOptions {
@@ -177,6 +177,12 @@ export class Coordinator extends EventEmitter {
     }
   }
 
+  private async settle(): Promise<void> {
+    const { paths } = this.options.garden;
+    const { goals } = await this.scanner.scan();
+    await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), this.options.now ?? (() => new Date()));
+  }
+
   /** True when nothing can be dispatched, nothing is in flight and no dispatch is pending. */
   isIdle(): boolean {
     const s = this.lastSummary;
@@ -205,6 +211,8 @@ export class Coordinator extends EventEmitter {
     this.live.stopAll('coordinator_stopped');
     await Promise.allSettled([...this.pending]);
     const { paths } = this.options.garden;
+    // Put the interrupted goals back in the queue (and close finished ones) now, not at the next start.
+    await this.settle().catch((error: Error) => this.options.onError?.(new Error(`settling goals at stop: ${error.message}`)));
     await appendEvent(paths, { type: 'CoordinatorStopped', detail: `pid ${process.pid}` }).catch(() => undefined);
     await this.release?.();
     this.release = undefined;

@@ -1,4 +1,4 @@
-import type { RunHandle, StopReason } from '../driver/launch.js';
+import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
 
 /**
  * The agent processes this coordinator has live, by run id. The watchdog
@@ -17,12 +17,17 @@ export class LiveRuns {
     this.handles.delete(runId);
   }
 
-  /** Stops a run's whole process group (SIGTERM, then SIGKILL after a grace); false when it is not live here. */
-  stop(runId: string, reason: StopReason): boolean {
+  /** Stops a run's whole process group (SIGINT, then SIGKILL after a grace); false when it is not live here. */
+  stop(runId: string, reason: StopReason, detail?: StopDetail): boolean {
     const handle = this.handles.get(runId);
     if (!handle) return false;
-    handle.stop(reason);
+    handle.stop(reason, detail);
     return true;
+  }
+
+  /** The handle of a run live here, for the watchdog's liveness. */
+  get(runId: string): RunHandle | undefined {
+    return this.handles.get(runId);
   }
 
   /** Stops every live run. */

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RUN_PROCESS_FILE, type RunProcessRecord } from '../driver/dispatch.js';
-import { markedProcesses, killRunProcesses } from '../driver/process-tree.js';
+import { RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { closeRun, latestRun, OpenGoalScanner, StoreError } from '../store/index.js';
+import { closeFromStream } from '../driver/dispatch.js';
+import { latestRun, OpenGoalScanner, StoreError } from '../store/index.js';
 
 /**
  * Runs a coordinator finds `running` when it starts belong to no live
@@ -31,10 +32,14 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     } catch {
       record = undefined;
     }
-    if (record && record.host === os.hostname() && markedProcesses(record.mark).length > 0) killRunProcesses(record.pid, record.mark);
+    if (record && record.host === os.hostname()) {
+      const dir = runDir(paths, run.id);
+      await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
+    }
     try {
-      await closeRun(paths, run.id, goal.type, { status: 'killed', failureReason: 'coordinator_stopped', cost: { source: 'unknown' }, errorText: 'the coordinator that ran it stopped without closing it', by: 'coordinator' }, now());
-      reclaimed.push(run.id);
+      // Closed from its stream: the session id and any cost it reported are kept.
+      const closed = await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'coordinator_stopped', errorText: 'the coordinator that ran it stopped without closing it', by: 'coordinator' }, now());
+      if (closed) reclaimed.push(run.id);
     } catch (error) {
       if (!(error instanceof StoreError)) throw error;
     }

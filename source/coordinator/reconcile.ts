@@ -4,18 +4,22 @@ import { resolveSettings, type Garden } from '../garden/index.js';
 import {
   appendEvent,
   appendJsonLine,
-  closeRun,
   dispatchOrder,
   latestRun,
   OpenGoalScanner,
   openRun,
   readPlant,
+  readRun,
   runEventsFile,
-  StoreError,
   transitionGoal,
   type GoalProblem,
 } from '../store/index.js';
-import { driverProblem, pluginDefaults } from '../driver/plugins/index.js';
+import { pluginDefaults } from '../driver/plugins/index.js';
+import { closeFromStream, RUN_PROCESS_FILE } from '../driver/dispatch.js';
+import { decideWatchdog } from '../driver/liveness.js';
+import { runDir } from '../garden/index.js';
+import { reportBlocked } from './blocked.js';
+import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
 import type { LiveRuns } from './live-runs.js';
 import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type ClosedGoalInput, type WithheldTend } from './tend-policy.js';
@@ -48,6 +52,8 @@ export interface ReconcileSummary {
   skipped: string[];
   /** Goals rolled back to queued because opening the run failed, with why. */
   rolledBack: { goal: string; reason: string }[];
+  /** Queued goals that cannot dispatch (their plant is missing or not active), left untouched, with why. */
+  blocked: { goal: string; reason: string }[];
   /** Run ids the watchdog closed as killed. */
   killed: string[];
   /** Goals closed this pass, with their closed_reason. */
@@ -106,7 +112,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -145,6 +151,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.skipped.push(goal.id);
       continue;
     }
+    // A goal whose plant cannot take it waits untouched: no write, so no wake-up and no spin.
+    const block = await plantBlock(paths, goal.assigned_to);
+    if (block) {
+      summary.blocked.push({ goal: goal.id, reason: block });
+      continue;
+    }
     if (inFlight >= config.coordinator.maxConcurrentRuns) {
       summary.queued += 1;
       continue;
@@ -154,12 +166,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
     let run: RunRecord;
     try {
-      const plant = await readPlant(paths, goal.assigned_to);
-      if (plant.status !== 'active') throw new StoreError('INVALID_TRANSITION', `plant ${plant.name} is ${plant.status}`);
+      // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
       const settings = resolveSettings(goal, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
-      // A driver that cannot launch keeps the goal queued: a typo in config must not burn the queue.
-      const problem = driverProblem(settings.driver, config);
-      if (problem) throw new StoreError('INVALID_TRANSITION', `${problem} (driver from ${settings.sources.driver})`);
       run = await openRun(
         paths,
         goal,
@@ -191,46 +199,48 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   }
 
   // 2. Watchdog
-  const watchdogMs = config.coordinator.watchdogSeconds * 1000;
+  const { watchdogSeconds, toolSilenceSeconds } = config.coordinator;
   for (const goal of goals) {
     if (goal.status !== 'running') continue;
     const run = await loadRun(goal);
     if (!run || isTerminalRunStatus(run.status)) continue;
-    const silentMs = now().getTime() - (await lastActivity(run, runEventsFile(paths, run.id)));
-    if (silentMs <= watchdogMs) continue;
-    try {
-      const closed = await closeRun(paths, run.id, goal.type, { status: 'killed', failureReason: 'killed', cost: { source: 'unknown' }, by: 'watchdog' }, now());
-      runOf.set(goal.id, closed);
-      await appendEvent(paths, { type: 'WatchdogKilled', run: run.id, goal: goal.id, plant: run.plant, detail: `silent for ${Math.round(silentMs / 1000)} s (limit ${config.coordinator.watchdogSeconds} s)` }, now());
-      summary.killed.push(run.id);
-    } catch (error) {
-      if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
-      runOf.delete(goal.id);
+    const handle = options.live?.get(run.id);
+    if (handle?.stopping) continue; // already being stopped; its dispatch closes it
+    const eventsFile = runEventsFile(paths, run.id);
+    const verdict = decideWatchdog({
+      nowMs: now().getTime(),
+      // A run followed here: its last progress line; otherwise the seed's mtime, then started_at.
+      lastActivityMs: handle ? handle.liveness.lastProgressAt : await lastActivity(run, eventsFile),
+      toolOpen: handle ? handle.liveness.openTools.size > 0 : false,
+      watchdogSeconds,
+      toolSilenceSeconds,
+    });
+    if (!verdict.kill) continue;
+    const watchdog = {
+      limit: verdict.limitName,
+      limit_seconds: verdict.limitSeconds,
+      silent_seconds: Math.round(verdict.silentMs / 1000),
+      last_event: handle ? handle.liveness.lastEvent : await lastEventOf(eventsFile),
+    };
+    const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;
+    await appendEvent(paths, { type: 'WatchdogKilled', run: run.id, goal: goal.id, plant: run.plant, detail: message }, now());
+    summary.killed.push(run.id);
+    if (handle) {
+      // Its dispatch closes it from the stream, with what the agent says after SIGINT.
+      options.live!.stop(run.id, 'killed', { watchdog, message });
+      continue;
     }
-    options.live?.stop(run.id, 'killed');
+    const closed = await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'killed', errorText: message, by: 'watchdog', extra: { watchdog } }, now());
+    if (closed) runOf.set(goal.id, closed);
+    else runOf.delete(goal.id);
   }
 
   // 3. Close completed goals
-  const closedRuns: ClosedGoalInput[] = [];
-  for (const goal of goals) {
-    if (goal.status !== 'running' && goal.status !== 'completed') continue;
-    runOf.delete(goal.id); // the dispatch may have closed it meanwhile: read it fresh
-    const run = await loadRun(goal);
-    if (!run || !isTerminalRunStatus(run.status)) continue;
-    if (goal.status === 'running' && run.failure_reason === 'coordinator_stopped') {
-      // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
-      await transitionGoal(paths, goal.id, 'queued', { now: now() });
-      goal.status = 'queued';
-      summary.requeued.push(goal.id);
-      continue;
-    }
-    const reason = run.status === 'success' ? 'success' : 'failure';
-    if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
-    await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
-    goal.status = 'closed';
-    summary.closed.push({ goal: goal.id, reason });
-    closedRuns.push({ goal, run });
-  }
+  runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh
+  const settled = await settleGoals(paths, goals, loadRun, now);
+  summary.closed = settled.closed;
+  summary.requeued = settled.requeued;
+  const closedRuns = settled.closedRuns;
 
   // 4. Automatic tends (docs/automatic-tend/level2.md): run_failure for the
   // goals closed above, queued_attention_needed for the queued goals the
@@ -238,6 +248,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const stuck = [
     ...summary.skipped.map((id) => ({ goal: id, reason: 'no assigned_to' })),
     ...summary.rolledBack,
+    ...summary.blocked,
   ].filter((s) => goals.find((g) => g.id === s.goal)?.type !== 'tend');
   const attentionCovered = await readAttentionCovered(paths);
   if (stuck.length > 0 || closedRuns.length > 0 || attentionCovered.length > 0) {
@@ -252,18 +263,96 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     summary.tendsWithheld = decision.withheld;
   }
 
+  await reportBlocked(paths, summary.blocked, now());
   summary.inFlight = goals.filter((g) => g.status === 'running' || g.status === 'dispatched' || g.status === 'completed').length;
   return summary;
 }
 
-/** A dispatch function that threw: record why in events.jsonl and close the run as a launch failure. */
+/**
+ * Step 3 of a pass, also run once when the coordinator stops: each running
+ * (or completed) goal whose latest run is terminal goes running → completed
+ * → closed (closed_reason `success` when the run succeeded, else
+ * `failure`); one whose run was interrupted by a coordinator shutdown goes
+ * back to the queue (running → queued).
+ */
+export async function settleGoals(
+  paths: Garden['paths'],
+  goals: GoalRecord[],
+  loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>,
+  now: () => Date,
+): Promise<{ closed: { goal: string; reason: string }[]; requeued: string[]; closedRuns: ClosedGoalInput[] }> {
+  const out = { closed: [] as { goal: string; reason: string }[], requeued: [] as string[], closedRuns: [] as ClosedGoalInput[] };
+  for (const goal of goals) {
+    if (goal.status !== 'running' && goal.status !== 'completed') continue;
+    const run = await loadRun(goal);
+    if (!run || !isTerminalRunStatus(run.status)) continue;
+    if (goal.status === 'running' && run.failure_reason === 'coordinator_stopped') {
+      // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
+      await transitionGoal(paths, goal.id, 'queued', { now: now() });
+      goal.status = 'queued';
+      out.requeued.push(goal.id);
+      continue;
+    }
+    const reason = run.status === 'success' ? 'success' : 'failure';
+    if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
+    await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
+    goal.status = 'closed';
+    out.closed.push({ goal: goal.id, reason });
+    out.closedRuns.push({ goal, run });
+  }
+  return out;
+}
+
+/** Why a queued goal's plant cannot take it now, or undefined when it can. */
+async function plantBlock(paths: Garden['paths'], plantName: string): Promise<string | undefined> {
+  try {
+    const plant = await readPlant(paths, plantName);
+    return plant.status === 'active' ? undefined : `plant ${plant.name} is ${plant.status}`;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** The type (and subtype) of the last JSON line of a run's stream, for the watchdog's record. */
+async function lastEventOf(eventsFile: string): Promise<string> {
+  try {
+    const handle = await fsp.open(eventsFile, 'r');
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      const lines = buffer.toString('utf8').split('\n').filter((l) => l.trim());
+      const last = lines.at(-1);
+      if (!last) return 'none';
+      try {
+        const value = JSON.parse(last) as { type?: unknown; subtype?: unknown };
+        return [value.type, value.subtype].filter((p) => typeof p === 'string').join(' ') || 'json';
+      } catch {
+        return 'text';
+      }
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return 'none';
+  }
+}
+
+/**
+ * A dispatch function that threw: record why in events.jsonl and close the
+ * run from its stream. `driver_error` when the agent had been launched
+ * (its process record exists), else `launch_failed`.
+ */
 async function failRun(options: ReconcileOptions, goal: GoalRecord, runId: string, error: unknown): Promise<void> {
   const { paths } = options.garden;
+  const launched = await fsp.access(path.join(runDir(paths, runId), RUN_PROCESS_FILE)).then(() => true, () => false);
   const message = `dispatch failed: ${(error as Error)?.message ?? String(error)}`;
   try {
     await appendJsonLine(runEventsFile(paths, runId), { type: 'error', source: 'pak2', message });
-    await closeRun(paths, runId, goal.type, { status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' }, errorText: message, by: 'coordinator' });
+    const run = await readRun(paths, runId);
+    await closeFromStream(options.garden, run, goal.type, { status: 'failure', failureReason: launched ? 'driver_error' : 'launch_failed', errorText: message, by: 'coordinator' }, (options.now ?? (() => new Date()))());
   } catch {
-    // The run is already closed, or its directory is gone: the next pass sees what is on disk.
+    // Its directory is gone: the next pass sees what is on disk.
   }
 }

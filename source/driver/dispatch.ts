@@ -78,7 +78,7 @@ function writeProcessRecord(dir: string, record: RunProcessRecord): void {
   }
 }
 
-/** Records a stdout line that is not a JSON object as `{"type":"text","text":…}`, so events.jsonl stays JSON lines. */
+/** Reads a stdout line that is not a JSON object as `{"type":"text","text":…}` (events.jsonl holds the agent's raw lines). */
 export function wrapNonJsonLine(line: string): string {
   const trimmed = line.trim();
   if (trimmed.startsWith('{')) {
@@ -105,12 +105,8 @@ export function readPhases(eventsFile: string): { main: unknown[]; reflection: u
   let target = main;
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      continue;
-    }
+    // The agent's stdout is recorded raw: a line that is not a JSON object reads as text.
+    const value: unknown = JSON.parse(wrapNonJsonLine(line));
     if ((value as { type?: unknown })?.type === REFLECTION_MARKER_TYPE) {
       target = reflection;
       continue;
@@ -120,18 +116,62 @@ export function readPhases(eventsFile: string): { main: unknown[]; reflection: u
   return { main, reflection };
 }
 
-function stoppedStatus(stop: LaunchResult['stoppedBy']): { status: CloseRunInput['status']; reason: FailureReason } {
+function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: CloseRunInput['status']; reason: FailureReason; by?: string } {
   if (stop === 'timeout') return { status: 'timeout', reason: 'timeout' };
-  if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped' };
-  return { status: 'killed', reason: 'killed' };
+  if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped', by: 'coordinator' };
+  if (stop === 'operator') return { status: 'killed', reason: 'operator_stopped', by: 'operator' };
+  return { status: 'killed', reason: 'killed', by: 'watchdog' };
 }
 
 /**
- * Seconds left of the run's wall-time limit (`[coordinator].run_timeout_seconds`),
+ * Milliseconds left of the run's wall-time limit (`[coordinator].run_timeout_seconds`),
  * counted from the run record's started_at; at least 1 ms.
  */
 function remainingMs(run: RunRecord, timeoutSeconds: number, now: Date): number {
   return Math.max(1, Date.parse(run.started_at) + timeoutSeconds * 1000 - now.getTime());
+}
+
+/** Parses one raw stdout line for a plugin's classifier: a JSON object, else `{type:"text"}`. */
+export function parseStreamLine(line: string): unknown {
+  return JSON.parse(wrapNonJsonLine(line));
+}
+
+/** The facts a stream holds, as close fields: cost, final text, turns, session id. */
+function streamFacts(parsed: ParsedStream): Pick<CloseRunInput, 'cost' | 'finalText' | 'numTurns' | 'sessionId'> {
+  return {
+    cost: parsed.cost,
+    ...(parsed.finalText !== undefined ? { finalText: parsed.finalText } : {}),
+    ...(parsed.numTurns !== undefined ? { numTurns: parsed.numTurns } : {}),
+    ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
+  };
+}
+
+/**
+ * Closes a running run from what its stream says (cost, session id, final
+ * text, turns), with the status and reason its closer observed. The
+ * watchdog uses it for runs no process here follows, reclaim for orphans,
+ * and the coordinator when the driver itself failed (`driver_error`).
+ *
+ * @returns the closed record, or undefined when it was already terminal.
+ */
+export async function closeFromStream(
+  garden: Garden,
+  run: RunRecord,
+  goalType: string,
+  input: Omit<CloseRunInput, 'cost'> & { cost?: Cost },
+  now: Date = new Date(),
+): Promise<RunRecord | undefined> {
+  const { paths, config } = garden;
+  const plugin = getDriverPlugin(run.driver, config);
+  const phases = readPhases(runEventsFile(paths, run.id));
+  const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model });
+  const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost };
+  try {
+    return await closeRun(paths, run.id, goalType, { ...facts, ...input, cost: input.cost ?? facts.cost }, now);
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -139,14 +179,18 @@ function remainingMs(run: RunRecord, timeoutSeconds: number, now: Date): number 
  * launches the goal's driver plugin on the opened run, reads cost, status,
  * session id and final text from the stream, solicits reflection by
  * continuing the same session for build / fix / evaluate / tend, and closes
- * the run. Resolves when the run is closed (or was closed by someone else,
- * e.g. the watchdog). A missing CLI or unknown driver writes a JSON error line
- * to events.jsonl and closes the run as `failure` / `launch_failed` with cost
- * unknown.
+ * the run. Resolves when the run is closed (or was closed by someone else).
+ * A missing CLI or unknown driver writes a JSON error line to events.jsonl
+ * and closes the run as `failure` / `launch_failed` with cost unknown.
  *
- * Terminal statuses it produces: success, failure (agent_error, nonzero_exit,
- * launch_failed, reflection_failed), zero_output, timeout, killed
- * (coordinator_stopped; `killed` by the watchdog is closed by the coordinator).
+ * The record is pak2's: what the agent writes into the run directory never
+ * decides status, cost or reflection (meta.json is checked against its
+ * seal at close). Every terminal path keeps every fact the stream holds.
+ *
+ * Terminal statuses it produces: success, failure (agent_error,
+ * nonzero_exit, launch_failed, reflection_failed, driver_error),
+ * zero_output, timeout, killed (killed by the watchdog's stop,
+ * coordinator_stopped, operator_stopped).
  *
  * @returns the closed run record, or undefined when another closer won.
  */
@@ -208,7 +252,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   } catch (error) {
     return failLaunch(`cannot build the prompt: ${(error as Error).message}`);
   }
-  await fsp.writeFile(path.join(dir, 'prompt.md'), prompt);
+  const promptFile = path.join(dir, 'prompt.md');
+  await fsp.writeFile(promptFile, prompt);
 
   const launchCtx: LaunchContext = {
     prompt,
@@ -219,6 +264,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     configCommand: config.drivers[run.driver]?.command,
     resumeSessionId,
   };
+  const leftovers: string[] = [];
   const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
     let spec;
     try {
@@ -226,15 +272,21 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     } catch (error) {
       return (error as Error).message;
     }
+    let stdinFile = promptFile;
+    if (phase === 'reflection') {
+      stdinFile = path.join(dir, REFLECTION_PROMPT_FILE);
+      await fsp.writeFile(stdinFile, REFLECTION_PROMPT);
+    }
     const result = await launch(spec, {
       cwd: paths.gardenRoot,
-      stdin: phase === 'main' ? prompt : REFLECTION_PROMPT,
+      stdinFile,
       stdoutFile: eventsFile,
+      stderrFile: stderrLog,
       timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
-      mapLine: plugin.mapLine ? (line: string) => plugin.mapLine!(line) : wrapNonJsonLine,
+      resultGraceMs: config.coordinator.resultGraceSeconds * 1000,
+      classifyLine: (line: string) => (plugin.classifyLine ? plugin.classifyLine(parseStreamLine(line)) : { progress: true, label: 'output' }),
+      // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr).
       onStderr: (chunk: string) => {
-        // Kept with the run, and forwarded (seed 002: to the coordinator's stderr).
-        fs.appendFileSync(stderrLog, chunk);
         if (ctx.onStderr) ctx.onStderr(runId, chunk);
         else process.stderr.write(chunk);
       },
@@ -243,9 +295,17 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
-      env: { ...(ctx.env ?? process.env), PAK2_RUN_ID: runId, PAK2_GARDEN: paths.gardenRoot },
+      env: { ...(ctx.env ?? process.env), PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot },
     });
     ctx.onRunEnd?.(runId);
+    if (result.survivors.length > 0) {
+      const named = result.survivors.map((p) => `${p.pid} ${p.command}`);
+      leftovers.push(...named);
+      const line = `pak2: run ${runId}: ${named.length} process(es) outlived the sweep and were left: ${named.join('; ')}\n`;
+      if (ctx.onStderr) ctx.onStderr(runId, line);
+      else process.stderr.write(line);
+      await appendEvent(paths, { type: 'RunLeftovers', run: runId, goal: goal.id, plant: run.plant, detail: named.join('; ') }, now()).catch(() => undefined);
+    }
     if (result.spawnError) {
       const hint = plugin.installHint ? ` (install: ${plugin.installHint})` : '';
       return `cannot start ${spec.command}: ${result.spawnError}${hint}`;
@@ -255,40 +315,64 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
 
   const main = await runPhase('main');
   if (typeof main === 'string') return failLaunch(main);
-  if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
-  const parsed = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
-  const base = {
-    cost: parsed.cost,
-    ...(parsed.finalText !== undefined ? { finalText: parsed.finalText } : {}),
-    ...(parsed.numTurns !== undefined ? { numTurns: parsed.numTurns } : {}),
-    ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
-    exitCode: main.exitCode,
-  };
-  if (main.stoppedBy) {
-    const { status, reason } = stoppedStatus(main.stoppedBy);
-    return close({ ...base, status, failureReason: reason, ...(reason === 'coordinator_stopped' ? { by: 'coordinator' } : {}) });
+  // From here the agent has run: whatever fails now is pak2's own fault, and the stream is kept.
+  try {
+    return await finish(main);
+  } catch (error) {
+    const message = `pak2 failed while finishing the run: ${(error as Error)?.message ?? String(error)}`;
+    await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message }).catch(() => undefined);
+    return closeFromStream(ctx.garden, run, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'driver' }, now());
   }
-  const verdict = judge(parsed, main);
-  if (verdict.status !== 'success') return close({ ...base, ...verdict, ...(parsed.errorText ? { errorText: parsed.errorText } : {}) });
 
-  if (route !== 'standard') {
-    // The conversation route records the reply, delivers it, and keeps the session for the next turn.
-    const reply = (parsed.finalText ?? '').trim();
-    const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# Reply\n\n${reply}\n`, now());
-    await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
-    if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant);
-  }
-  if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
+  async function finish(main: LaunchResult): Promise<RunRecord | undefined> {
+    if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
+    const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
+    const extra: CloseRunInput['extra'] = {
+      ...(main.lingered ? { lingered: true } : {}),
+      ...(leftovers.length ? { leftovers: [...leftovers] } : {}),
+    };
+    const base = { ...streamFacts(parsed), exitCode: main.exitCode, extra };
+    if (main.stoppedBy) {
+      const { status, reason, by } = stoppedStatus(main.stoppedBy);
+      const watchdog = main.stopDetail?.watchdog;
+      const message = main.stopDetail?.message ?? stopMessage(main.stoppedBy, config.coordinator.runTimeoutSeconds);
+      return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}) }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
+    }
+    const verdict = judge(parsed, main);
+    if (verdict.status !== 'success') return close({ ...base, ...verdict });
 
-  const reflection = await solicitReflection(ctx, plugin, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
-  const cost = plugin.combineCosts ? plugin.combineCosts(parsed.cost, reflection.cost) : addCosts(parsed.cost, reflection.cost);
-  if (reflection.stoppedBy) {
-    const { status, reason } = stoppedStatus(reflection.stoppedBy);
-    return close({ ...base, cost, status, failureReason: reason, ...(reason === 'coordinator_stopped' ? { by: 'coordinator' } : {}) });
+    if (route !== 'standard') {
+      // The conversation route records the reply, delivers it, and keeps the session for the next turn.
+      const reply = (parsed.finalText ?? '').trim();
+      const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# Reply\n\n${reply}\n`, now());
+      await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
+      if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant);
+    }
+    if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
+
+    const reflection = await solicitReflection(ctx, plugin!, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
+    let cost = reflection.ran ? (plugin!.combineCosts ? plugin!.combineCosts(parsed.cost, reflection.cost) : addCosts(parsed.cost, reflection.cost)) : parsed.cost;
+    // A reflection turn that ran but reported no cost leaves the total a lower bound.
+    if (reflection.ran && (!reflection.cost || reflection.cost.source === 'unknown') && cost.source !== 'unknown') cost = { ...cost, partial: true };
+    const reflectionExtra = { ...extra, ...(leftovers.length ? { leftovers: [...leftovers] } : {}) };
+    if (reflection.stoppedBy) {
+      const { status, reason, by } = stoppedStatus(reflection.stoppedBy);
+      return close({ ...base, extra: reflectionExtra, cost, status, failureReason: reason, errorText: `during the reflection turn: ${stopMessage(reflection.stoppedBy, config.coordinator.runTimeoutSeconds)}`, ...(by ? { by } : {}) });
+    }
+    if (!reflection.text) return close({ ...base, extra: reflectionExtra, cost, status: 'failure', failureReason: 'reflection_failed', errorText: reflection.error ?? 'the reflection turn returned no text' });
+    await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
+    return close({ ...base, extra: reflectionExtra, cost, status: 'success', reflection: reflection.text });
   }
-  if (!reflection.text) return close({ ...base, cost, status: 'failure', failureReason: 'reflection_failed', errorText: reflection.error ?? 'the reflection turn returned no text' });
-  await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
-  return close({ ...base, cost, status: 'success', reflection: reflection.text });
+}
+
+/** The file in the run directory that holds the reflection prompt given to the continuation as stdin. */
+export const REFLECTION_PROMPT_FILE = 'reflection-prompt.md';
+
+function stopMessage(stop: NonNullable<LaunchResult['stoppedBy']>, timeoutSeconds: number): string {
+  if (stop === 'timeout') return `ran past run_timeout_seconds (${timeoutSeconds} s)`;
+  if (stop === 'coordinator_stopped') return 'the coordinator shut down while the run was live';
+  if (stop === 'operator') return 'stopped by the operator';
+  return 'killed by the watchdog';
 }
 
 /** How many recent messages of a conversation go into a conversation-route prompt. */
@@ -314,12 +398,27 @@ function renderConversation(conversationId: string, messages: ChatMessage[], rou
   return [instruction, '', `Conversation id: ${conversationId}`, '', ...(lines.length ? lines : ['(no messages yet)'])].join('\n');
 }
 
-/** The run's verdict from the agent's own report and its exit. */
-function judge(parsed: ParsedStream, result: LaunchResult): { status: CloseRunInput['status']; failureReason?: FailureReason } {
-  if (parsed.status === 'failure' && parsed.errorText) return { status: 'failure', failureReason: 'agent_error' };
-  if (result.exitCode !== 0) return { status: 'failure', failureReason: parsed.errorText ? 'agent_error' : 'nonzero_exit' };
-  if (!parsed.producedOutput) return { status: 'zero_output', failureReason: 'zero_output' };
-  if (parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error' };
+/** The last non-empty line of a stderr tail, for messages. */
+function lastLine(text: string): string {
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.at(-1) ?? '';
+}
+
+/**
+ * The run's verdict from the agent's own report and its exit (docs/run/level2.md,
+ * "Terminal paths"), with the message of its real cause. An agent that
+ * reported its result and lingered is judged by its result.
+ */
+export function judge(parsed: ParsedStream, result: Pick<LaunchResult, 'exitCode' | 'lingered' | 'stderrTail'>): { status: CloseRunInput['status']; failureReason?: FailureReason; errorText?: string } {
+  if (parsed.reported && parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText ?? 'the agent reported a failed result' };
+  const exitCode = result.lingered ? 0 : result.exitCode;
+  if (exitCode !== 0) {
+    const stderr = lastLine(result.stderrTail);
+    if (parsed.errorText) return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText };
+    return { status: 'failure', failureReason: 'nonzero_exit', errorText: `exit ${exitCode ?? 'by signal'}${parsed.reported ? '' : ', no result event'}${stderr ? `: ${stderr}` : ''}` };
+  }
+  if (!parsed.producedOutput) return { status: 'zero_output', failureReason: 'zero_output', errorText: 'the agent exited 0 without any output' };
+  if (parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText ?? 'no result event: the agent exited 0 without reporting a result' };
   return { status: 'success' };
 }
 
@@ -333,17 +432,25 @@ async function solicitReflection(
   eventsFile: string,
   dir: string,
   model: string,
-): Promise<{ text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy']; error?: string }> {
+): Promise<{ ran: boolean; text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy']; error?: string }> {
   const { paths } = ctx.garden;
   await appendJsonLine(eventsFile, { type: REFLECTION_MARKER_TYPE, session_id: parsed.sessionId ?? null });
   await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id }, (ctx.now ?? (() => new Date()))());
   const result = await runPhase('reflection', parsed.sessionId);
   if (typeof result === 'string') {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: result });
-    return { error: result };
+    return { ran: false, error: `the reflection turn could not start: ${result}` };
   }
-  if (result.stoppedBy) return { stoppedBy: result.stoppedBy };
   const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model });
-  const text = result.exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
-  return { ...(text ? { text } : {}), cost: reflected.cost, ...(reflected.errorText ? { error: reflected.errorText } : {}) };
+  if (result.stoppedBy) return { ran: true, stoppedBy: result.stoppedBy, cost: reflected.cost };
+  const exitCode = result.lingered ? 0 : result.exitCode;
+  const text = exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
+  if (text) return { ran: true, text, cost: reflected.cost };
+  const stderr = lastLine(result.stderrTail);
+  let error: string;
+  if (exitCode !== 0) error = `the reflection turn exited ${exitCode ?? 'by signal'}${reflected.errorText ? `: ${reflected.errorText}` : stderr ? `: ${stderr}` : ''}`;
+  else if (reflected.reported && reflected.status === 'failure') error = `the reflection turn reported an error: ${reflected.errorText ?? 'failed result'}`;
+  else if (!reflected.reported && reflected.producedOutput) error = 'the reflection turn printed text but no result event';
+  else error = 'the reflection turn returned no text';
+  return { ran: true, cost: reflected.cost, error };
 }

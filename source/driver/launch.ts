@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { execa } from 'execa';
-import { killRunProcesses, RUN_MARK_ENV, signalGroup } from './process-tree.js';
+import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
+import { RunLiveness, type LineSignal } from './liveness.js';
 
 /** An executable and its arguments, plus environment additions for one launch. */
 export interface LaunchSpec {
@@ -11,8 +12,18 @@ export interface LaunchSpec {
   env?: Record<string, string>;
 }
 
-/** Ways a launched agent can be stopped from outside. */
-export type StopReason = 'killed' | 'timeout' | 'coordinator_stopped';
+/**
+ * Ways a launched agent can be stopped from outside: the watchdog
+ * (`killed`), the wall-time limit (`timeout`), a coordinator shutdown
+ * (`coordinator_stopped`), the operator (`operator`).
+ */
+export type StopReason = 'killed' | 'timeout' | 'coordinator_stopped' | 'operator';
+
+/** What the stopper knew, kept with the run: the watchdog's limit and the last event seen, or a message. */
+export interface StopDetail {
+  watchdog?: { limit: string; limit_seconds: number; silent_seconds: number; last_event: string };
+  message?: string;
+}
 
 /** How a launch ended. */
 export interface LaunchResult {
@@ -20,11 +31,22 @@ export interface LaunchResult {
   signal: string | null;
   /** Set when pak2 stopped the process group itself, and why. */
   stoppedBy: StopReason | undefined;
+  /** What the stopper said about the stop. */
+  stopDetail: StopDetail | undefined;
+  /**
+   * True when the agent reported its terminal result but did not exit within
+   * the result grace, so pak2 ended its group: the run ended at its result.
+   */
+  lingered: boolean;
   /** Set when the process could not be started at all (ENOENT, EACCES, …). */
   spawnError: string | undefined;
-  /** Bytes of stdout the agent wrote. */
+  /** Bytes of stdout the agent wrote in this launch. */
   outputBytes: number;
   durationMs: number;
+  /** The last lines of this launch's stderr (at most ~2 KB), for failure messages. */
+  stderrTail: string;
+  /** Processes of the run the sweep could not end (never waited for). */
+  survivors: Survivor[];
 }
 
 /** A process group pak2 can stop; the coordinator's live-run registry holds these. */
@@ -32,98 +54,225 @@ export interface RunHandle {
   pid: number | undefined;
   /** The launch's {@link RUN_MARK_ENV} value, inherited by every process it starts. */
   mark: string;
-  stop(reason: StopReason): void;
+  /** What the stream follower has seen, for the watchdog. */
+  liveness: RunLiveness;
+  /** The reason of the first stop asked for, if any. */
+  readonly stopping: StopReason | undefined;
+  /** Stops the group (first call wins; later calls do nothing). */
+  stop(reason: StopReason, detail?: StopDetail): void;
 }
 
 /** Options of {@link launch}. */
 export interface LaunchOptions {
   cwd: string;
-  /** Written to stdin, which is then closed (codex reads stdin to EOF; claude waits on an open pipe). */
-  stdin: string;
-  /** stdout is appended here line by line. */
+  /** The file given to the agent as stdin (the prompt); it reads it to end of file. */
+  stdinFile: string;
+  /** The agent's stdout is this file itself (opened for append), never a pipe. */
   stdoutFile: string;
-  /** Turns one stdout line into the line recorded (the `command` plugin wraps plain text); default: as is. */
-  mapLine?: (line: string) => string;
-  /** Where stderr goes; default: the coordinator's own stderr (seed 002, "Driver" step 3). */
+  /** The agent's stderr is this file itself (opened for append). */
+  stderrFile: string;
+  /** Told each new stderr chunk as it lands in `stderrFile` (default: this process's stderr). */
   onStderr?: (chunk: string) => void;
+  /** Classifies one stdout line for liveness and the terminal result; default: every line is progress. */
+  classifyLine?: (line: string) => LineSignal;
+  /** After a terminal result line, ms to wait for the agent to exit before ending its group. Default 10000. */
+  resultGraceMs?: number;
   /** Wall-time limit in ms; past it the group is stopped with reason `timeout`. */
   timeoutMs?: number;
   /** Called once the process exists, with the handle that stops its whole group. */
   onStart?: (handle: RunHandle) => void;
   /** Grace between SIGINT and SIGKILL, ms. Default 3000. */
   killGraceMs?: number;
+  /** How often the output files are read while the agent runs, ms. Default 200. */
+  pollMs?: number;
   /** The environment to start from; default this process's. `spec.env` is merged over it. */
   env?: NodeJS.ProcessEnv;
 }
 
+/** Reads what a file gained since `offset`. */
+class FileFollower {
+  private partial = '';
+  constructor(
+    private readonly file: string,
+    private offset: number,
+  ) {}
+
+  /** New bytes as text, and the complete lines among them. */
+  read(): { text: string; lines: string[] } {
+    let fd: number;
+    try {
+      fd = fs.openSync(this.file, 'r');
+    } catch {
+      return { text: '', lines: [] };
+    }
+    try {
+      const size = fs.fstatSync(fd).size;
+      if (size <= this.offset) return { text: '', lines: [] };
+      const buffer = Buffer.alloc(Math.min(size - this.offset, 8 * 1024 * 1024));
+      const n = fs.readSync(fd, buffer, 0, buffer.length, this.offset);
+      this.offset += n;
+      const text = buffer.subarray(0, n).toString('utf8');
+      const parts = (this.partial + text).split('\n');
+      this.partial = parts.pop() ?? '';
+      return { text, lines: parts };
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  /** The unterminated rest, once the writer is gone. */
+  rest(): string {
+    const rest = this.partial;
+    this.partial = '';
+    return rest;
+  }
+}
+
+/** execa's types accept descriptor numbers only as literals (they rule out the standard 0-2 per stream); these are fresh ones. */
+const asFd = (fd: number) => fd as 3;
+
+function sizeOf(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Makes sure a file that a writer died in mid-line ends with a newline before the next launch appends. */
+function endWithNewline(file: string): void {
+  const size = sizeOf(file);
+  if (size === 0) return;
+  const fd = fs.openSync(file, 'r+');
+  try {
+    const last = Buffer.alloc(1);
+    fs.readSync(fd, last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) fs.writeSync(fd, '\n', size);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /**
- * Launches an agent CLI in its own process group, prompt on stdin, stdout
- * appended to `stdoutFile` as it arrives (the watchdog reads that file's
- * mtime), stderr forwarded. Never throws for the agent's own failures: a
- * missing executable is `spawnError`; a stop is `stoppedBy`.
+ * Launches an agent CLI in its own process group with the prompt file as
+ * stdin and its stdout and stderr going straight into the run's files (no
+ * pipe: a CLI that does not flush at exit loses nothing, and a descendant
+ * that keeps a descriptor open cannot hold the run). A follower reads the
+ * files as they grow, for the watchdog's liveness and the live stderr
+ * forward. Never throws for the agent's own failures: a missing executable
+ * is `spawnError`; a stop is `stoppedBy`.
  *
- * A stop sends SIGINT to the group (claude then reports its cost so far and
- * ends its tools), and after `killGraceMs` SIGKILL to the group and to every
- * process marked with this launch's {@link RUN_MARK_ENV}. When the agent
- * exits, the same SIGKILL sweep runs, so no child survives its run.
+ * The run ends when the agent process exits, or `resultGraceMs` after its
+ * terminal result line if it has not exited by then (`lingered`). A stop
+ * sends SIGINT to the group (claude then reports its cost so far), and after
+ * `killGraceMs` SIGKILL. Whenever the agent is gone, the sweep SIGKILLs its
+ * group, every process with its {@link RUN_MARK_ENV} and every process still
+ * holding its output files; any it cannot end is returned in `survivors`.
  */
 export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<LaunchResult> {
   const started = Date.now();
-  const out = fs.createWriteStream(options.stdoutFile, { flags: 'a' });
-  const mapLine = options.mapLine ?? ((line: string) => line);
+  const classify = options.classifyLine ?? ((): LineSignal => ({ progress: true, label: 'output' }));
   const onStderr = options.onStderr ?? ((chunk: string) => process.stderr.write(chunk));
+  for (const file of [options.stdoutFile, options.stderrFile]) {
+    fs.closeSync(fs.openSync(file, 'a'));
+    endWithNewline(file);
+  }
+  const outStart = sizeOf(options.stdoutFile);
+  const errStart = sizeOf(options.stderrFile);
+  const stdout = new FileFollower(options.stdoutFile, outStart);
+  const stderr = new FileFollower(options.stderrFile, errStart);
+  const liveness = new RunLiveness(started);
   let stoppedBy: StopReason | undefined;
-  let outputBytes = 0;
-  let pending = '';
+  let stopDetail: StopDetail | undefined;
+  let lingered = false;
   let killTimer: NodeJS.Timeout | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
   const mark = randomUUID();
 
-  const child = execa(spec.command, spec.args, {
-    cwd: options.cwd,
-    env: { ...(options.env ?? process.env), ...spec.env, [RUN_MARK_ENV]: mark },
-    extendEnv: false,
-    input: options.stdin,
-    stdout: 'pipe',
-    stderr: 'pipe',
-    detached: true,
-    reject: false,
-    stripFinalNewline: false,
-    encoding: 'utf8',
-    buffer: false,
-  });
+  const fds = {
+    stdin: fs.openSync(options.stdinFile, 'r'),
+    stdout: fs.openSync(options.stdoutFile, 'a'),
+    stderr: fs.openSync(options.stderrFile, 'a'),
+  };
+  const start = () =>
+    execa(spec.command, spec.args, {
+      cwd: options.cwd,
+      env: { ...(options.env ?? process.env), ...spec.env, [RUN_MARK_ENV]: mark },
+      extendEnv: false,
+      stdin: asFd(fds.stdin),
+      stdout: asFd(fds.stdout),
+      stderr: asFd(fds.stderr),
+      detached: true,
+      reject: false,
+    });
+  let child: ReturnType<typeof start>;
+  try {
+    child = start();
+  } finally {
+    // The child has its own copies; pak2 keeps no descriptor of the run's files open.
+    for (const fd of Object.values(fds)) fs.closeSync(fd);
+  }
   const pid = child.pid;
 
-  const stop = (reason: StopReason) => {
-    if (stoppedBy) return;
-    stoppedBy = reason;
-    signalGroup(pid, 'SIGINT');
-    killTimer = setTimeout(() => killRunProcesses(pid, mark), options.killGraceMs ?? 3000);
-    killTimer.unref();
+  const kill = () => signalGroup(pid, 'SIGKILL');
+  const handle: RunHandle = {
+    pid,
+    mark,
+    liveness,
+    get stopping() {
+      return stoppedBy;
+    },
+    stop(reason: StopReason, detail?: StopDetail) {
+      if (stoppedBy || lingered) return;
+      stoppedBy = reason;
+      stopDetail = detail;
+      signalGroup(pid, 'SIGINT');
+      killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
+      killTimer.unref();
+    },
   };
-  options.onStart?.({ pid, mark, stop });
+  options.onStart?.(handle);
   if (options.timeoutMs !== undefined) {
-    deadline = setTimeout(() => stop('timeout'), options.timeoutMs);
+    deadline = setTimeout(() => handle.stop('timeout'), options.timeoutMs);
     deadline.unref();
   }
 
-  child.stdout?.on('data', (chunk: Buffer | string) => {
-    const text = chunk.toString();
-    outputBytes += Buffer.byteLength(text);
-    pending += text;
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
-    if (lines.length > 0) out.write(lines.map((l) => `${mapLine(l)}\n`).join(''));
-  });
-  child.stderr?.on('data', (chunk: Buffer | string) => onStderr(chunk.toString()));
+  const follow = () => {
+    const now = Date.now();
+    for (const line of stdout.read().lines) {
+      if (!line.trim()) continue;
+      const signal = classify(line);
+      liveness.observe(signal, now);
+      if (signal.terminal && !graceTimer && !stoppedBy) {
+        graceTimer = setTimeout(() => {
+          if (stoppedBy) return;
+          // The agent said it is done but has not exited: its result stands; end the group.
+          lingered = true;
+          signalGroup(pid, 'SIGINT');
+          killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
+          killTimer.unref();
+        }, options.resultGraceMs ?? 10_000);
+        graceTimer.unref();
+      }
+    }
+    const err = stderr.read().text;
+    if (err) onStderr(err);
+  };
+  const poller = setInterval(follow, options.pollMs ?? 200);
 
   const result = await child;
+  clearInterval(poller);
   if (deadline) clearTimeout(deadline);
-  if (pending) out.write(`${mapLine(pending)}\n`);
-  await new Promise<void>((resolve) => out.end(resolve));
-  // Reap what the agent left behind, in its group or in sessions of their own.
-  killRunProcesses(pid, mark);
+  if (graceTimer) clearTimeout(graceTimer);
   if (killTimer) clearTimeout(killTimer);
+  follow();
+  const rest = stdout.rest();
+  if (rest.trim()) liveness.observe(classify(rest), Date.now());
+  const errRest = stderr.rest();
+  if (errRest) onStderr(errRest);
+  // Reap what the agent left behind, in its group, in sessions of their own, or holding its files.
+  const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile]);
 
   const spawnError =
     result.failed && result.exitCode === undefined && !result.signal && !stoppedBy
@@ -133,8 +282,27 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     exitCode: result.exitCode ?? null,
     signal: result.signal ?? null,
     stoppedBy,
+    stopDetail,
+    lingered,
     spawnError,
-    outputBytes,
+    outputBytes: sizeOf(options.stdoutFile) - outStart,
     durationMs: Date.now() - started,
+    stderrTail: tailOf(options.stderrFile, errStart),
+    survivors,
   };
+}
+
+/** The last ~2 KB of what a file gained after `from`, trimmed. */
+function tailOf(file: string, from: number): string {
+  const size = sizeOf(file);
+  const start = Math.max(from, size - 2048);
+  if (size <= start) return '';
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(size - start);
+    fs.readSync(fd, buffer, 0, buffer.length, start);
+    return buffer.toString('utf8').trim();
+  } finally {
+    fs.closeSync(fd);
+  }
 }

@@ -54,3 +54,93 @@ export function killRunProcesses(pgid: number | undefined, mark: string): void {
     }
   }
 }
+
+/**
+ * Pids of live processes (other than this one) holding any of `files` open
+ * (Linux `/proc/<pid>/fd`). A descendant that cleared its environment and
+ * left the process group (`setsid env -i …`) still holds the run's stdout
+ * file; this finds it.
+ */
+export function fileHolders(files: string[]): number[] {
+  const targets = new Set(files.map((file) => safeRealpath(file)).filter((file): file is string => Boolean(file)));
+  const pids: number[] = [];
+  if (targets.size === 0) return pids;
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return pids;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = fs.readlinkSync(`/proc/${name}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (targets.has(target)) {
+        pids.push(Number(name));
+        break;
+      }
+    }
+  }
+  return pids;
+}
+
+function safeRealpath(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A process the sweep could not end, named for the one-line report. */
+export interface Survivor {
+  pid: number;
+  command: string;
+}
+
+/** The command line of a process, for reports (`?` when unreadable). */
+export function commandOf(pid: number): string {
+  try {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').filter(Boolean).join(' ');
+    return cmd || '?';
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * Ends what a run left behind: SIGKILL to its process group, to every
+ * process carrying its mark, and to every process still holding one of its
+ * output files. Then waits up to `settleMs` for them to go and returns the
+ * ones still there (a process in another pid namespace, one pak2 may not
+ * signal). Never waits longer than `settleMs`.
+ */
+export async function sweepRun(pgid: number | undefined, mark: string, files: string[], settleMs = 500): Promise<Survivor[]> {
+  const targets = () => [...new Set([...markedProcesses(mark), ...fileHolders(files)])];
+  signalGroup(pgid, 'SIGKILL');
+  for (const pid of targets()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, or not ours to signal: reported below if it stays
+    }
+  }
+  const until = Date.now() + settleMs;
+  let left = targets();
+  while (left.length > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    left = targets();
+  }
+  return left.map((pid) => ({ pid, command: commandOf(pid) }));
+}

@@ -11,6 +11,8 @@ export const COORDINATOR_DEFAULTS = {
   watchdog_seconds: 300,
   run_timeout_seconds: 3600,
   max_concurrent_runs: 1,
+  tool_silence_seconds: 1800,
+  result_grace_seconds: 10,
 } as const;
 
 /** The reply directory name under `<runtime-root>/inbox/` when `[garden].name` is absent. */
@@ -26,6 +28,10 @@ export interface GardenConfig {
     watchdogSeconds: number;
     runTimeoutSeconds: number;
     maxConcurrentRuns: number;
+    /** Silence allowed while a tool call (claude tool_use, codex command_execution) is open. */
+    toolSilenceSeconds: number;
+    /** How long an agent may linger after its terminal result before pak2 ends its group. */
+    resultGraceSeconds: number;
   };
   /** `[drivers.<name>].command`, normalised to argv form. */
   drivers: Record<string, { command?: string[] }>;
@@ -77,6 +83,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       watchdogSeconds: cfg.coordinator?.watchdog_seconds ?? COORDINATOR_DEFAULTS.watchdog_seconds,
       runTimeoutSeconds: cfg.coordinator?.run_timeout_seconds ?? COORDINATOR_DEFAULTS.run_timeout_seconds,
       maxConcurrentRuns: cfg.coordinator?.max_concurrent_runs ?? COORDINATOR_DEFAULTS.max_concurrent_runs,
+      toolSilenceSeconds: cfg.coordinator?.tool_silence_seconds ?? COORDINATOR_DEFAULTS.tool_silence_seconds,
+      resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
     },
     drivers,
   };

@@ -8,7 +8,8 @@
  *
  * This module depends only on contracts and garden (never on the store), so
  * the store's closeRun can call it right after writing the terminal record.
- * It never throws: every failure is one of the bounded outcome codes.
+ * It never throws: every failure is one of the bounded outcome codes, the
+ * code of the step that failed.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -32,10 +33,20 @@ export interface RuntimeHistoryResult {
   record?: string;
 }
 
+/** Runs one git command; {@link runGit} is the real one. */
+export type GitRunner = typeof runGit;
+
 /** Options of {@link captureRuntimeHistory}. */
 export interface CaptureOptions {
   /** Where PATH (and HOME for the authored probe) come from; default this process's environment. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The git runner every step uses; default {@link runGit}. A test seam: the
+   * real runner never throws, so a test passes one that throws at a chosen
+   * command to check that an unexpected exception ends in that step's own
+   * outcome code.
+   */
+  runGit?: GitRunner;
 }
 
 /** The runtime repo's repo-local identity, written into `<runtime-root>/.git/config` when it is created. */
@@ -67,14 +78,15 @@ const queues = new Map<string, Promise<unknown>>();
  * root to the garden root → read the authored HEAD and clean/dirty state
  * (in the garden root, read-only) → write the record → create or check the
  * runtime repo → `git add -A -- .` → `git diff --cached --quiet --exit-code`
- * → `git commit` → read the runtime HEAD back.
+ * → `git commit` → read the runtime HEAD back. An unexpected exception (a
+ * bug, not a failing command) ends in the outcome code of the step it came
+ * from, with `unexpected: <message>` as the detail.
  */
 export function captureRuntimeHistory(paths: GardenPaths, run: RunRecord, options: CaptureOptions = {}): Promise<RuntimeHistoryResult> {
   if (!paths.split) return Promise.resolve({ outcome: 'runtime_root_not_split' });
   const key = paths.runtimeRoot;
   const previous = queues.get(key) ?? Promise.resolve();
-  // Every step catches its own failure; the catch only keeps a bug from ever failing a close.
-  const task = previous.then(() => captureNow(paths, run, options)).catch((error: unknown) => ({ outcome: 'record_write_failed' as const, detail: `unexpected: ${(error as Error)?.message ?? String(error)}` }));
+  const task = previous.then(() => captureGuarded(paths, run, options));
   queues.set(key, task);
   void task.finally(() => {
     if (queues.get(key) === task) queues.delete(key);
@@ -101,27 +113,68 @@ export async function relateRuntimeRoot(paths: GardenPaths): Promise<{ rel: stri
   return { rel: rel.split(path.sep).join('/') };
 }
 
-/** The authored HEAD and the clean/dirty state of authored paths outside the runtime root, read in the garden root. */
-export async function probeAuthored(gardenRoot: string, runtimeRel: string, env: NodeJS.ProcessEnv): Promise<{ head: string; tree: 'clean' | 'dirty' } | { detail: string }> {
+/**
+ * The authored HEAD and the clean/dirty state of authored paths outside the
+ * runtime root, read in the garden root with `git` (default {@link runGit}).
+ */
+export async function probeAuthored(
+  gardenRoot: string,
+  runtimeRel: string,
+  env: NodeJS.ProcessEnv,
+  git: GitRunner = runGit,
+): Promise<{ head: string; tree: 'clean' | 'dirty' } | { detail: string }> {
   const gitEnv = authoredGitEnv(env);
   const headArgs = ['rev-parse', '--verify', 'HEAD^{commit}'];
-  const head = await runGit(headArgs, gardenRoot, gitEnv);
+  const head = await git(headArgs, gardenRoot, gitEnv);
   if (!head.ok) return { detail: describeFailure(headArgs, head) };
   // --no-optional-locks: a probe never refreshes (writes) the authored index.
   const statusArgs = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
-  const status = await runGit(statusArgs, gardenRoot, gitEnv);
+  const status = await git(statusArgs, gardenRoot, gitEnv);
   if (!status.ok) return { detail: describeFailure(statusArgs, status) };
   return { head: head.stdout.trim(), tree: status.stdout.length === 0 ? 'clean' : 'dirty' };
 }
 
-async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOptions): Promise<RuntimeHistoryResult> {
+/** Which step a capture is in, so an unexpected exception gets that step's outcome code. */
+interface Progress {
+  outcome: RuntimeHistoryOutcome;
+  record?: string;
+}
+
+/** {@link captureNow}, with any exception turned into the outcome code of the step that threw. Never throws. */
+async function captureGuarded(paths: GardenPaths, run: RunRecord, options: CaptureOptions): Promise<RuntimeHistoryResult> {
+  const progress: Progress = { outcome: 'runtime_root_outside_garden' };
+  try {
+    return await captureNow(paths, run, options, progress);
+  } catch (error) {
+    return { outcome: progress.outcome, detail: `unexpected: ${messageOf(error)}`, ...(progress.record ? { record: progress.record } : {}) };
+  }
+}
+
+function messageOf(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an exception that cannot be printed';
+  }
+}
+
+/**
+ * The capture's steps. Each expected failure returns its outcome; before
+ * each step `progress.outcome` is set to that step's code (and
+ * `progress.record` once the record is written) for {@link captureGuarded}.
+ */
+async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOptions, progress: Progress): Promise<RuntimeHistoryResult> {
   const env = options.env ?? process.env;
+  const git = options.runGit ?? runGit;
+  progress.outcome = 'runtime_root_outside_garden';
   const related = await relateRuntimeRoot(paths);
   if ('outcome' in related) return related;
 
-  const authored = await probeAuthored(paths.gardenRoot, related.rel, env);
+  progress.outcome = 'authored_repo_unavailable';
+  const authored = await probeAuthored(paths.gardenRoot, related.rel, env, git);
   if ('detail' in authored) return { outcome: 'authored_repo_unavailable', detail: authored.detail };
 
+  progress.outcome = 'record_write_failed';
   const file = historyRecordFile(paths, run.id);
   const record: RuntimeHistoryRecord = {
     run_id: run.id,
@@ -141,27 +194,33 @@ async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOp
   } catch (error) {
     return { outcome: 'record_write_failed', detail: `${file}: ${(error as Error).message}` };
   }
+  progress.record = file;
 
+  progress.outcome = 'runtime_repo_init_failed';
   const rt = paths.runtimeRoot;
   const gitEnv = runtimeGitEnv(env, rt);
-  const init = await ensureRuntimeRepo(rt, gitEnv);
+  const init = await ensureRuntimeRepo(rt, gitEnv, git);
   if (init) return { outcome: 'runtime_repo_init_failed', detail: init, record: file };
 
+  progress.outcome = 'runtime_repo_stage_failed';
   const addArgs = ['add', '-A', '--', '.'];
-  const add = await runGit(addArgs, rt, gitEnv);
+  const add = await git(addArgs, rt, gitEnv);
   if (!add.ok) return { outcome: 'runtime_repo_stage_failed', detail: describeFailure(addArgs, add), record: file };
 
+  progress.outcome = 'runtime_repo_diff_failed';
   const diffArgs = ['diff', '--cached', '--quiet', '--exit-code'];
-  const diff = await runGit(diffArgs, rt, gitEnv);
+  const diff = await git(diffArgs, rt, gitEnv);
   if (diff.ok) return { outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', record: file };
   if (diff.exitCode !== 1 || diff.spawnError) return { outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), record: file };
 
+  progress.outcome = 'runtime_repo_commit_failed';
   const commitArgs = ['commit', '--quiet', '--no-verify', '-m', commitMessage(record)];
-  const commit = await runGit(commitArgs, rt, gitEnv);
+  const commit = await git(commitArgs, rt, gitEnv);
   if (!commit.ok) return { outcome: 'runtime_repo_commit_failed', detail: describeFailure(commitArgs, commit), record: file };
 
+  progress.outcome = 'runtime_repo_head_unavailable';
   const headArgs = ['rev-parse', '--verify', 'HEAD'];
-  const head = await runGit(headArgs, rt, gitEnv);
+  const head = await git(headArgs, rt, gitEnv);
   const id = head.stdout.trim();
   if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return { outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), record: file };
   return { outcome: 'committed', commit: id, record: file };
@@ -188,7 +247,7 @@ export function commitMessage(record: RuntimeHistoryRecord): string {
  *
  * @returns undefined when the repo is ready, else why not.
  */
-async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>): Promise<string | undefined> {
+async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>, git: GitRunner): Promise<string | undefined> {
   const gitDir = path.join(rt, '.git');
   let stat: fs.Stats | undefined;
   try {
@@ -200,14 +259,14 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>): Pr
     // GIT_DIR without GIT_WORK_TREE: init records no core.worktree, so the repo stays valid if the garden moves.
     const { GIT_WORK_TREE: _ignored, ...initEnv } = gitEnv;
     const initArgs = ['init', '--quiet'];
-    const init = await runGit(initArgs, rt, initEnv);
+    const init = await git(initArgs, rt, initEnv);
     if (!init.ok) return describeFailure(initArgs, init);
   } else if (stat.isSymbolicLink() || !stat.isDirectory()) {
     return `${gitDir} is ${stat.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}; pak2 only uses a runtime repo it owns and leaves this alone`;
   }
 
   const whereArgs = ['rev-parse', '--path-format=absolute', '--absolute-git-dir', '--git-common-dir'];
-  const where = await runGit(whereArgs, rt, gitEnv);
+  const where = await git(whereArgs, rt, gitEnv);
   if (!where.ok) return describeFailure(whereArgs, where);
   const expected = await fsp.realpath(gitDir).catch(() => gitDir);
   const dirs = where.stdout.split('\n').filter(Boolean);
@@ -216,7 +275,7 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>): Pr
     if (real !== expected) return `${gitDir} resolves to ${real}, not itself; pak2 leaves it alone`;
   }
 
-  const identity = await runGit(['config', '--local', '--get-regexp', '^user\\.(name|email)$'], rt, gitEnv);
+  const identity = await git(['config', '--local', '--get-regexp', '^user\\.(name|email)$'], rt, gitEnv);
   if (!identity.ok && identity.exitCode !== 1) return describeFailure(['config'], identity);
   const have = new Set(identity.stdout.split('\n').map((l) => l.split(' ')[0]));
   for (const [key, value] of [
@@ -225,7 +284,7 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>): Pr
   ] as const) {
     if (have.has(key)) continue;
     const setArgs = ['config', '--local', key, value];
-    const set: GitResult = await runGit(setArgs, rt, gitEnv);
+    const set: GitResult = await git(setArgs, rt, gitEnv);
     if (!set.ok) return describeFailure(setArgs, set);
   }
 

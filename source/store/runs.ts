@@ -31,6 +31,23 @@ export function runMetaFile(paths: GardenPaths, runId: string): string {
   return path.join(runDir(paths, runId), RUN_FILES.meta);
 }
 
+/**
+ * `<runtime-root>/runs/.seals/<run-id>.json`: pak2's own copy of the run
+ * record as it last wrote it, outside the run directory the agent works
+ * beside. meta.json is the published record; when the two differ, the seal
+ * is the truth and the difference is tampering (docs/run/level2.md).
+ */
+export function runSealFile(paths: GardenPaths, runId: string): string {
+  if (!RUN_ID_PATTERN.test(runId)) throw new StoreError('RUN_NOT_FOUND', `run id ${JSON.stringify(runId)} is not of the form N-slug-rN`);
+  return path.join(paths.runsDir, '.seals', `${runId}.json`);
+}
+
+/** Writes a run record: the seal first, then meta.json, both atomically. */
+async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
+  await writeJsonAtomic(runSealFile(paths, record.id), record);
+  await writeJsonAtomic(runMetaFile(paths, record.id), record);
+}
+
 /** `<runtime-root>/runs/<run-id>/events.jsonl`. */
 export function runEventsFile(paths: GardenPaths, runId: string): string {
   return path.join(runDir(paths, runId), RUN_FILES.events);
@@ -79,20 +96,46 @@ export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenR
       }
       throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${(error as Error).message})`);
     }
-    await writeJsonAtomic(runMetaFile(paths, id), record);
+    await writeRunRecord(paths, record);
     await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}` }, now);
     return record;
   }
 }
 
+/** A run record read with its seal: the truth, and what was wrong with meta.json if anything. */
+export interface CheckedRun {
+  run: RunRecord;
+  /** Set when meta.json differs from pak2's seal: the differing top-level fields (`(unreadable)` for a torn or missing file), and how. */
+  damage?: { fields: string[]; detail: string };
+}
+
+function validRecord(value: unknown, runId: string): value is RunRecord {
+  return validateRun(value).length === 0 && (value as RunRecord).id === runId;
+}
+
+function differingFields(truth: Record<string, unknown>, seen: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(truth), ...Object.keys(seen)]);
+  return [...keys].filter((key) => JSON.stringify(truth[key]) !== JSON.stringify(seen[key])).sort();
+}
+
 /**
- * Reads and validates one run record.
+ * Reads one run record and checks it against pak2's seal
+ * ({@link runSealFile}). Without a seal (a record from before seals),
+ * meta.json is the record. With one, the seal is the truth: a meta.json that
+ * differs, is torn or is gone is reported in `damage`, never believed.
  *
  * @throws StoreError RUN_NOT_FOUND, INVALID_RECORD (malformed JSON or failing field, named).
  */
-export async function readRun(paths: GardenPaths, runId: string): Promise<RunRecord> {
+export async function readRunChecked(paths: GardenPaths, runId: string): Promise<CheckedRun> {
   const file = runMetaFile(paths, runId);
-  const read = await readJsonFile(file);
+  const [read, sealRead] = await Promise.all([readJsonFile(file), readJsonFile(runSealFile(paths, runId))]);
+  const seal = sealRead.ok && validRecord(sealRead.value, runId) ? sealRead.value : undefined;
+  if (seal) {
+    if (!read.ok) return { run: seal, damage: { fields: ['(unreadable)'], detail: read.message } };
+    const fields = differingFields(seal as Record<string, unknown>, (read.value ?? {}) as Record<string, unknown>);
+    if (fields.length === 0) return { run: seal };
+    return { run: seal, damage: { fields, detail: `${file}: differs from the record pak2 wrote in ${fields.join(', ')}` } };
+  }
   if (!read.ok) {
     if (read.missing) throw new StoreError('RUN_NOT_FOUND', `no run ${runId} (looked for ${file})`, file);
     throw new StoreError('INVALID_RECORD', read.message, file);
@@ -101,7 +144,17 @@ export async function readRun(paths: GardenPaths, runId: string): Promise<RunRec
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
   const run = read.value as RunRecord;
   if (run.id !== runId) throw new StoreError('INVALID_RECORD', `${file}: id ${JSON.stringify(run.id)} does not match the run directory`, file);
-  return run;
+  return { run };
+}
+
+/**
+ * Reads one run record: pak2's sealed truth when meta.json was rewritten or
+ * damaged (see {@link readRunChecked}).
+ *
+ * @throws StoreError RUN_NOT_FOUND, INVALID_RECORD (malformed JSON or failing field, named).
+ */
+export async function readRun(paths: GardenPaths, runId: string): Promise<RunRecord> {
+  return (await readRunChecked(paths, runId)).run;
 }
 
 /**
@@ -166,8 +219,10 @@ export interface CloseRunInput {
   exitCode?: number | null;
   /** The agent's or the launcher's error message, kept as `outputs.error`. */
   errorText?: string;
-  /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`. */
+  /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
+  /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers). */
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers'>;
 }
 
 const closing = new Map<string, Promise<unknown>>();
@@ -200,7 +255,7 @@ export async function closeRun(paths: GardenPaths, runId: string, goalType: stri
 }
 
 async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, input: CloseRunInput, now: Date): Promise<RunRecord> {
-  const run = await readRun(paths, runId);
+  const { run, damage } = await readRunChecked(paths, runId);
   if (isTerminalRunStatus(run.status)) {
     throw new StoreError('INVALID_TRANSITION', `run ${runId} is already ${run.status}; a terminal run record is never rewritten`, runMetaFile(paths, runId));
   }
@@ -223,10 +278,13 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
     ...(input.numTurns !== undefined ? { num_turns: input.numTurns } : {}),
     ...(input.sessionId ? { session_id: input.sessionId } : {}),
     ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}),
+    ...(input.extra ?? {}),
+    ...(damage ? { record_tampering: { detected_at: now.toISOString(), fields: damage.fields } } : {}),
   };
   const issues = validateRunClose(closed, goalType);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${runId}: ${formatIssue(issues[0]!)}`, runMetaFile(paths, runId));
-  await writeJsonAtomic(runMetaFile(paths, runId), closed);
+  if (damage) await appendEvent(paths, { type: 'RunRecordTampered', run: runId, goal: run.goal, plant: run.plant, detail: damage.detail }, now);
+  await writeRunRecord(paths, closed);
   await appendEvent(
     paths,
     {

@@ -7,7 +7,11 @@ import {
   REFLECTION_REQUIRED_TYPES,
   RUN_STATUSES,
   TERMINAL_RUN_STATUSES,
+  isIsoUtc,
   isTerminalRunStatus,
+  timestamp,
+  validateEvent,
+  validateGoal,
   validateRun,
   validateRunClose,
   type ValidationIssue,
@@ -99,6 +103,10 @@ describe('validateRun: valid records', () => {
     ['2024-05-01T12:00:00.1Z'],
     ['2024-05-01T12:00:00.123Z'],
     ['2024-05-01T12:00:00.123456789Z'],
+    ['2026-11-30T10:00:00+00:00'],
+    ['2026-11-30T10:00:00.5+00:00'],
+    ['2026-11-30T10:00:00.123+00:00'],
+    ['2024-02-29T23:59:59.123456789+00:00'],
   ])('accepts the UTC timestamp %s', (ts) => {
     expect(validateRun(runningRun({ started_at: ts }))).toEqual([]);
     expect(validateRun(terminalRun('success', { completed_at: ts }))).toEqual([]);
@@ -158,6 +166,22 @@ describe('validateRun: reason codes', () => {
     expectOnly(validateRun(runningRun({ id })), 'INVALID_ID_FORMAT', 'id');
   });
 
+  it.each([
+    ['5-other-r1', '4-thing'],
+    ['4-thing-else-r1', '4-thing'],
+    ['4-thin-r1', '4-thing'],
+    ['44-thing-r2', '4-thing'],
+  ])('INVALID_ID_FORMAT for id %s of a run of goal %s: the id does not belong to its goal', (id, goal) => {
+    const issues = validateRun(runningRun({ id, goal }));
+    expectOnly(issues, 'INVALID_ID_FORMAT', 'id');
+    expect(issues[0]!.message).toContain(`does not belong to goal ${goal}`);
+    expect(validateRunClose(terminalRun('success', { id, goal }), 'build')).toEqual(issues);
+  });
+
+  it('an id of its own goal is valid at any attempt number', () => {
+    for (const id of ['4-thing-r1', '4-thing-r2', '4-thing-r10']) expect(validateRun(runningRun({ id, goal: '4-thing' })), id).toEqual([]);
+  });
+
   it.each([['fix'], ['0-fix'], ['42'], ['42-'], ['42-Fix'], ['42-fix-'], ['../1-a'], ['1-a/b'], ['']])(
     'INVALID_GOAL_FORMAT for goal %j',
     (goal) => {
@@ -188,7 +212,14 @@ describe('validateRun: reason codes', () => {
 
   it.each([
     ['non-UTC offset', '2024-05-01T12:00:00+01:00'],
+    ['+02:00 offset', '2026-11-30T10:00:00+02:00'],
+    ['+02:00 offset with fraction', '2026-11-30T10:00:00.123+02:00'],
     ['negative offset', '2024-05-01T12:00:00-05:00'],
+    ['-00:00 (unknown local offset, RFC 3339)', '2024-05-01T12:00:00-00:00'],
+    ['+0000 without colon', '2024-05-01T12:00:00+0000'],
+    ['+00 hours only', '2024-05-01T12:00:00+00'],
+    ['Z and an offset', '2024-05-01T12:00:00Z+00:00'],
+    ['+00:00 on a date that does not exist', '2024-02-30T00:00:00+00:00'],
     ['no zone', '2024-05-01T12:00:00'],
     ['date only', '2024-05-01'],
     ['garbage', 'garbage'],
@@ -357,6 +388,31 @@ describe('validators never throw', () => {
         expect(typeof i.message).toBe('string');
       }
     }
+  });
+});
+
+describe('timestamp(): UTC written as Z or +00:00', () => {
+  it.each([
+    ['2026-11-30T10:00:00+00:00', '2026-11-30T10:00:00.000Z'],
+    ['2026-11-30T10:00:00.250+00:00', '2026-11-30T10:00:00.250Z'],
+    ['2026-11-30T23:59:59.999999+00:00', '2026-11-30T23:59:59.999Z'],
+  ])('%s is accepted and read as the UTC instant %s', (value, utc) => {
+    expect(timestamp().safeParse(value).success).toBe(true);
+    expect(isIsoUtc(value)).toBe(true);
+    expect(new Date(value).toISOString()).toBe(utc);
+  });
+
+  it.each([['2026-11-30T10:00:00+02:00'], ['2026-11-30T10:00:00.5-01:00'], ['2026-11-30T10:00:00+05:30']])('%s (not UTC) is INVALID_TIMESTAMP', (value) => {
+    const result = timestamp().safeParse(value);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => i.message)).toContain('INVALID_TIMESTAMP');
+    expect(isIsoUtc(value)).toBe(false);
+  });
+
+  it('the other records take +00:00 too (one helper)', () => {
+    expect(validateGoal({ id: '7-add-a-readme', type: 'build', status: 'queued', priority: 50, body: 'x', submitted_at: '2026-11-30T10:00:00+00:00' })).toEqual([]);
+    expect(validateEvent({ ts: '2026-11-30T10:00:00+00:00', type: 'GoalSubmitted', goal: '7-add-a-readme' }).map((i) => i.code)).not.toContain('INVALID_TIMESTAMP');
+    expect(validateEvent({ ts: '2026-11-30T10:00:00+02:00', type: 'GoalSubmitted', goal: '7-add-a-readme' }).map((i) => i.code)).toContain('INVALID_TIMESTAMP');
   });
 });
 

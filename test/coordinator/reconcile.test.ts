@@ -76,17 +76,39 @@ describe('reconcile: dispatch phase', () => {
     expect((await readGoal(garden.paths, orphan.id)).status).toBe('queued');
   });
 
-  it('rolls the goal back to queued when opening the run fails', async () => {
+  it('a goal whose plant does not exist waits untouched: no write, no run, one GoalBlocked event however many passes', async () => {
     garden = await makeTestGarden();
     const goal = await createGoal(garden.paths, { type: 'build', plant: 'nobody', body: 'for a plant that does not exist' });
+    const goalFile = path.join(garden.paths.goalsDir, `${goal.id}.json`);
+    const before = fs.statSync(goalFile).mtimeMs;
+    let called = false;
+    for (let pass = 0; pass < 3; pass += 1) {
+      // The automatic queued_attention_needed tend may dispatch; this goal must not.
+      const summary = await reconcile({ garden, dispatch: async (g) => void (called ||= g.id === goal.id) });
+      expect(summary.blocked).toEqual([{ goal: goal.id, reason: expect.stringContaining('no plant nobody') }]);
+      expect(summary.rolledBack).toEqual([]);
+    }
+    expect(called).toBe(false);
+    expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
+    expect(fs.statSync(goalFile).mtimeMs).toBe(before);
+    const log = readEventLog(garden);
+    expect(log.filter((e) => e.type === 'GoalTransitioned' && e.goal === goal.id)).toEqual([]);
+    expect(log.filter((e) => e.type === 'GoalBlocked').map((e) => e.goal)).toEqual([goal.id]);
+    expect(fs.existsSync(path.join(garden.paths.runsDir, `${goal.id}-r1`))).toBe(false);
+  });
+
+  it('rolls the goal back to queued when opening the run fails (the runs directory is a file)', async () => {
+    garden = await makeTestGarden();
+    const goal = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: 'cannot open a run' });
+    fs.rmSync(garden.paths.runsDir, { recursive: true, force: true });
+    fs.writeFileSync(garden.paths.runsDir, 'not a directory');
     let called = false;
     const summary = await reconcile({ garden, dispatch: async () => void (called = true) });
     expect(called).toBe(false);
-    expect(summary.rolledBack).toEqual([{ goal: goal.id, reason: expect.stringContaining('no plant nobody') }]);
+    expect(summary.rolledBack).toEqual([{ goal: goal.id, reason: expect.stringMatching(/EEXIST|ENOTDIR|not a directory/) }]);
     expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
     const transitions = readEventLog(garden).filter((e) => e.type === 'GoalTransitioned').map((e) => `${e.from}>${e.to}`);
     expect(transitions).toEqual(['queued>dispatched', 'dispatched>queued']);
-    expect(fs.existsSync(path.join(garden.paths.runsDir, `${goal.id}-r1`))).toBe(false);
   });
 
   it('never reads the contents of closed goals', async () => {

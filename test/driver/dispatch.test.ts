@@ -49,12 +49,13 @@ describe('driver dispatch through the command plugin: every terminal status and 
     expect(fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8')).not.toContain('pak2.reflection');
   });
 
-  it('plain text output without a result line is wrapped and succeeds with cost unknown', async () => {
+  it('plain text output without a result line is recorded raw, read as text, and succeeds with cost unknown', async () => {
     garden = await makeTestGarden();
     const { run } = await runOnce('plain', 'spike');
     expect(run.status).toBe('success');
     expect(run.cost).toEqual({ source: 'unknown' });
-    expect(fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8')).toBe('{"type":"text","text":"all done, no result line"}\n');
+    expect(run.outputs?.final_text).toBe('all done, no result line');
+    expect(fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8')).toBe('all done, no result line\n');
   });
 
   it('zero_output when the agent exits cleanly having said nothing', async () => {
@@ -93,17 +94,17 @@ describe('driver dispatch through the command plugin: every terminal status and 
     expect(goal.closed_reason).toBe('failure');
   });
 
-  it('a goal whose driver cannot launch stays queued, with the reason, and burns no run', async () => {
+  it('an unknown driver, or a command driver without a command, is a failed run: launch_failed, a JSON error line, cost unknown (seed 002)', async () => {
     garden = await makeTestGarden();
     for (const driver of ['nonsense-driver', 'command']) {
-      const goal = await createGoal(garden.paths, { type: 'build', plant: 'gardener', body: `driver ${driver}`, driver });
-      const summary = await reconcile({ garden, dispatch: (g, runId) => dispatch(g, runId, { garden }), awaitDispatch: true });
-      // The only run is the automatic queued_attention_needed tend the previous pass queued (docs/automatic-tend/level2.md).
-      expect(summary.dispatched.filter((id) => !id.includes('-tend-'))).toEqual([]);
-      expect(summary.tends).toEqual([{ goal: expect.any(String), trigger: 'queued_attention_needed', key: 'queued_attention_needed' }]);
-      expect(summary.rolledBack).toContainEqual({ goal: goal.id, reason: expect.stringContaining(driver === 'command' ? 'driver command has no command: set [drivers.command].command' : 'unknown driver "nonsense-driver"') });
-      expect((await readGoal(garden.paths, goal.id)).status).toBe('queued');
-      expect(fs.existsSync(path.join(garden.paths.runsDir, `${goal.id}-r1`))).toBe(false);
+      const goal = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: `driver ${driver}`, driver });
+      await reconcile({ garden, dispatch: (g, runId) => dispatch(g, runId, { garden, onStderr: () => undefined }), awaitDispatch: true });
+      const run = await readRun(garden.paths, `${goal.id}-r1`);
+      const message = driver === 'command' ? 'driver command has no command: set [drivers.command].command' : 'unknown driver "nonsense-driver"';
+      expect(run).toMatchObject({ status: 'failure', failure_reason: 'launch_failed', cost: { source: 'unknown' }, outputs: { error: expect.stringContaining(message) } });
+      const lines = fs.readFileSync(runEventsFile(garden.paths, run.id), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      expect(lines).toEqual([{ type: 'error', source: 'pak2', message: expect.stringContaining(message) }]);
+      expect((await readGoal(garden.paths, goal.id))).toMatchObject({ status: 'closed', closed_reason: 'failure' });
     }
   });
 

@@ -13,6 +13,8 @@ import {
   runEventsFile,
   runIdsForGoal,
   runMetaFile,
+  runSealFile,
+  readRunChecked,
   StoreError,
   type CloseRunInput,
 } from '../../source/store/index.js';
@@ -121,9 +123,28 @@ describe('readRun', () => {
     await storeError(readRun(paths, '1-fix-the-thing'), 'RUN_NOT_FOUND');
   });
 
-  it('INVALID_RECORD naming the file for malformed meta.json', async () => {
+  it('a torn meta.json is never believed: the seal is the record, and the damage is named', async () => {
     const { paths, goal } = await setup();
     const run = await openRun(paths, goal, OPEN);
+    fs.writeFileSync(runMetaFile(paths, run.id), '{"id":');
+    expect(await readRun(paths, run.id)).toEqual(run);
+    const checked = await readRunChecked(paths, run.id);
+    expect(checked.damage).toEqual({ fields: ['(unreadable)'], detail: expect.stringContaining(`${runMetaFile(paths, run.id)}: malformed JSON`) });
+  });
+
+  it('a rewritten meta.json names the fields that differ from the seal', async () => {
+    const { paths, goal } = await setup();
+    const run = await openRun(paths, goal, OPEN);
+    fs.writeFileSync(runMetaFile(paths, run.id), JSON.stringify({ ...run, status: 'success', reflection: 'forged' }));
+    const checked = await readRunChecked(paths, run.id);
+    expect(checked.run).toEqual(run);
+    expect(checked.damage?.fields).toEqual(['reflection', 'status']);
+  });
+
+  it('INVALID_RECORD naming the file for malformed meta.json of a record without a seal (written before seals)', async () => {
+    const { paths, goal } = await setup();
+    const run = await openRun(paths, goal, OPEN);
+    fs.rmSync(runSealFile(paths, run.id));
     fs.writeFileSync(runMetaFile(paths, run.id), '{"id":');
     const error = await storeError(readRun(paths, run.id), 'INVALID_RECORD');
     expect(error.file).toBe(runMetaFile(paths, run.id));
@@ -273,6 +294,7 @@ describe('listRuns', () => {
     const b = await openRun(paths, goal, OPEN, CLOSED);
     const other = await createGoal(paths, { type: 'spike', body: 'other' });
     const c = await openRun(paths, other, OPEN, STARTED);
+    fs.rmSync(runSealFile(paths, c.id));
     fs.writeFileSync(runMetaFile(paths, c.id), 'not json');
     fs.mkdirSync(path.join(paths.runsDir, 'not-a-run'), { recursive: true });
     const list = await listRuns(paths);

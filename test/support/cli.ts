@@ -12,8 +12,8 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node bin/pak2.js ...args` to completion. */
-export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+/** Runs `node bin/pak2.js ...args` to completion; `signalAfterMs` sends it SIGTERM after that long. */
+export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; signalAfterMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
@@ -23,6 +23,10 @@ export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.Pro
     );
     if (options.input !== undefined) child.stdin?.end(options.input);
     else child.stdin?.end();
+    if (options.signalAfterMs !== undefined) {
+      const timer = setTimeout(() => child.kill('SIGTERM'), options.signalAfterMs);
+      child.once('exit', () => clearTimeout(timer));
+    }
   });
 }
 

@@ -40,7 +40,7 @@ describe('automatic tend: run_failure', () => {
     expect(tend.tend).toEqual({
       trigger: 'run_failure',
       key: `run_failure:${goal.id}`,
-      origin: { goal: goal.id, run: `${goal.id}-r1`, status: 'failure', failure_reason: 'nonzero_exit' },
+      origin: { goal: goal.id, run: `${goal.id}-r1`, status: 'failure', failure_reason: 'nonzero_exit', error: 'exit 3, no result event' },
     });
     // Queued after the pass claimed its work: the tend is not dispatched in the pass that queued it.
     expect(summary.dispatched).toEqual([`${goal.id}-r1`]);
@@ -104,11 +104,13 @@ describe('automatic tend: run_failure', () => {
     await new Promise((r) => setTimeout(r, 300));
     const later = new Date(Date.now() + 400_000);
     const second = await reconcile({ garden, dispatch: realDispatch(garden, live), live, now: () => later });
-    await Promise.all(first.pending);
     expect(second.killed).toEqual([`${goal.id}-r1`]);
-    expect(second.closed).toEqual([{ goal: goal.id, reason: 'failure' }]);
-    expect(second.tends.map((t) => [t.trigger, t.key])).toEqual([['run_failure', `run_failure:${goal.id}`]]);
-    expect((await readGoal(garden.paths, second.tends[0]!.goal)).tend).toMatchObject({ origin: { run: `${goal.id}-r1`, status: 'killed', failure_reason: 'killed' } });
+    // The watchdog stops the live run; its dispatch closes it from the stream, and the next pass closes the goal.
+    await Promise.all(first.pending);
+    const third = await reconcile({ garden, dispatch: async () => undefined, live, now: () => later });
+    expect(third.closed).toEqual([{ goal: goal.id, reason: 'failure' }]);
+    expect(third.tends.map((t) => [t.trigger, t.key])).toEqual([['run_failure', `run_failure:${goal.id}`]]);
+    expect((await readGoal(garden.paths, third.tends[0]!.goal)).tend).toMatchObject({ origin: { run: `${goal.id}-r1`, status: 'killed', failure_reason: 'killed' } });
   }, 20_000);
 });
 

@@ -70,7 +70,7 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
-      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`)];
+      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`)];
       if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
     }
   } finally {

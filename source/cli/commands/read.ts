@@ -3,7 +3,7 @@ import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type RunRecord } from
 import { UserError } from '../../errors.js';
 import { listGoals, listRuns, readGoal, readRun, runIdsForGoal, StoreError } from '../../store/index.js';
 import { gardenOf, printJson } from '../context.js';
-import { age, duration, formatCost, sanitize, table, truncateColumns } from '../../format.js';
+import { age, duration, formatCost, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
 const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };
@@ -149,6 +149,7 @@ export function describeRun(run: RunRecord): string {
     lines.push(`  cost ${formatCost(run.cost)} (${run.cost.source})${tokens ? `  tokens ${tokens}` : ''}`);
   }
   if (run.outputs?.error) lines.push(`  error ${run.outputs.error}`);
+  lines.push(...runNoticeLines(run).map((l) => `  ${l}`));
   const b = run.worktree_baseline;
   if (b) lines.push(`  baseline ${b.tracked_dirty_paths.length} tracked dirty, ${b.untracked_dirty_count} untracked${b.untracked_dirty_roots.length ? ` in ${b.untracked_dirty_roots.join(', ')}` : ''} at start`);
   if (run.session_id) lines.push(`  session ${run.session_id}`);

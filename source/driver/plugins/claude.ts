@@ -1,6 +1,24 @@
 import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
+import type { LineSignal } from '../liveness.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
+
+/**
+ * The words of an error `result`: its subtype, its `result` prose and every
+ * entry of `errors[]`, e.g. `error_max_turns: stopped at the turn limit (30
+ * turns)` or `error_during_execution: No conversation found with session ID: …`.
+ */
+export function resultError(line: Record<string, unknown>, numTurns: number | undefined): string | undefined {
+  const subtype = typeof line.subtype === 'string' && line.subtype !== 'success' ? line.subtype : undefined;
+  const parts: string[] = [];
+  if (subtype === 'error_max_turns') parts.push(`stopped at the turn limit${numTurns !== undefined ? ` (${numTurns} turns)` : ''}`);
+  if (typeof line.result === 'string' && line.result.trim()) parts.push(line.result.trim());
+  if (Array.isArray(line.errors)) for (const e of line.errors) if (typeof e === 'string' && e.trim()) parts.push(e.trim());
+  const api = typeof line.api_error_status === 'number' ? `HTTP ${line.api_error_status}` : undefined;
+  if (api && !parts.some((p) => p.includes(String(line.api_error_status)))) parts.push(api);
+  if (parts.length === 0) return subtype ?? 'error';
+  return subtype ? `${subtype}: ${parts.join('; ')}` : parts.join('; ');
+}
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -52,6 +70,20 @@ export const claudePlugin: DriverPlugin = {
     if (!ctx.sessionId) throw new Error('claude reported no session_id to resume for reflection');
     return claudeArgs(ctx, ctx.sessionId);
   },
+  classifyLine(raw): LineSignal {
+    const line = asRecord(raw);
+    if (!line) return { progress: true, label: 'text' };
+    const type = typeof line.type === 'string' ? line.type : '?';
+    if (type === 'system' && line.subtype === 'api_retry') return { progress: false, label: 'system api_retry' };
+    if (type === 'result') return { progress: true, terminal: true, label: `result ${String(line.subtype ?? '')}`.trim() };
+    const content = Array.isArray(asRecord(line.message)?.content) ? (asRecord(line.message)!.content as unknown[]) : [];
+    for (const block of content) {
+      const b = asRecord(block);
+      if (type === 'assistant' && b?.type === 'tool_use' && typeof b.id === 'string') return { progress: true, toolStart: b.id, label: `assistant tool_use ${String(b.name ?? '')}`.trim() };
+      if (type === 'user' && b?.type === 'tool_result' && typeof b.tool_use_id === 'string') return { progress: true, toolEnd: b.tool_use_id, label: 'user tool_result' };
+    }
+    return { progress: true, label: typeof line.subtype === 'string' ? `${type} ${line.subtype}` : type };
+  },
   parseEvents(lines): ParsedStream {
     let sessionId: string | undefined;
     let finalText: string | undefined;
@@ -65,34 +97,36 @@ export const claudePlugin: DriverPlugin = {
       const line = asRecord(raw);
       if (!line) continue;
       if (typeof line.session_id === 'string') sessionId = line.session_id;
-      if (line.type === 'text' && typeof line.text === 'string' && line.text.trim()) producedOutput = true; // a non-JSON line, wrapped
+      if (line.type === 'text' && typeof line.text === 'string' && line.text.trim()) producedOutput = true; // a line that is not JSON
       if (line.type === 'error' && line.source === 'pak2' && typeof line.message === 'string') errorText = line.message;
       if (line.type === 'assistant') {
         const message = asRecord(line.message);
         const content = Array.isArray(message?.content) ? message.content : [];
+        // claude writes an API failure as a synthetic assistant message with `error` set: its text is the error, not an answer.
+        const synthetic = line.error !== undefined && line.error !== null;
         for (const block of content) {
           const b = asRecord(block);
           if (b?.type === 'text' && typeof b.text === 'string' && b.text.trim()) {
-            finalText = b.text;
-            producedOutput = true;
+            if (synthetic) errorText = b.text;
+            else {
+              finalText = b.text;
+              producedOutput = true;
+            }
           } else if (b?.type === 'tool_use') {
             producedOutput = true;
           }
         }
-        if (line.error !== undefined && typeof line.error === 'string') errorText = line.error;
+        if (synthetic && !errorText) errorText = String(line.error);
       } else if (line.type === 'result') {
         sawResult = true;
         const isError = line.is_error === true || (typeof line.subtype === 'string' && line.subtype !== 'success');
         status = isError ? 'failure' : 'success';
-        if (typeof line.result === 'string') {
-          if (isError) errorText = line.result;
-          else if (line.result.trim()) {
-            finalText = line.result;
-            producedOutput = true;
-          }
-        }
-        if (isError && !errorText) errorText = typeof line.subtype === 'string' ? line.subtype : 'error';
         numTurns = num(line.num_turns) ?? numTurns;
+        if (isError) errorText = resultError(line, numTurns) ?? errorText;
+        else if (typeof line.result === 'string' && line.result.trim()) {
+          finalText = line.result;
+          producedOutput = true;
+        }
         const usage = asRecord(line.usage);
         const usd = num(line.total_cost_usd);
         const tokens = {
@@ -105,6 +139,6 @@ export const claudePlugin: DriverPlugin = {
       }
     }
     if (!sawResult) status = 'failure';
-    return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText };
+    return { cost, status, sessionId, finalText: status === 'success' ? finalText : finalText && finalText !== errorText ? finalText : undefined, numTurns, producedOutput, errorText, reported: sawResult };
   },
 };

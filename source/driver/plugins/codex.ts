@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
 import { estimateCodexCost } from '../pricing.js';
+import type { LineSignal } from '../liveness.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
 
 /** Sidecar files codex writes its last message to (`--output-last-message`). */
@@ -53,6 +54,20 @@ export const codexPlugin: DriverPlugin = {
   combineCosts(main, reflection) {
     // After `exec resume`, turn.completed.usage counts the whole thread.
     return reflection && reflection.input_tokens !== undefined ? reflection : main;
+  },
+  classifyLine(raw): LineSignal {
+    const line = asRecord(raw);
+    if (!line) return { progress: true, label: 'text' };
+    const type = typeof line.type === 'string' ? line.type : '?';
+    if (type === 'turn.completed' || type === 'turn.failed') return { progress: true, terminal: true, label: type };
+    // Retries of an unreachable server are not progress (codex: "Reconnecting... 2/5").
+    if (type === 'error' && typeof line.message === 'string' && /^Reconnecting/i.test(line.message)) return { progress: false, label: 'error Reconnecting' };
+    const item = asRecord(line.item);
+    if (item && typeof item.id === 'string' && item.type === 'command_execution') {
+      if (type === 'item.started') return { progress: true, toolStart: item.id, label: 'item.started command_execution' };
+      if (type === 'item.completed') return { progress: true, toolEnd: item.id, label: 'item.completed command_execution' };
+    }
+    return { progress: true, label: item && typeof item.type === 'string' ? `${type} ${item.type}` : type };
   },
   parseEvents(lines, { phase, runDir, model }): ParsedStream {
     let sessionId: string | undefined;
@@ -119,6 +134,7 @@ export const codexPlugin: DriverPlugin = {
       numTurns: turns || undefined,
       producedOutput: producedOutput || Boolean(finalText),
       errorText,
+      reported: completed || failed,
     };
   },
 };

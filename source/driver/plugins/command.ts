@@ -1,4 +1,5 @@
 import type { Cost } from '../../contracts/index.js';
+import type { LineSignal } from '../liveness.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
 
 function commandOf(ctx: LaunchContext, name: string): string[] {
@@ -47,6 +48,11 @@ export function commandPlugin(name = 'command'): DriverPlugin {
       const [command, ...args] = commandOf(ctx, name);
       return { command: command!, args, env: envOf(ctx, 'reflection', ctx.sessionId) };
     },
+    classifyLine(raw): LineSignal {
+      const line = asRecord(raw);
+      if (line?.type === 'result') return { progress: true, terminal: true, label: 'result' };
+      return { progress: true, label: typeof line?.type === 'string' ? line.type : 'text' };
+    },
     parseEvents(lines): ParsedStream {
       let finalText: string | undefined;
       let sessionId: string | undefined;
@@ -55,6 +61,7 @@ export function commandPlugin(name = 'command'): DriverPlugin {
       let cost: Cost = { source: 'unknown' };
       let errorText: string | undefined;
       let producedOutput = false;
+      let reported = false;
       for (const raw of lines) {
         const line = asRecord(raw);
         if (!line) continue;
@@ -70,6 +77,7 @@ export function commandPlugin(name = 'command'): DriverPlugin {
           if (line.source !== 'pak2') producedOutput = true;
         } else if (line.type === 'result') {
           producedOutput = true;
+          reported = true;
           if (line.status !== undefined && line.status !== 'success') {
             status = 'failure';
             if (line.status !== 'failure') errorText = `result line has status ${JSON.stringify(line.status)}; expected "success" or "failure"`;
@@ -83,7 +91,7 @@ export function commandPlugin(name = 'command'): DriverPlugin {
           producedOutput = true;
         }
       }
-      return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText };
+      return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText, reported };
     },
   };
 }

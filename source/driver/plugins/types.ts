@@ -1,5 +1,6 @@
 import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
+import type { LineSignal } from '../liveness.js';
 
 /** What a plugin needs to build a launch command. */
 export interface LaunchContext {
@@ -36,8 +37,10 @@ export interface ParsedStream {
   numTurns: number | undefined;
   /** True when the stream holds any agent output at all (text, tool call, result). */
   producedOutput: boolean;
-  /** The agent's error message, when it reported one. */
+  /** The agent's error message, when it reported one (never pak2's guess). */
   errorText: string | undefined;
+  /** True when the stream holds the agent's terminal result (claude `result`, codex `turn.completed` / `turn.failed`, a command `result` line). */
+  reported: boolean;
 }
 
 /**
@@ -60,8 +63,12 @@ export interface DriverPlugin {
    * usage after a resume, so its reflection cost already includes the main turn.
    */
   combineCosts?(main: Cost, reflection: Cost | undefined): Cost;
-  /** Maps one raw stdout line to the recorded line (default: as is). */
-  mapLine?(line: string): string;
+  /**
+   * How one raw stdout line bears on liveness (docs/run/level2.md,
+   * "Watchdog"): progress or not, a tool call opened or closed, the
+   * terminal result. Default: every line is progress.
+   */
+  classifyLine?(line: unknown): LineSignal;
   /**
    * Reads one phase of the stream: the JSON lines the agent wrote in that
    * phase, with the run directory (for sidecar files) and the model (for pricing).

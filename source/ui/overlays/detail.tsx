@@ -1,7 +1,7 @@
 import { Text } from 'ink';
 import React from 'react';
 import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
-import { formatCost } from '../../format.js';
+import { formatCost, runNoticeLines } from '../../format.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
@@ -77,6 +77,7 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
       `started ${run.started_at}${run.completed_at ? `  completed ${run.completed_at}` : ''}`,
       `cost ${c ? `${formatCost(c)} (${c.source})` : '(running)'}${tokens}`,
       ...(run.outputs?.error ? [`error ${run.outputs.error}`] : []),
+      ...runNoticeLines(run),
       ...(run.session_id ? [`session ${run.session_id}`] : []),
       ...(run.num_turns !== undefined ? [`turns ${run.num_turns}`] : []),
     ],

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import type { GardenPaths } from '../garden/index.js';
+import { appendEvent, readJsonFile, writeJsonAtomic } from '../store/index.js';
+
+/** `<runtime-root>/coordinator.blocked.json`: goal id → why it cannot dispatch, as last reported. */
+export function blockedFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, 'coordinator.blocked.json');
+}
+
+/**
+ * Reports queued goals that cannot dispatch (docs/coordinator/level2.md,
+ * "Blocked goals"): one `GoalBlocked` event per goal and reason, not one
+ * per pass. The reported set is kept in {@link blockedFile}, so a restart
+ * does not repeat it; a goal that is no longer blocked drops out, and is
+ * reported again if it becomes blocked again. Writes nothing when nothing changed.
+ */
+export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string }[], now: Date): Promise<void> {
+  const file = blockedFile(paths);
+  const read = await readJsonFile(file);
+  const before: Record<string, string> = read.ok && typeof read.value === 'object' && read.value !== null ? (read.value as Record<string, string>) : {};
+  const after: Record<string, string> = {};
+  for (const { goal, reason } of blocked) {
+    after[goal] = reason;
+    if (before[goal] !== reason) await appendEvent(paths, { type: 'GoalBlocked', goal, detail: `cannot dispatch: ${reason}; it waits in the queue` }, now);
+  }
+  if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
+}
