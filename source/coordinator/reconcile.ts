@@ -219,7 +219,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const watchdog = {
       limit: verdict.limitName,
       limit_seconds: verdict.limitSeconds,
-      silent_seconds: Math.round(verdict.silentMs / 1000),
+      silent_seconds: Math.round(verdict.silentMs / 100) / 10,
       last_event: handle ? handle.liveness.lastEvent : await lastEventOf(eventsFile),
     };
     const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
 import { RunLiveness, type LineSignal } from './liveness.js';
@@ -92,6 +93,8 @@ export interface LaunchOptions {
 /** Reads what a file gained since `offset`. */
 class FileFollower {
   private partial = '';
+  // A multi-byte character split across two reads is decoded whole.
+  private readonly decoder = new StringDecoder('utf8');
   constructor(
     private readonly file: string,
     private offset: number,
@@ -111,7 +114,7 @@ class FileFollower {
       const buffer = Buffer.alloc(Math.min(size - this.offset, 8 * 1024 * 1024));
       const n = fs.readSync(fd, buffer, 0, buffer.length, this.offset);
       this.offset += n;
-      const text = buffer.subarray(0, n).toString('utf8');
+      const text = this.decoder.write(buffer.subarray(0, n));
       const parts = (this.partial + text).split('\n');
       this.partial = parts.pop() ?? '';
       return { text, lines: parts };

@@ -42,7 +42,8 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
         garden,
         command: options.command ?? 'pak2 (workbench)',
         startup: true,
-        onStderr: (runId, chunk) => appendRunStderr(runId, chunk),
+        // The agent's stderr is the run's stderr.log itself; the terminal belongs to Ink.
+        onStderr: () => undefined,
       });
   const restoreHistoryListener = options.readOnly
     ? () => undefined

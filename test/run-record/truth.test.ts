@@ -87,6 +87,9 @@ describe('1. the coordinator owns the record: an agent cannot write its own verd
     // The close's runtime-history capture ran: its provenance record exists.
     expect(fs.existsSync(path.join(g.paths.runtimeRoot, 'history', 'commits', `${run.id}.json`))).toBe(true);
     expect(seen.every((pid) => !isAlive(pid))).toBe(true);
+    // The operator sees it: `pak2 show` names the tampering.
+    const shown = await runCli(['show', run.id, '--garden', g.paths.gardenRoot]);
+    expect(shown.stdout).toMatch(/tampered meta\.json was rewritten by someone else \(.*status.*\); pak2's record stands/);
   });
 });
 
@@ -138,7 +141,7 @@ describe('4. a kill keeps what the stream already said', () => {
       session_id: 'S1',
       cost: { source: 'provider', usd: 0.3, input_tokens: 300, output_tokens: 30 },
       watchdog: { limit: 'watchdog_seconds', limit_seconds: 1, last_event: 'assistant' },
-      outputs: { final_text: 'Working on it.', error: expect.stringMatching(/^killed by the watchdog: silent for \d+ s \(watchdog_seconds 1 s\); last event: assistant$/) },
+      outputs: { final_text: 'Working on it.', error: expect.stringMatching(/^killed by the watchdog: silent for \d+(\.\d)? s \(watchdog_seconds 1 s\); last event: assistant$/) },
     });
     expect(goal.closed_reason).toBe('failure');
     const types = runEvents(g, run.id).map((e) => e.type);
