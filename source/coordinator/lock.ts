@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -27,21 +29,84 @@ export function readHolder(paths: GardenPaths): LockHolder | undefined {
   }
 }
 
-/** True when `pid` names a live process on this host. */
-function pidAlive(pid: number): boolean {
+/**
+ * The host-wide name of a garden's coordinator socket: a Linux abstract
+ * socket (no file, released by the kernel when its process dies, however it
+ * dies), named from the runtime root's real path. Elsewhere, a socket file
+ * in the runtime root.
+ */
+export function coordinatorSocketName(paths: GardenPaths): string {
+  let root = paths.runtimeRoot;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM';
+    root = fs.realpathSync(root);
+  } catch {
+    // not created yet: the resolved path names it
   }
+  const hash = createHash('sha256').update(root).digest('hex').slice(0, 32);
+  return process.platform === 'linux' ? `\0pak2-coordinator-${hash}` : path.join(paths.runtimeRoot, 'coordinator.sock');
+}
+
+/** Asks the coordinator listening on `name` who it is; undefined when nobody answers within `timeoutMs`. */
+export function askHolder(name: string, timeoutMs = 1000): Promise<LockHolder | undefined> {
+  return new Promise((resolve) => {
+    let data = '';
+    const socket = net.connect(name);
+    const done = (holder: LockHolder | undefined) => {
+      socket.destroy();
+      clearTimeout(timer);
+      resolve(holder);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.on('data', (chunk) => (data += chunk.toString()));
+    socket.on('end', () => {
+      try {
+        done(JSON.parse(data) as LockHolder);
+      } catch {
+        done(undefined);
+      }
+    });
+    socket.on('error', () => done(undefined));
+  });
+}
+
+/** Binds the garden's coordinator socket; it answers every connection with the holder record. */
+async function bindSocket(name: string, holder: LockHolder): Promise<net.Server | { taken: true }> {
+  const listen = () =>
+    new Promise<net.Server | NodeJS.ErrnoException>((resolve) => {
+      const server = net.createServer((socket) => socket.end(JSON.stringify(holder)));
+      server.once('error', (error: NodeJS.ErrnoException) => resolve(error));
+      server.listen(name, () => {
+        server.removeAllListeners('error');
+        server.on('error', () => undefined);
+        server.unref();
+        resolve(server);
+      });
+    });
+  let result = await listen();
+  if (result instanceof net.Server) return result;
+  if (result.code !== 'EADDRINUSE') throw result;
+  // A socket file (not Linux) outlives a dead holder: nobody answering means it is stale.
+  if (!name.startsWith('\0') && !(await askHolder(name, 500))) {
+    fs.rmSync(name, { force: true });
+    result = await listen();
+    if (result instanceof net.Server) return result;
+  }
+  return { taken: true };
 }
 
 /**
- * Takes the garden's coordinator lock (one coordinator per garden, DESIGN.md).
- * The lock is refreshed every 5 s and counts as stale after 20 s; a holder
- * on this host whose pid is gone is taken over at once. `onCompromised` is
- * told when the lock is lost (its directory deleted, say).
+ * Takes the garden's coordinator lock (one coordinator per garden,
+ * DESIGN.md; docs/coordinator/level2.md, "One coordinator"). Two parts:
+ *
+ * 1. The coordinator socket ({@link coordinatorSocketName}): binding it is
+ *    atomic and the kernel frees it when its process dies, so of any number
+ *    of coordinators starting together on this host exactly one wins,
+ *    whether the lock on disk is live, dead or stale. The loser asks the
+ *    winner who it is.
+ * 2. Holding the socket, the lock directory `<runtime-root>/coordinator.lock`
+ *    (proper-lockfile, refreshed every 5 s, stale after 20 s) is taken; one
+ *    left by a process of this host is dead by construction and is taken
+ *    over. A live holder on another host still refuses.
  *
  * @returns the release function.
  * @throws UserError naming the holder (pid, host, since when) when another coordinator holds it.
@@ -49,7 +114,18 @@ function pidAlive(pid: number): boolean {
 export async function acquireCoordinatorLock(paths: GardenPaths, command: string, onCompromised?: (error: Error) => void): Promise<() => Promise<void>> {
   const files = lockPaths(paths);
   fs.mkdirSync(paths.runtimeRoot, { recursive: true });
-  let release: () => Promise<void>;
+  const holder: LockHolder = { pid: process.pid, host: os.hostname(), started_at: new Date().toISOString(), command };
+  const refuse = (other: LockHolder | undefined): never => {
+    const who = other ? `pid ${other.pid} on ${other.host} (${other.command}), since ${other.started_at}` : 'another process';
+    throw new UserError(`another coordinator is running this garden: ${who}; lock ${files.lock}`, {
+      hint: 'stop it first, or use `pak2 dashboard` for a read-only view',
+      exitCode: 1,
+    });
+  };
+  const name = coordinatorSocketName(paths);
+  const bound = await bindSocket(name, holder);
+  if (!(bound instanceof net.Server)) return refuse((await askHolder(name)) ?? readHolder(paths));
+  const server = bound;
   const take = () =>
     lockfile.lock(paths.runtimeRoot, {
       lockfilePath: files.lock,
@@ -58,34 +134,29 @@ export async function acquireCoordinatorLock(paths: GardenPaths, command: string
       retries: 0,
       onCompromised: (error) => (onCompromised ? onCompromised(error) : process.stderr.write(`pak2: coordinator lock compromised: ${error.message}\n`)),
     });
+  let release: () => Promise<void>;
   try {
     try {
       release = await take();
     } catch (error) {
-      // A holder on this host whose process is gone (kill -9, a crash) does not hold the garden.
-      const holder = readHolder(paths);
-      if ((error as { code?: string }).code !== 'ELOCKED' || !holder || holder.host !== os.hostname() || pidAlive(holder.pid)) throw error;
+      // We hold this host's socket: a lock left by this host is a dead coordinator's.
+      const previous = readHolder(paths);
+      if ((error as { code?: string }).code !== 'ELOCKED' || (previous && previous.host !== os.hostname())) throw error;
       fs.rmSync(files.lock, { recursive: true, force: true });
       release = await take();
     }
   } catch (error) {
-    if ((error as { code?: string }).code === 'ELOCKED') {
-      const holder = readHolder(paths);
-      const who = holder ? `pid ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.started_at}` : 'another process';
-      throw new UserError(`another coordinator is running this garden: ${who}; lock ${files.lock}`, {
-        hint: 'stop it first, or use `pak2 dashboard` for a read-only view',
-        exitCode: 1,
-      });
-    }
+    server.close();
+    if ((error as { code?: string }).code === 'ELOCKED') return refuse(readHolder(paths));
     throw error;
   }
-  const holder: LockHolder = { pid: process.pid, host: os.hostname(), started_at: new Date().toISOString(), command };
   fs.writeFileSync(files.holder, `${JSON.stringify(holder, null, 2)}\n`);
   return async () => {
     try {
       fs.rmSync(files.holder, { force: true });
     } finally {
       await release().catch(() => undefined);
+      server.close();
     }
   };
 }

@@ -8,9 +8,11 @@ import {
   latestRun,
   OpenGoalScanner,
   openRun,
+  readGoal,
   readPlant,
   readRun,
   runEventsFile,
+  StoreError,
   transitionGoal,
   type GoalProblem,
 } from '../store/index.js';
@@ -145,7 +147,25 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const run = await loadRun(goal);
     if (run && !isTerminalRunStatus(run.status)) inFlight += 1;
   }
-  const queued = goals.filter((g) => g.status === 'queued').sort(dispatchOrder);
+  // What is dispatched, and in which order, is what is on disk now: queued goals are read fresh (a cache may only speed up listing).
+  const queued = (
+    await Promise.all(
+      goals
+        .filter((g) => g.status === 'queued')
+        .map(async (g) => {
+          try {
+            const fresh = await readGoal(paths, g.id);
+            Object.assign(g, fresh);
+            return fresh.status === 'queued' ? g : undefined;
+          } catch (error) {
+            summary.problems.push({ file: g.id, message: (error as Error).message });
+            return undefined;
+          }
+        }),
+    )
+  )
+    .filter((g): g is GoalRecord => g !== undefined)
+    .sort(dispatchOrder);
   for (const goal of queued) {
     if (!goal.assigned_to) {
       summary.skipped.push(goal.id);
@@ -163,7 +183,18 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     }
     // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000).
     const worktreeBaseline = goal.type === 'converse' ? undefined : await captureWorktreeBaseline(paths.gardenRoot, paths.runtimeRoot, options.env ?? process.env);
-    await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
+    // The claim re-reads the goal under its lock: the agent is told what the file says at dispatch.
+    let claimed: GoalRecord;
+    try {
+      claimed = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
+    } catch (error) {
+      if (error instanceof StoreError) {
+        summary.problems.push({ file: goal.id, message: error.message });
+        continue;
+      }
+      throw error;
+    }
+    Object.assign(goal, claimed);
     let run: RunRecord;
     try {
       // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).

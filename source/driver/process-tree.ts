@@ -126,7 +126,7 @@ export function commandOf(pid: number): string {
  * ones still there (a process in another pid namespace, one pak2 may not
  * signal). Never waits longer than `settleMs`.
  */
-export async function sweepRun(pgid: number | undefined, mark: string, files: string[], settleMs = 500): Promise<Survivor[]> {
+export async function sweepRun(pgid: number | undefined, mark: string, files: string[], settleMs = 2000): Promise<Survivor[]> {
   const targets = () => [...new Set([...markedProcesses(mark), ...fileHolders(files)])];
   signalGroup(pgid, 'SIGKILL');
   for (const pid of targets()) {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, formatIssue, validateConfig, type ConfigFile } from '../contracts/index.js';
+import { CONFIG_RANGES, validateConfig, type ConfigFile } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 
@@ -63,10 +63,15 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   }
   const issues = validateConfig(raw);
   if (issues.length > 0) {
-    const first = issues[0]!;
-    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    const range = first.code === 'INVALID_CONFIG_VALUE' && CONFIG_RANGES[first.field] ? `: must be ${CONFIG_RANGES[first.field]}` : '';
-    throw new UserError(`${file}: ${formatIssue(first)}${range}${more}`, { hint: 'see PAK2.toml.example for every key' });
+    // Every problem at once, each with its key and the value given.
+    const described = issues.map((issue) => {
+      const value = valueAt(raw, issue.field);
+      const shown = value === undefined ? '' : ` = ${JSON.stringify(value)}`;
+      if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${issue.field}${shown}: unknown key`;
+      const range = CONFIG_RANGES[issue.field] ? `must be ${CONFIG_RANGES[issue.field]}` : issue.message;
+      return `${issue.field || '(document)'}${shown}: ${issue.code} (${range})`;
+    });
+    throw new UserError(`${file}: ${issues.length === 1 ? '' : `${issues.length} problems: `}${described.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   }
   const cfg = raw as ConfigFile;
   const drivers: GardenConfig['drivers'] = {};
@@ -88,6 +93,16 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     },
     drivers,
   };
+}
+
+/** The value at a dotted key of a parsed TOML table (`coordinator.watchdog_seconds`). */
+function valueAt(raw: unknown, dotted: string): unknown {
+  let value: unknown = raw;
+  for (const part of dotted.split('.').filter(Boolean)) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
 }
 
 /**
@@ -130,5 +145,16 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
     throw new UserError(`${file}: cannot read (${(error as Error).message})`);
   }
   const config = parseConfig(text, file);
+  if (config.runtimeRoot === undefined) {
+    // The legacy layout reads goals from the garden root; a runtime under .runtime/ would silently vanish.
+    const split = path.join(root, '.runtime', 'goals');
+    if (fs.existsSync(split)) {
+      const count = fs.readdirSync(split).filter((name) => name.endsWith('.json')).length;
+      throw new UserError(
+        `${file}: sets no [runtime].root, so the runtime root is the garden root (the legacy layout), but ${path.join(root, '.runtime')} holds a runtime (${count} goal file(s)) that would not be read`,
+        { hint: 'add `[runtime]` with `root = ".runtime"` to PAK2.toml (pak2 init writes it), or move .runtime/ aside' },
+      );
+    }
+  }
   return { paths: gardenPaths(root, config.runtimeRoot), config };
 }

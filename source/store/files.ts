@@ -116,13 +116,29 @@ export async function readJsonFile(file: string): Promise<JsonRead> {
   }
 }
 
+const appending = new Map<string, Promise<unknown>>();
+
 /**
- * Appends one JSON line with O_APPEND (a single write, so concurrent writers
- * never interleave inside a line). Creates the parent directory.
+ * Appends one JSON line with O_APPEND in a single write(2) of the whole
+ * line, whatever its size (Node's appendFile splits large data into 512 KB
+ * writes that concurrent writers interleave). Appends to one file from this
+ * process are queued, so the torn-line repair below runs once, not once per
+ * racing writer. Creates the parent directory.
  *
  * @throws StoreError IO_ERROR naming the file.
  */
 export async function appendJsonLine(file: string, data: unknown): Promise<void> {
+  const previous = appending.get(file) ?? Promise.resolve();
+  const task = previous.catch(() => undefined).then(() => appendNow(file, data));
+  appending.set(file, task);
+  try {
+    await task;
+  } finally {
+    if (appending.get(file) === task) appending.delete(file);
+  }
+}
+
+async function appendNow(file: string, data: unknown): Promise<void> {
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
     const handle = await fsp.open(file, 'a+');
@@ -135,7 +151,12 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
         await handle.read(last, 0, 1, size - 1);
         if (last[0] !== 0x0a) lead = '\n';
       }
-      await handle.appendFile(`${lead}${JSON.stringify(data)}\n`);
+      const buffer = Buffer.from(`${lead}${JSON.stringify(data)}\n`);
+      let written = 0;
+      while (written < buffer.length) {
+        const { bytesWritten } = await handle.write(buffer, written, buffer.length - written);
+        written += bytesWritten;
+      }
     } finally {
       await handle.close();
     }

@@ -210,7 +210,9 @@ export interface GoalList {
 async function readMany(paths: GardenPaths, ids: string[]): Promise<GoalList> {
   const goals: GoalRecord[] = [];
   const problems: GoalProblem[] = [];
-  const results = await Promise.allSettled(ids.map((id) => readGoal(paths, id)));
+  // Bounded, so a low open-file limit never turns into dropped entries.
+  const limit = pLimit(32);
+  const results = await Promise.allSettled(ids.map((id) => limit(() => readGoal(paths, id))));
   results.forEach((result, index) => {
     if (result.status === 'fulfilled') goals.push(result.value);
     else problems.push({ file: goalFile(paths, ids[index]!), message: (result.reason as Error).message });
@@ -218,8 +220,12 @@ async function readMany(paths: GardenPaths, ids: string[]): Promise<GoalList> {
   return { goals, problems };
 }
 
-/** Goal ids present in the goals directory (file names only; nothing is read). */
-export async function listGoalIds(paths: GardenPaths): Promise<string[]> {
+/**
+ * Goal ids present in the goals directory (file names only; nothing is
+ * read). A `.json` file whose name is not a goal id (`../x`, a space) is not
+ * a goal; pass `strays` to be told of each one.
+ */
+export async function listGoalIds(paths: GardenPaths, strays?: GoalProblem[]): Promise<string[]> {
   let names: string[];
   try {
     names = await fsp.readdir(paths.goalsDir);
@@ -232,13 +238,16 @@ export async function listGoalIds(paths: GardenPaths): Promise<string[]> {
     if (!name.endsWith('.json')) continue;
     const id = name.slice(0, -5);
     if (GOAL_ID_PATTERN.test(id)) ids.push(id);
+    else strays?.push({ file: path.join(paths.goalsDir, name), message: `${path.join(paths.goalsDir, name)}: not a goal file name (goal files are <N-slug>.json); not read` });
   }
   return ids;
 }
 
 /** Every goal, closed ones included. Malformed files are reported in `problems`, never deleted. */
 export async function listGoals(paths: GardenPaths): Promise<GoalList> {
-  return readMany(paths, await listGoalIds(paths));
+  const strays: GoalProblem[] = [];
+  const list = await readMany(paths, await listGoalIds(paths, strays));
+  return { goals: list.goals, problems: [...strays, ...list.problems] };
 }
 
 /** Orders goals for dispatch: priority high → low, then submitted_at old → new, then N. */
@@ -258,8 +267,8 @@ export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
 export class OpenGoalScanner {
   private closed = new Set<string>();
   private ledgerOffset = 0;
-  private cache = new Map<string, { mtimeMs: number; size: number; goal: GoalRecord }>();
-  private listing: { mtimeMs: number; ids: string[] } | undefined;
+  private cache = new Map<string, { mtimeMs: number; ctimeMs: number; size: number; goal: GoalRecord }>();
+  private listing: { mtimeMs: number; ids: string[]; strays: GoalProblem[] } | undefined;
   private open: { ids: string[]; from: string[]; ledgerOffset: number; closedCount: number } | undefined;
 
   constructor(private readonly paths: GardenPaths) {}
@@ -302,8 +311,9 @@ export class OpenGoalScanner {
       return [];
     }
     if (this.listing && this.listing.mtimeMs === mtimeMs && Date.now() - mtimeMs > 2000) return this.listing.ids;
-    const ids = await listGoalIds(this.paths);
-    this.listing = { mtimeMs, ids };
+    const strays: GoalProblem[] = [];
+    const ids = await listGoalIds(this.paths, strays);
+    this.listing = { mtimeMs, ids, strays };
     return ids;
   }
 
@@ -318,7 +328,7 @@ export class OpenGoalScanner {
         : all.filter((id) => !this.closed.has(id));
     this.open = { ids, from: all, ledgerOffset: this.ledgerOffset, closedCount: this.closed.size };
     const goals: GoalRecord[] = [];
-    const problems: GoalProblem[] = [];
+    const problems: GoalProblem[] = [...(this.listing?.strays ?? [])];
     const seen = new Set<string>();
     // Bounded: a cold scan of 10,000 open goals must not open them all at once.
     const limit = pLimit(128);
@@ -333,7 +343,8 @@ export class OpenGoalScanner {
           return;
         }
         const cached = this.cache.get(id);
-        if (cached && cached.mtimeMs === stat.mtimeMs && cached.size === stat.size) {
+        // ctime too: `touch -r` can restore an edited file's mtime, never its ctime.
+        if (cached && cached.mtimeMs === stat.mtimeMs && cached.ctimeMs === stat.ctimeMs && cached.size === stat.size) {
           goals.push(cached.goal);
           return;
         }
@@ -345,7 +356,7 @@ export class OpenGoalScanner {
             this.cache.delete(id);
             return;
           }
-          this.cache.set(id, { mtimeMs: stat.mtimeMs, size: stat.size, goal });
+          this.cache.set(id, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, goal });
           goals.push(goal);
         } catch (error) {
           problems.push({ file, message: (error as Error).message });

@@ -1,4 +1,5 @@
 import fsp from 'node:fs/promises';
+import pLimit from 'p-limit';
 import path from 'node:path';
 import {
   formatIssue,
@@ -192,16 +193,20 @@ export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[];
   }
   const runs: RunRecord[] = [];
   const problems: { file: string; message: string }[] = [];
+  // Bounded: thousands of runs must not open thousands of files at once (EMFILE under a low ulimit).
+  const limit = pLimit(32);
   await Promise.all(
     names
       .filter((name) => RUN_ID_PATTERN.test(name))
-      .map(async (name) => {
-        try {
-          runs.push(await readRun(paths, name));
-        } catch (error) {
-          problems.push({ file: runMetaFile(paths, name), message: (error as Error).message });
-        }
-      }),
+      .map((name) =>
+        limit(async () => {
+          try {
+            runs.push(await readRun(paths, name));
+          } catch (error) {
+            problems.push({ file: runMetaFile(paths, name), message: (error as Error).message });
+          }
+        }),
+      ),
   );
   runs.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.id.localeCompare(b.id)));
   return { runs, problems };

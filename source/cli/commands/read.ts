@@ -24,6 +24,19 @@ function runDuration(run: RunRecord): string {
   return duration((end - Date.parse(run.started_at)) / 1000);
 }
 
+/**
+ * Names every entry a listing could not read (one line each, at most 20,
+ * then a count) and makes the command exit 1: a listing that dropped
+ * entries never looks complete.
+ */
+function reportSkipped(io: CliIO, messages: string[], kind: string): void {
+  if (messages.length === 0) return;
+  for (const message of messages.slice(0, 20)) io.err(`pak2: skipped ${message}`);
+  if (messages.length > 20) io.err(`pak2: … and ${messages.length - 20} more`);
+  io.err(`pak2: ${messages.length} ${kind}(s) could not be read; the listing is incomplete (pak2 doctor names the damage)`);
+  io.exitCode = 1;
+}
+
 /** `pak2 goals`, `pak2 runs`, `pak2 show ID`: read-only views; `--json` for machines. */
 export function registerReadCommands(program: Command, io: CliIO): void {
   program
@@ -34,14 +47,15 @@ export function registerReadCommands(program: Command, io: CliIO): void {
     .action(async (opts: { all?: boolean; json?: boolean }, command: Command) => {
       const garden = gardenOf(command, io);
       const { goals, problems } = await listGoals(garden.paths);
-      for (const problem of problems) io.err(`pak2: skipped ${problem.message}`);
+      reportSkipped(io, problems.map((p) => p.message), 'goal');
       let shown = orderGoalsForDisplay(goals);
       if (!opts.all) {
         const open = shown.filter((g) => g.status !== 'closed');
         shown = [...open, ...shown.filter((g) => g.status === 'closed').slice(0, 20)];
       }
       if (opts.json) return printJson(io, shown);
-      if (shown.length === 0) return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
+      if (shown.length === 0 && problems.length === 0) return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
+      if (shown.length === 0) return;
       io.out(
         table(
           ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'],
@@ -58,24 +72,29 @@ export function registerReadCommands(program: Command, io: CliIO): void {
     .action(async (opts: { goal?: string; json?: boolean }, command: Command) => {
       const garden = gardenOf(command, io);
       let runs: RunRecord[];
+      let problems: string[];
       if (opts.goal !== undefined) {
         if (!GOAL_ID_PATTERN.test(opts.goal)) throw new UserError(`--goal ${opts.goal}: not a goal id (N-slug)`);
         await readGoal(garden.paths, opts.goal);
         runs = [];
+        const skipped: string[] = [];
         for (const id of await runIdsForGoal(garden.paths, opts.goal)) {
           try {
             runs.push(await readRun(garden.paths, id));
           } catch (error) {
-            io.err(`pak2: skipped ${(error as Error).message}`);
+            skipped.push((error as Error).message);
           }
         }
+        problems = skipped;
       } else {
         const listed = await listRuns(garden.paths);
-        for (const problem of listed.problems) io.err(`pak2: skipped ${problem.message}`);
+        problems = listed.problems.map((p) => p.message);
         runs = listed.runs;
       }
+      reportSkipped(io, problems, 'run');
       if (opts.json) return printJson(io, runs);
-      if (runs.length === 0) return io.out('no runs yet');
+      if (runs.length === 0 && problems.length === 0) return io.out('no runs yet');
+      if (runs.length === 0) return;
       io.out(
         table(
           ['RUN', 'STATUS', 'DRIVER', 'MODEL', 'TIME', 'COST', 'REASON'],
