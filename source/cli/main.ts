@@ -11,6 +11,7 @@ import { registerCancel, registerSubmit } from './commands/submit.js';
 import { registerOperatorMessage } from './commands/operator-message.js';
 import { registerPlantCommands } from './commands/plants.js';
 import { registerRetrospective } from './commands/retrospective.js';
+import { registerDoctor } from './commands/doctor.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -88,6 +89,7 @@ export function buildProgram(io: CliIO): Command {
   registerOperatorMessage(program, io);
   registerPlantCommands(program, io);
   registerRetrospective(program, io);
+  registerDoctor(program, io);
   return program;
 }
 

@@ -5,7 +5,8 @@ import { RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../dri
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { closeFromStream } from '../driver/dispatch.js';
-import { latestRun, OpenGoalScanner, StoreError } from '../store/index.js';
+import type { RunRecord } from '../contracts/index.js';
+import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
 /**
  * Runs a coordinator finds `running` when it starts belong to no live
@@ -14,7 +15,10 @@ import { latestRun, OpenGoalScanner, StoreError } from '../store/index.js';
  * orphans. Each one's agent processes (found by the run mark in
  * `process.json`, on this host) are killed, and the run is closed `killed`
  * with failure_reason `coordinator_stopped`, so the next pass puts its goal
- * back in the queue instead of waiting out the watchdog.
+ * back in the queue instead of waiting out the watchdog. A run whose
+ * meta.json is torn is read from its seal; one with no seal either is
+ * rebuilt from its goal and process record, and the damage is named in the
+ * close (`record_tampering`, `outputs.error`).
  *
  * @returns the run ids reclaimed.
  */
@@ -24,21 +28,51 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
   const { goals } = await new OpenGoalScanner(paths).scan();
   for (const goal of goals) {
     if (goal.status !== 'running' && goal.status !== 'dispatched') continue;
-    const run = await latestRun(paths, goal.id).catch(() => undefined);
-    if (!run || run.status !== 'running') continue;
+    const ids = await runIdsForGoal(paths, goal.id);
+    const runId = ids.at(-1);
+    if (!runId) continue;
     let record: RunProcessRecord | undefined;
     try {
-      record = JSON.parse(fs.readFileSync(path.join(runDir(paths, run.id), RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+      record = JSON.parse(fs.readFileSync(path.join(runDir(paths, runId), RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
     } catch {
       record = undefined;
     }
+    let run: RunRecord;
+    let rebuilt: string | undefined;
+    try {
+      run = await readRun(paths, runId);
+    } catch (error) {
+      if (!(error instanceof StoreError) || error.code !== 'INVALID_RECORD') continue;
+      // A torn record with no seal (written before seals): rebuild what can still be known, and say so.
+      rebuilt = error.message;
+      run = await recoverRunRecord(paths, runId, {
+        goal: goal.id,
+        plant: goal.assigned_to ?? 'unknown',
+        started_at: record?.started_at ?? new Date(fs.statSync(runDir(paths, runId)).mtimeMs).toISOString(),
+        driver: record?.driver ?? goal.driver ?? 'unknown',
+        model: record?.model ?? goal.model ?? 'unknown',
+      });
+    }
+    if (run.status !== 'running') continue;
     if (record && record.host === os.hostname()) {
       const dir = runDir(paths, run.id);
       await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
     }
     try {
       // Closed from its stream: the session id and any cost it reported are kept.
-      const closed = await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'coordinator_stopped', errorText: 'the coordinator that ran it stopped without closing it', by: 'coordinator' }, now());
+      const closed = await closeFromStream(
+        garden,
+        run,
+        goal.type,
+        {
+          status: 'killed',
+          failureReason: 'coordinator_stopped',
+          errorText: `the coordinator that ran it stopped without closing it${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
+          by: 'coordinator',
+          ...(rebuilt ? { extra: { record_tampering: { detected_at: now().toISOString(), fields: ['(unreadable)'] } } } : {}),
+        },
+        now(),
+      );
       if (closed) reclaimed.push(run.id);
     } catch (error) {
       if (!(error instanceof StoreError)) throw error;

@@ -68,6 +68,9 @@ export interface RunProcessRecord {
   host: string;
   phase: 'main' | 'reflection';
   started_at: string;
+  /** The run's driver and model, so a run whose record is lost can still be named. */
+  driver?: string;
+  model?: string;
 }
 
 function writeProcessRecord(dir: string, record: RunProcessRecord): void {
@@ -291,7 +294,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
         else process.stderr.write(chunk);
       },
       onStart: (handle) => {
-        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: now().toISOString() });
+        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.

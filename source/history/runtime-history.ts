@@ -23,6 +23,7 @@ import {
   type RuntimeHistoryRecord,
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
+import { commandOf, fileHolders } from '../proc.js';
 import { authoredGitEnv, describeFailure, runGit, runtimeGitEnv, type GitResult } from './git.js';
 
 /** What one capture did. `commit` is the new runtime HEAD (only with `committed`); `record` the record file once written. */
@@ -31,6 +32,73 @@ export interface RuntimeHistoryResult {
   detail?: string;
   commit?: string;
   record?: string;
+  /** Git locks left by dead processes that this capture removed before staging (paths). */
+  cleared?: string[];
+}
+
+/** How old (ms) a git lock nobody holds open must be before it counts as left by a dead process. */
+export const STALE_GIT_LOCK_MS = 2000;
+
+/**
+ * Git's own advice for a lock a crashed git left behind is to remove it.
+ * Before staging, every `index.lock`, `HEAD.lock` and `refs/**.lock` in the
+ * runtime repo that no live process holds open (/proc) and that is older
+ * than {@link STALE_GIT_LOCK_MS} is removed; the paths are returned. A lock
+ * a live process holds is left alone, and {@link describeHeldLocks} names it.
+ */
+export function clearStaleGitLocks(gitDir: string, nowMs = Date.now()): string[] {
+  const cleared: string[] = [];
+  for (const lock of gitLocks(gitDir)) {
+    let mtimeMs: number;
+    try {
+      mtimeMs = fs.statSync(lock).mtimeMs;
+    } catch {
+      continue;
+    }
+    if (nowMs - mtimeMs < STALE_GIT_LOCK_MS || fileHolders([lock]).length > 0) continue;
+    try {
+      fs.rmSync(lock, { force: true });
+      cleared.push(lock);
+    } catch {
+      // left: the failing git command will name it
+    }
+  }
+  return cleared;
+}
+
+/** Locks in a git dir: index.lock, HEAD.lock and any *.lock under refs/. */
+function gitLocks(gitDir: string): string[] {
+  const found = [path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock')].filter((f) => fs.existsSync(f));
+  const walk = (dir: string, depth: number) => {
+    if (depth > 6) return;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full, depth + 1);
+      else if (entry.name.endsWith('.lock')) found.push(full);
+    }
+  };
+  walk(path.join(gitDir, 'refs'), 0);
+  return found;
+}
+
+/** What to do about the locks still in a git dir: who holds each, or that it is young. Empty when there are none. */
+export function describeHeldLocks(gitDir: string): string {
+  const parts: string[] = [];
+  for (const lock of gitLocks(gitDir)) {
+    const holders = fileHolders([lock]);
+    parts.push(
+      holders.length > 0
+        ? `${lock} is held by ${holders.map((pid) => `pid ${pid} (${commandOf(pid)})`).join(', ')}: it goes when that process ends`
+        : `${lock} is not held by any process: if no git command is running in ${path.dirname(gitDir)}, remove it (pak2 removes such a lock once it is ${STALE_GIT_LOCK_MS / 1000} s old)`,
+    );
+  }
+  return parts.join('; ');
 }
 
 /** Runs one git command; {@link runGit} is the real one. */
@@ -203,27 +271,34 @@ async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOp
   if (init) return { outcome: 'runtime_repo_init_failed', detail: init, record: file };
 
   progress.outcome = 'runtime_repo_stage_failed';
+  const gitDir = path.join(rt, '.git');
+  const cleared = clearStaleGitLocks(gitDir);
+  const withCleared = cleared.length ? { cleared } : {};
+  const lockAdvice = () => {
+    const advice = describeHeldLocks(gitDir);
+    return advice ? `; ${advice}` : '';
+  };
   const addArgs = ['add', '-A', '--', '.'];
   const add = await git(addArgs, rt, gitEnv);
-  if (!add.ok) return { outcome: 'runtime_repo_stage_failed', detail: describeFailure(addArgs, add), record: file };
+  if (!add.ok) return { outcome: 'runtime_repo_stage_failed', detail: `${describeFailure(addArgs, add)}${lockAdvice()}`, record: file, ...withCleared };
 
   progress.outcome = 'runtime_repo_diff_failed';
   const diffArgs = ['diff', '--cached', '--quiet', '--exit-code'];
   const diff = await git(diffArgs, rt, gitEnv);
-  if (diff.ok) return { outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', record: file };
-  if (diff.exitCode !== 1 || diff.spawnError) return { outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), record: file };
+  if (diff.ok) return { outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', record: file, ...withCleared };
+  if (diff.exitCode !== 1 || diff.spawnError) return { outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), record: file, ...withCleared };
 
   progress.outcome = 'runtime_repo_commit_failed';
   const commitArgs = ['commit', '--quiet', '--no-verify', '-m', commitMessage(record)];
   const commit = await git(commitArgs, rt, gitEnv);
-  if (!commit.ok) return { outcome: 'runtime_repo_commit_failed', detail: describeFailure(commitArgs, commit), record: file };
+  if (!commit.ok) return { outcome: 'runtime_repo_commit_failed', detail: `${describeFailure(commitArgs, commit)}${lockAdvice()}`, record: file, ...withCleared };
 
   progress.outcome = 'runtime_repo_head_unavailable';
   const headArgs = ['rev-parse', '--verify', 'HEAD'];
   const head = await git(headArgs, rt, gitEnv);
   const id = head.stdout.trim();
-  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return { outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), record: file };
-  return { outcome: 'committed', commit: id, record: file };
+  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return { outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), record: file, ...withCleared };
+  return { outcome: 'committed', commit: id, record: file, ...withCleared };
 }
 
 /** The runtime-history commit message: a subject, then trailers a reader can query with `git log --format=%(trailers)`. */
@@ -303,8 +378,9 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>, git
 
 /** The line logged for an attempted capture that did not commit; undefined for `committed` and `runtime_root_not_split`. */
 export function historyNotice(runId: string, result: RuntimeHistoryResult): string | undefined {
-  if (result.outcome === 'committed' || result.outcome === 'runtime_root_not_split') return undefined;
-  const detail = result.detail ? ` (${result.detail.replace(/\s+/g, ' ').trim()})` : '';
+  const cleared = result.cleared?.length ? ` (removed ${result.cleared.length} stale git lock(s) a dead process left: ${result.cleared.join(', ')})` : '';
+  if (result.outcome === 'committed' || result.outcome === 'runtime_root_not_split') return cleared ? `pak2: runtime history ${runId}: ${result.outcome}${cleared}` : undefined;
+  const detail = result.detail ? ` (${result.detail.replace(/\s+/g, ' ').trim()})${cleared}` : cleared;
   const line = `pak2: runtime history ${runId}: ${result.outcome}${detail}`;
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }

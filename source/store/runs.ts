@@ -212,6 +212,21 @@ export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[];
   return { runs, problems };
 }
 
+/**
+ * Rewrites the record of a run whose meta.json is unreadable and has no
+ * seal, from what can still be known (its goal, plant, start and driver), as
+ * `running`, so it can be closed. Only reclaim calls it.
+ *
+ * @throws StoreError INVALID_RECORD when even that would not validate, IO_ERROR.
+ */
+export async function recoverRunRecord(paths: GardenPaths, runId: string, known: Pick<RunRecord, 'goal' | 'plant' | 'started_at' | 'driver' | 'model'>): Promise<RunRecord> {
+  const record: RunRecord = { id: runId, status: 'running', ...known };
+  const issues = validateRun(record);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${runId}: cannot rebuild its record: ${formatIssue(issues[0]!)}`, runMetaFile(paths, runId));
+  await writeRunRecord(paths, record);
+  return record;
+}
+
 /** The terminal facts a close writes. `completed_at` defaults to now. */
 export interface CloseRunInput {
   status: Exclude<RunStatus, 'running'>;
@@ -226,8 +241,8 @@ export interface CloseRunInput {
   errorText?: string;
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
-  /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers). */
-  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers'>;
+  /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering'>;
 }
 
 const closing = new Map<string, Promise<unknown>>();

@@ -4,6 +4,7 @@
  * directory belongs, a stale lock, a PATH without git, a failing git binary.
  * Nothing here mocks the helper.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +20,14 @@ afterEach(() => {
   restore = undefined;
   cleanupFixtures();
 });
+
+/** A live process holding `file` open (as a running git holds its lock); created if missing. */
+function holdOpen(file: string): ChildProcess {
+  const fd = fs.openSync(file, 'a');
+  const child = spawn('sleep', ['60'], { stdio: ['ignore', fd, 'ignore'] });
+  fs.closeSync(fd);
+  return child;
+}
 
 function outcomes() {
   restore?.();
@@ -219,20 +228,41 @@ describe('runtime history outcome codes, each from a real cause', () => {
     expect(repoState(garden.root)).toEqual(before);
   });
 
-  it('runtime_repo_stage_failed: a stale index.lock in the runtime repo', async () => {
+  it('runtime_repo_stage_failed: an index.lock a live process holds; the detail names the holder and what to do', async () => {
     const garden = await makeGitGarden();
     expect((await closeAndReport(garden)).result.outcome).toBe('committed');
     const rt = garden.paths.runtimeRoot;
     const head = git(rt, 'rev-parse', 'HEAD');
-    fs.writeFileSync(path.join(rt, '.git', 'index.lock'), '');
-    const { runId, result } = await closeAndReport(garden);
-    saw(result);
-    expect(result.outcome).toBe('runtime_repo_stage_failed');
-    expect(result.detail).toMatch(/index\.lock/);
-    expect(fs.existsSync(historyRecordFile(garden.paths, runId))).toBe(true);
-    expect(git(rt, 'rev-parse', 'HEAD')).toBe(head);
-    // pak2 never removes a lock it did not take.
-    expect(fs.existsSync(path.join(rt, '.git', 'index.lock'))).toBe(true);
+    const lock = path.join(rt, '.git', 'index.lock');
+    const holder = holdOpen(lock);
+    try {
+      const { runId, result } = await closeAndReport(garden);
+      saw(result);
+      expect(result.outcome).toBe('runtime_repo_stage_failed');
+      expect(result.detail).toContain(`${lock} is held by pid ${holder.pid}`);
+      expect(result.detail).toContain('it goes when that process ends');
+      expect(fs.existsSync(historyRecordFile(garden.paths, runId))).toBe(true);
+      expect(git(rt, 'rev-parse', 'HEAD')).toBe(head);
+      // A lock a live process holds is never removed.
+      expect(fs.existsSync(lock)).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('committed: a stale index.lock a dead process left is recognised, removed and reported; every later close commits', async () => {
+    const garden = await makeGitGarden();
+    expect((await closeAndReport(garden)).result.outcome).toBe('committed');
+    const rt = garden.paths.runtimeRoot;
+    const lock = path.join(rt, '.git', 'index.lock');
+    fs.writeFileSync(lock, '');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    const { result } = await closeAndReport(garden);
+    expect(result).toMatchObject({ outcome: 'committed', cleared: [lock] });
+    expect(historyNotice('r', result)).toContain('removed 1 stale git lock(s) a dead process left');
+    expect(fs.existsSync(lock)).toBe(false);
+    expect((await closeAndReport(garden)).result.outcome).toBe('committed');
   });
 
   it('no_runtime_changes: capturing the same closed run again with nothing new', async () => {
@@ -271,18 +301,23 @@ describe('runtime history outcome codes, each from a real cause', () => {
     expect(results[0]!.result).toMatchObject({ outcome: 'runtime_repo_diff_failed', detail: expect.stringContaining('simulated diff failure') });
   });
 
-  it('runtime_repo_commit_failed: a stale branch ref lock blocks the commit after staging found changes', async () => {
+  it('runtime_repo_commit_failed: a branch ref lock a live process holds blocks the commit after staging found changes', async () => {
     const garden = await makeGitGarden();
     expect((await closeAndReport(garden)).result.outcome).toBe('committed');
     const rt = garden.paths.runtimeRoot;
     const branch = git(rt, 'symbolic-ref', 'HEAD').trim();
     const head = git(rt, 'rev-parse', 'HEAD');
-    fs.writeFileSync(path.join(rt, '.git', `${branch}.lock`), '');
-    const { result } = await closeAndReport(garden);
-    saw(result);
-    expect(result.outcome).toBe('runtime_repo_commit_failed');
-    expect(result.detail).toMatch(/cannot lock ref/);
-    expect(git(rt, 'rev-parse', 'HEAD')).toBe(head);
+    const holder = holdOpen(path.join(rt, '.git', `${branch}.lock`));
+    try {
+      const { result } = await closeAndReport(garden);
+      saw(result);
+      expect(result.outcome).toBe('runtime_repo_commit_failed');
+      expect(result.detail).toMatch(/cannot lock ref/);
+      expect(result.detail).toContain(`is held by pid ${holder.pid}`);
+      expect(git(rt, 'rev-parse', 'HEAD')).toBe(head);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 
   it('runtime_repo_head_unavailable: a git binary that commits but cannot read the runtime HEAD back', async () => {

@@ -1,0 +1,157 @@
+/**
+ * `pak2 doctor`: checks a garden's files and processes and names every
+ * problem with the file (and field) and the safe fix; `--fix` makes those
+ * fixes and never deletes a record (docs/doctor/level2.md).
+ */
+import path from 'node:path';
+import type { GardenPaths } from '../garden/index.js';
+import { Aside } from './aside.js';
+import { loadForDoctor } from './config.js';
+import { checkEvents } from './events.js';
+import { checkGoals, checkLedger } from './goals.js';
+import { checkLock } from './lock.js';
+import { checkPlants } from './plants.js';
+import { coordinatorPresence } from './presence.js';
+import { checkProcesses } from './processes.js';
+import { checkRuns } from './runs.js';
+import { checkRuntimeGit } from './runtime-git.js';
+import { NotFixed, type DoctorContext, type Finding, type Problem } from './types.js';
+
+export { DOCTOR_CHECKS, type DoctorCheck, type Finding } from './types.js';
+export { Aside, doctorDir } from './aside.js';
+export { coordinatorPresence, processAlive, type CoordinatorPresence } from './presence.js';
+export { gardenAgentProcesses, type AgentProcess } from './processes.js';
+export { scanEventLog, type EventLogScan } from './events.js';
+export { plantFromEvents } from './plants.js';
+
+/** What {@link runDoctor} is asked to do. */
+export interface DoctorOptions {
+  /** The garden directory, or (with `search`) where to start looking for one. */
+  dir: string;
+  /** Look for the nearest ancestor of `dir` holding PAK2.toml. */
+  search?: boolean;
+  /** Make the safe fixes. */
+  fix?: boolean;
+  /** The environment (git's PATH); default this process's. */
+  env?: NodeJS.ProcessEnv;
+  /** The clock, for the moved-aside directory's name. */
+  now?: Date;
+}
+
+/** What doctor found (and, with `fix`, did). */
+export interface DoctorReport {
+  /** The garden root. */
+  gardenRoot: string;
+  /** Every finding, in check order. */
+  findings: Finding[];
+  /** True when `fix` was asked for. */
+  fixRan: boolean;
+  /** `<runtime-root>/doctor/<timestamp>` when `--fix` moved or copied something there. */
+  asideDir?: string;
+}
+
+function publicFinding(problem: Problem): Finding {
+  const { repair: _repair, ...finding } = problem;
+  return finding;
+}
+
+/**
+ * Checks the garden at `options.dir`: PAK2.toml (stopping there when it
+ * does not load), the coordinator lock, goal files, the closed ledger, run
+ * records against their seals and running runs, plants, the event log,
+ * orphan agent processes and the runtime git repository. With `fix`, makes
+ * each finding's safe fix in that order and marks it `fixed`; a fix that
+ * fails leaves `fixed: false` and says why in `fix`.
+ *
+ * @throws UserError when `dir` holds no garden.
+ */
+export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
+  const loaded = loadForDoctor(options.dir, options.search ?? false);
+  if ('problem' in loaded) {
+    const finding = publicFinding(loaded.problem);
+    return { gardenRoot: loaded.root, findings: [options.fix ? { ...finding, fixed: false } : finding], fixRan: Boolean(options.fix) };
+  }
+  const { garden } = loaded;
+  const ctx: DoctorContext = {
+    garden,
+    presence: await coordinatorPresence(garden.paths),
+    aside: new Aside(garden.paths, options.now),
+    env: options.env ?? process.env,
+  };
+  const problems: Problem[] = [];
+  problems.push(...checkLock(ctx));
+  const goals = await checkGoals(ctx);
+  problems.push(...goals.problems);
+  problems.push(...(await checkLedger(ctx, goals.scan)));
+  problems.push(...(await checkRuns(ctx, goals.scan)));
+  problems.push(...(await checkPlants(ctx)));
+  problems.push(...(await checkEvents(ctx)));
+  problems.push(...checkProcesses(ctx));
+  problems.push(...(await checkRuntimeGit(ctx)));
+
+  if (!options.fix) return { gardenRoot: garden.paths.gardenRoot, findings: problems.map(publicFinding), fixRan: false };
+
+  const findings: Finding[] = [];
+  for (const problem of problems) {
+    const finding = publicFinding(problem);
+    if (!problem.repair) {
+      findings.push({ ...finding, fixed: false });
+      continue;
+    }
+    try {
+      findings.push({ ...finding, fix: await problem.repair(ctx), fixed: true });
+    } catch (error) {
+      const why = error instanceof NotFixed ? error.message : `failed: ${(error as Error)?.message ?? String(error)}`;
+      findings.push({ ...finding, fix: `${finding.fix} — not done: ${why}`, fixed: false });
+    }
+  }
+  const report: DoctorReport = { gardenRoot: garden.paths.gardenRoot, findings, fixRan: true };
+  if (ctx.aside.touched) {
+    report.asideDir = ctx.aside.dir;
+    await ctx.aside.writeReport({ garden: garden.paths.gardenRoot, findings });
+  }
+  return report;
+}
+
+/** True when the report leaves something to do: any finding without `--fix`, any unfixed one after it. */
+export function doctorFailed(report: DoctorReport): boolean {
+  return report.findings.some((f) => f.fixed !== true);
+}
+
+/** A path for a person: relative to the garden root when inside it. */
+export function displayPath(paths: Pick<GardenPaths, 'gardenRoot'> | string, file: string): string {
+  const root = typeof paths === 'string' ? paths : paths.gardenRoot;
+  const rel = path.relative(root, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+/**
+ * One line for one finding: `<check>: <file>[: <field>]: <message>`, then
+ * `— fix: …` (what `--fix` would do), `— fixed: …` or `— not fixed: …`.
+ * Paths inside the garden are shown relative to its root.
+ */
+export function formatFinding(gardenRoot: string, finding: Finding): string {
+  const show = (text: string) => text.split(gardenRoot + path.sep).join('');
+  const head = `${finding.check}: ${displayPath(gardenRoot, finding.file)}${finding.field ? `: ${finding.field}` : ''}: ${show(finding.message)}`;
+  if (finding.fixed === true) return `${head} — fixed: ${show(finding.fix ?? '')}`;
+  if (finding.fixed === false) return `${head} — not fixed${finding.fix ? `: ${show(finding.fix)}` : ' (no automatic fix)'}`;
+  return finding.fix ? `${head} — fix: ${show(finding.fix)}` : head;
+}
+
+/** The report as lines: one per finding, then a summary (`no problems found in …` when clean). */
+export function formatReport(report: DoctorReport): string[] {
+  const lines = report.findings.map((f) => formatFinding(report.gardenRoot, f));
+  const total = report.findings.length;
+  if (total === 0) {
+    lines.push(`no problems found in ${report.gardenRoot}`);
+    return lines;
+  }
+  if (report.fixRan) {
+    const fixed = report.findings.filter((f) => f.fixed).length;
+    lines.push(`${total} problem(s): ${fixed} fixed, ${total - fixed} remain${report.asideDir ? `; moved-aside files are in ${displayPath(report.gardenRoot, report.asideDir)}` : ''}`);
+  } else {
+    const fixable = report.findings.filter((f) => f.fix).length;
+    lines.push(`${total} problem(s)${fixable ? `; pak2 doctor --fix makes the ${fixable} safe fix(es) (it never deletes a record)` : '; none has an automatic fix'}`);
+  }
+  return lines;
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+
+/**
+ * Pids of live processes (other than this one) holding any of `files` open
+ * (Linux `/proc/<pid>/fd`). A descendant that cleared its environment and
+ * left the process group (`setsid env -i …`) still holds the run's stdout
+ * file; this finds it.
+ */
+export function fileHolders(files: string[]): number[] {
+  const targets = new Set(files.map((file) => safeRealpath(file)).filter((file): file is string => Boolean(file)));
+  const pids: number[] = [];
+  if (targets.size === 0) return pids;
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return pids;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = fs.readdirSync(`/proc/${name}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = fs.readlinkSync(`/proc/${name}/fd/${fd}`);
+      } catch {
+        continue;
+      }
+      if (targets.has(target)) {
+        pids.push(Number(name));
+        break;
+      }
+    }
+  }
+  return pids;
+}
+
+function safeRealpath(file: string): string | undefined {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The command line of a process, for reports (`?` when unreadable). */
+export function commandOf(pid: number): string {
+  try {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').filter(Boolean).join(' ');
+    return cmd || '?';
+  } catch {
+    return '?';
+  }
+}
+
