@@ -1,0 +1,110 @@
+/**
+ * Helpers for the `pak2 doctor` tests: run the built CLI on a garden, read
+ * its JSON, and prove that `--fix` lost nothing.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'vitest';
+import type { Garden } from '../../source/garden/index.js';
+import { setRuntimeHistoryListener } from '../../source/history/index.js';
+import { closeRun, createGoal, openRun, transitionGoal } from '../../source/store/index.js';
+import { runCli, type CliResult } from '../support/cli.js';
+
+/** One finding as `pak2 doctor --json` prints it. */
+export interface JsonFinding {
+  check: string;
+  file: string;
+  field?: string;
+  message: string;
+  fix?: string;
+  fixed?: boolean;
+}
+
+/** Runs `pak2 --garden ROOT doctor ...args`. */
+export function doctor(root: string, ...args: string[]): Promise<CliResult> {
+  return runCli(['--garden', root, 'doctor', ...args]);
+}
+
+/** Runs `pak2 doctor --json ...args` and parses its findings. */
+export async function doctorJson(root: string, ...args: string[]): Promise<{ code: number; findings: JsonFinding[]; stderr: string }> {
+  const result = await doctor(root, '--json', ...args);
+  const parsed = JSON.parse(result.stdout) as { findings: JsonFinding[] };
+  expect(Object.keys(parsed)).toEqual(['findings']);
+  for (const f of parsed.findings) for (const key of Object.keys(f)) expect(['check', 'file', 'field', 'message', 'fix', 'fixed']).toContain(key);
+  return { code: result.code, findings: parsed.findings, stderr: result.stderr };
+}
+
+/** The finding lines of a text report (everything but the summary line). */
+export function findingLines(stdout: string): string[] {
+  return stdout.trimEnd().split('\n').slice(0, -1);
+}
+
+/** Silences the runtime-history stderr line of closes in a non-git garden, for one test. */
+export function quietHistory(): () => void {
+  return setRuntimeHistoryListener(() => undefined);
+}
+
+/** A goal taken through a whole run to `closed`, its run closed `success`. Returns the ids. */
+export async function closedRun(garden: Garden, body = 'look around'): Promise<{ goal: string; run: string }> {
+  const goal = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body });
+  await transitionGoal(garden.paths, goal.id, 'dispatched');
+  const run = await openRun(garden.paths, goal, { plant: 'gardener', driver: 'command', model: 'scripted' });
+  await transitionGoal(garden.paths, goal.id, 'running');
+  await closeRun(garden.paths, run.id, goal.type, { status: 'success', cost: { source: 'unknown' } });
+  await transitionGoal(garden.paths, goal.id, 'completed');
+  await transitionGoal(garden.paths, goal.id, 'closed', { closedReason: 'success' });
+  return { goal: goal.id, run: run.id };
+}
+
+/** A goal whose run is still `running` (goal status `running`). */
+export async function runningRun(garden: Garden, body = 'keep going'): Promise<{ goal: string; run: string }> {
+  const goal = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body });
+  await transitionGoal(garden.paths, goal.id, 'dispatched');
+  const run = await openRun(garden.paths, goal, { plant: 'gardener', driver: 'command', model: 'scripted' });
+  await transitionGoal(garden.paths, goal.id, 'running');
+  return { goal: goal.id, run: run.id };
+}
+
+/** Every file under `dir` (relative path → bytes). */
+export function filesUnder(dir: string, rel = ''): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    const p = rel ? path.join(rel, entry.name) : entry.name;
+    if (entry.isDirectory()) for (const [k, v] of filesUnder(dir, p)) out.set(k, v);
+    else if (entry.isFile()) out.set(p, fs.readFileSync(path.join(dir, p)));
+  }
+  return out;
+}
+
+const hash = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
+
+/**
+ * Asserts that nothing of `before` was lost in `after`: each file is still
+ * where it was with the same bytes or bytes appended, or its exact bytes are
+ * somewhere else (moved or copied aside). `except` names paths that may go
+ * (locks).
+ */
+export function expectNothingLost(before: Map<string, Buffer>, after: Map<string, Buffer>, except: string[] = []): void {
+  const hashes = new Set([...after.values()].map(hash));
+  for (const [rel, bytes] of before) {
+    if (except.includes(rel)) continue;
+    const now = after.get(rel);
+    const kept = (now && now.subarray(0, bytes.length).equals(bytes)) || hashes.has(hash(bytes));
+    expect(kept, `${rel} was lost`).toBe(true);
+  }
+}
+
+/** The single `<runtime-root>/doctor/<timestamp>` directory a `--fix` made. */
+export function asideDir(garden: Garden): string {
+  const base = path.join(garden.paths.runtimeRoot, 'doctor');
+  const dirs = fs.readdirSync(base);
+  expect(dirs).toHaveLength(1);
+  return path.join(base, dirs[0]!);
+}
