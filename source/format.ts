@@ -18,9 +18,87 @@ function isPlainAscii(text: string): boolean {
   return /^[\x20-\x7e]*$/.test(text);
 }
 
-/** Display width of `text` (wide and emoji characters count as two); fast for plain ASCII. */
+const segmenter = new Intl.Segmenter();
+/**
+ * Code units handed to the segmenter at once. V8's grapheme segmenter slows
+ * down more than linearly with the length of the string it is given (a
+ * 160 KB line takes tens of seconds), so text is segmented in windows.
+ */
+const SEGMENT_WINDOW = 256;
+
+/**
+ * The grapheme clusters of `text`, in order, in time linear in the text
+ * consumed: the caller may stop early and pays only for what it read.
+ */
+export function* graphemes(text: string): Generator<string> {
+  let i = 0;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    // Printable ASCII followed by ASCII (or the end) is a cluster of its own.
+    if (code >= 0x20 && code < 0x7f && (i + 1 === text.length || text.charCodeAt(i + 1) < 0x80)) {
+      yield text[i]!;
+      i += 1;
+      continue;
+    }
+    const end = Math.min(text.length, i + SEGMENT_WINDOW);
+    const parts = [...segmenter.segment(text.slice(i, end))].map((s) => s.segment);
+    // The window's last cluster may go on past the window: segment again from its start,
+    // unless it is the only one (a cluster longer than the window is cut, hostile data).
+    const keep = end === text.length || parts.length === 1 ? parts.length : parts.length - 1;
+    for (let k = 0; k < keep; k++) {
+      yield parts[k]!;
+      i += parts[k]!.length;
+    }
+  }
+}
+
+// How Ink measures a cluster (string-width 8, which Ink 6 uses to place every
+// character) and how terminals draw it; pak2's own string-width 7 counts every
+// pictograph two columns, text-presentation ones (⚠ © ™ ☀ ❤) included, which
+// terminals draw one column wide.
+const VISIBLE = /[^\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Nonspacing_Mark}\p{Enclosing_Mark}\p{Surrogate}]/u;
+const RGI_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
+const PICTOGRAPH = /^\p{Extended_Pictographic}/u;
+const SPACING_MARK = /^\p{Spacing_Mark}$/u;
+const KEYCAP = /^[\d#*]\u20e3$/;
+/** Text-presentation pictographs that are East Asian Wide all the same (〰 〽 ㊗ ㊙ 🈂 🈷 and a few newer ones). */
+const WIDE_PICTOGRAPHS = new Set([0x3030, 0x303d, 0x3297, 0x3299, 0x1f1ae, 0x1f202, 0x1f237, 0x1f6d9, 0x1f7da, 0x1fa8b, 0x1fa8c, 0x1fa8d, 0x1facc, 0x1fadd, 0x1faeb, 0x1faf9, 0x1fafa]);
+const clusterWidths = new Map<string, number>();
+
+/** Columns one grapheme cluster takes, as Ink lays it out and terminals draw it. */
+export function clusterWidth(cluster: string): number {
+  if (cluster.length === 1) {
+    const code = cluster.charCodeAt(0);
+    if (code >= 0x20 && code < 0x7f) return 1;
+  }
+  let width = clusterWidths.get(cluster);
+  if (width !== undefined) return width;
+  width = measureCluster(cluster);
+  if (clusterWidths.size > 4096) clusterWidths.clear();
+  clusterWidths.set(cluster, width);
+  return width;
+}
+
+function measureCluster(cluster: string): number {
+  const start = cluster.search(VISIBLE);
+  if (start < 0) return 0; // only marks, joiners, controls
+  if (RGI_EMOJI.test(cluster) || KEYCAP.test(cluster) || (cluster.length <= 50 && cluster.includes('\u200d') && (cluster.match(/\p{Extended_Pictographic}/gu)?.length ?? 0) >= 2)) return 2;
+  const chars = [...cluster.slice(start)];
+  const base = chars[0]!;
+  const cp = base.codePointAt(0)!;
+  // A pictograph without emoji presentation takes its East Asian width: narrow but for a few.
+  let width = PICTOGRAPH.test(base) ? (WIDE_PICTOGRAPHS.has(cp) ? 2 : 1) : stringWidth(base);
+  // Spacing marks and half/full-width forms inside the cluster add their own width.
+  for (const c of chars.slice(1)) if (SPACING_MARK.test(c) || (c >= '\uff00' && c <= '\uffef')) width += stringWidth(c);
+  return width;
+}
+
+/** Display width of `text` (wide and emoji characters count as two); fast for plain ASCII, linear always. */
 export function displayWidth(text: string): number {
-  return isPlainAscii(text) ? text.length : stringWidth(text);
+  if (isPlainAscii(text)) return text.length;
+  let width = 0;
+  for (const cluster of graphemes(text)) width += clusterWidth(cluster);
+  return width;
 }
 
 /** Pads `text` to `width` terminal columns (wide and emoji characters count as two). */
@@ -28,20 +106,129 @@ export function padColumns(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - displayWidth(text)));
 }
 
-/** Cuts `text` to at most `width` columns, ending with `…` when cut. */
-export function truncateColumns(text: string, width: number): string {
-  if (displayWidth(text) <= width) return text;
-  if (isPlainAscii(text)) return `${text.slice(0, Math.max(0, width - 1))}…`;
-  // One pass over grapheme clusters, adding each one's width.
-  let out = '';
-  let used = 0;
-  for (const { segment } of new Intl.Segmenter().segment(text)) {
-    const w = stringWidth(segment);
-    if (used + w > width - 1) break;
-    out += segment;
-    used += w;
+/**
+ * Cuts `text` to at most `width` columns, ending with `…` when cut (or
+ * always, with `cut`: the caller already dropped part of it). Reads only as
+ * much of `text` as the cut needs.
+ */
+export function truncateColumns(text: string, width: number, cut = false): string {
+  if (width <= 0) return '';
+  if (isPlainAscii(text)) {
+    if (!cut && text.length <= width) return text;
+    return `${text.slice(0, Math.min(text.length, width - 1))}…`;
   }
-  return `${out}…`;
+  let kept = ''; // what fits in width - 1 columns
+  let used = 0;
+  let over = false;
+  let all = 0; // columns of everything read
+  for (const cluster of graphemes(text)) {
+    const w = clusterWidth(cluster);
+    all += w;
+    if (all > width) {
+      over = true;
+      break;
+    }
+    if (used + w <= width - 1) {
+      kept += cluster;
+      used += w;
+    }
+  }
+  if (!over && !cut) return text;
+  return `${kept}…`;
+}
+
+/**
+ * `text` cut to at most `max` code units at a code point boundary, so a
+ * caller can bound the work on hostile input before looking at it.
+ */
+export function clipUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // do not split a surrogate pair
+  return text.slice(0, end);
+}
+
+/**
+ * Wraps `text` to `width` columns the way wrap-ansi does with `hard: true,
+ * trim: false` (words break at spaces; a word longer than the row breaks
+ * anywhere), in time linear in the text consumed, stopping after `maxRows`
+ * rows. `more` says that rows were left out.
+ */
+export function wrapColumns(text: string, width: number, maxRows = Number.POSITIVE_INFINITY): { rows: string[]; more: boolean } {
+  if (width <= 0 || maxRows <= 0) return { rows: [], more: text.length > 0 };
+  // No more text than the rows can show is looked at (a row holds at most a few code units per column).
+  const source = clipUnits(text, wrapBudget(width, maxRows));
+  const rows: string[] = [];
+  const lines = source.split('\n');
+  for (let l = 0; l < lines.length; l++) {
+    const lineRows = wrapLine(lines[l]!, width, maxRows - rows.length + 1);
+    rows.push(...lineRows);
+    if (rows.length > maxRows) return { rows: rows.slice(0, maxRows), more: true };
+    if (rows.length === maxRows && l < lines.length - 1) return { rows, more: true };
+  }
+  return { rows, more: source.length < text.length };
+}
+
+/** Code units of text enough to fill `maxRows` rows of `width` columns, with room for marks and wide characters. */
+export function wrapBudget(width: number, maxRows: number): number {
+  return Number.isFinite(maxRows) ? (maxRows + 1) * (Math.max(1, width) + 1) * 4 + 64 : Number.POSITIVE_INFINITY;
+}
+
+/** One line (no newline) wrapped, at most `limit` rows (one more than the caller shows tells it there was more). */
+function wrapLine(line: string, width: number, limit: number): string[] {
+  const rows = [''];
+  let rowWidth = 0;
+  const words = line.split(' ');
+  for (let index = 0; index < words.length && rows.length <= limit; index++) {
+    const word = words[index]!;
+    const wordWidth = displayWidth(word);
+    if (index !== 0) {
+      if (rowWidth >= width) {
+        rows.push('');
+        rowWidth = 0;
+      }
+      rows[rows.length - 1] += ' ';
+      rowWidth += 1;
+    }
+    if (wordWidth > width) {
+      // A word longer than a row: start it here if that takes no more rows than starting it on the next.
+      const remaining = width - rowWidth;
+      const breaksHere = 1 + Math.floor((wordWidth - remaining - 1) / width);
+      const breaksNext = Math.floor((wordWidth - 1) / width);
+      if (breaksNext < breaksHere) {
+        rows.push('');
+        rowWidth = 0;
+      }
+      const clusters = graphemes(word);
+      let taken = 0;
+      for (const cluster of clusters) {
+        const w = clusterWidth(cluster);
+        taken += cluster.length;
+        if (rowWidth + w <= width) {
+          rows[rows.length - 1] += cluster;
+        } else {
+          rows.push(cluster);
+          rowWidth = 0;
+          if (rows.length > limit) break;
+        }
+        rowWidth += w;
+        if (rowWidth === width && taken < word.length) {
+          rows.push('');
+          rowWidth = 0;
+          if (rows.length > limit) break;
+        }
+      }
+      continue;
+    }
+    if (rowWidth + wordWidth > width && rowWidth > 0 && wordWidth > 0) {
+      rows.push('');
+      rowWidth = 0;
+    }
+    rows[rows.length - 1] += word;
+    rowWidth += wordWidth;
+  }
+  return rows;
 }
 
 /** A plain-text table: a header row and aligned columns separated by two spaces. */
@@ -90,6 +277,7 @@ export function runNoticeLines(run: RunRecord): string[] {
   if (run.watchdog) lines.push(`watchdog silent ${run.watchdog.silent_seconds} s > ${run.watchdog.limit} ${run.watchdog.limit_seconds} s; last event: ${run.watchdog.last_event}`);
   if (run.lingered) lines.push('lingered the agent reported its result but did not exit; pak2 ended it after the grace');
   if (run.leftovers?.length) lines.push(`leftovers ${run.leftovers.length} process(es) outlived the sweep: ${run.leftovers.join('; ')}`);
+  if (run.permission_denials?.length) lines.push(`denied ${run.permission_denials.length} tool call(s) refused: ${run.permission_denials.map((d) => `${d.tool}${d.path ? ` ${d.path}` : ''}`).join('; ')}`);
   if (run.cost?.partial) lines.push('cost partial: a part of the run (e.g. the reflection turn) reported no cost');
   return lines;
 }

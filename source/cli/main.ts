@@ -31,15 +31,37 @@ export interface CliIO {
  */
 export function processIO(): CliIO {
   let stdoutOpen = true;
+  let stderrOpen = true;
+  let hungUp = false;
+  // A terminal that is gone (a closed tmux window, a dropped ssh) answers writes with EIO: that is a
+  // hangup, not a crash. It takes the SIGHUP path once (stop the coordinator, release the lock).
+  const gone = (error: NodeJS.ErrnoException) => ['EPIPE', 'EIO', 'ENXIO', 'ECONNRESET'].includes(error.code ?? '');
+  const hangUp = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || hungUp) return;
+    hungUp = true;
+    process.emit('SIGHUP');
+  };
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') stdoutOpen = false;
-    else throw error;
+    if (!gone(error)) throw error;
+    stdoutOpen = false;
+    hangUp(error);
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (!gone(error)) throw error;
+    stderrOpen = false;
+    hangUp(error);
+  });
+  process.stdin.on('error', (error: NodeJS.ErrnoException) => {
+    if (!gone(error)) throw error;
+    hangUp(error);
   });
   return {
     out: (text) => {
       if (stdoutOpen) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     },
-    err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+    err: (text) => {
+      if (stderrOpen) process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+    },
     env: process.env,
     cwd: process.cwd(),
     isTTY: Boolean(process.stdin.isTTY && process.stdout.isTTY),

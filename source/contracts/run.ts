@@ -32,6 +32,7 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `coordinator_stopped`: the coordinator shut down while the run was live
  * - `operator_stopped`: the operator stopped the live run (`pak2 stop`)
  * - `driver_error`: pak2 itself failed while finishing a launched run (the agent's stream is kept)
+ * - `permission_denied`: the agent reported success but tool calls it made were refused (`permission_denials`)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -44,6 +45,7 @@ export const FAILURE_REASONS = [
   'coordinator_stopped',
   'operator_stopped',
   'driver_error',
+  'permission_denied',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -119,6 +121,8 @@ export const RunSchema = z.looseObject({
   lingered: z.boolean().optional(),
   /** Processes of the run that the sweep could not end: `pid command` each. */
   leftovers: z.array(z.string()).optional(),
+  /** Tool calls the agent made that were refused (claude `permission_denials`): the tool and the path it touched, if any. */
+  permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
 });
 export type RunRecord = z.infer<typeof RunSchema>;
 

@@ -1,13 +1,14 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import { watch, type FSWatcher } from 'chokidar';
 import type { Garden } from '../garden/index.js';
+import { DirectoryWake } from '../watch.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { StartupWindow } from '../lifecycle/startup.js';
 import { reclaimOrphans } from './reclaim.js';
+import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 
 /** Options of a {@link Coordinator}. */
@@ -50,7 +51,7 @@ export class Coordinator extends EventEmitter {
   private readonly scanner: OpenGoalScanner;
   private readonly dispatchFn: DispatchFn;
   private release: (() => Promise<void>) | undefined;
-  private watcher: FSWatcher | undefined;
+  private watcher: DirectoryWake | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
@@ -105,6 +106,9 @@ export class Coordinator extends EventEmitter {
     });
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
+    // A killed coordinator can leave a record written without its event: complete those first.
+    const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now);
+    if (recovered.length > 0) this.emit('recovered', recovered);
     await reclaimOrphans(this.options.garden, this.options.now);
     if (this.options.startup) {
       this.startupWindow = new StartupWindow(this.options.garden, this.options.env);
@@ -114,10 +118,9 @@ export class Coordinator extends EventEmitter {
         this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
       }
     }
-    this.watcher = watch(paths.goalsDir, { ignoreInitial: true, depth: 0, ignored: (p) => p.endsWith('.lock') });
-    const onChange = () => this.wake();
-    this.watcher.on('add', onChange).on('change', onChange).on('unlink', onChange);
-    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+    // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
+    this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));
+    this.watcher.start();
     this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
     this.setState('idle');
     this.wake(0);
@@ -206,7 +209,7 @@ export class Coordinator extends EventEmitter {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
-    await this.watcher?.close();
+    this.watcher?.close();
     await this.passing;
     this.live.stopAll('coordinator_stopped');
     await Promise.allSettled([...this.pending]);

@@ -4,3 +4,4 @@ export * from './lock.js';
 export * from './coordinator.js';
 export * from './reclaim.js';
 export * from './tend-policy.js';
+export * from './recover.js';

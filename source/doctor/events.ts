@@ -56,20 +56,39 @@ export async function scanEventLog(file: string): Promise<EventLogScan | undefin
   return scan;
 }
 
+/** True when, a moment after the scan, the log ends in a newline: its tail was an append in flight. */
+async function finishedMeanwhile(file: string): Promise<boolean> {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    const handle = await fsp.open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      const last = Buffer.alloc(1);
+      if (size > 0) await handle.read(last, 0, 1, size - 1);
+      return size > 0 && last[0] === 0x0a;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The event log `<runtime-root>/events/coordinator.jsonl`:
  *
  * - a torn last line (no newline: a writer died mid-line). Fix: append a
  *   newline, so the next event starts on a line of its own; the torn bytes
  *   stay (never delete data) and count as a bad line from then on.
- * - complete lines that are not valid events: their count and the first
- *   one's line number. No automatic fix: readers skip them, and the log is
- *   append-only.
+ * - lines that are not valid events (a torn last line that does not parse
+ *   included): their count and the first one's line number. No automatic
+ *   fix: readers skip them, and the log is append-only.
  */
 export async function checkEvents(ctx: DoctorContext): Promise<Problem[]> {
   const file = ctx.garden.paths.coordinatorLog;
   const scan = await scanEventLog(file);
   if (!scan) return [];
+  if (scan.torn && (await finishedMeanwhile(file))) delete scan.torn; // a writer was mid-append, not dead
   const problems: Problem[] = [];
   if (scan.torn) {
     const torn = scan.torn;
@@ -95,13 +114,17 @@ export async function checkEvents(ctx: DoctorContext): Promise<Problem[]> {
       },
     });
   }
-  if (scan.bad > 0) {
-    const first = scan.firstBad!;
+  // A torn tail that does not parse is a bad line too, before and after its newline.
+  const tornBad = scan.torn && !scan.torn.parses ? scan.torn : undefined;
+  const bad = scan.bad + (tornBad ? 1 : 0);
+  if (bad > 0) {
+    const first = scan.firstBad ?? { line: tornBad!.line, why: 'malformed JSON' };
+    const total = scan.lines + (scan.torn ? 1 : 0);
     problems.push({
       check: 'events',
       file,
       field: `line ${first.line}`,
-      message: `${scan.bad} bad line(s) of ${scan.lines}, first at line ${first.line} (${first.why}); readers skip them, and the log is append-only, so they stay`,
+      message: `${bad} bad line(s) of ${total}${tornBad ? ' (the torn last line included)' : ''}, first at line ${first.line} (${first.why}); readers skip them, and the log is append-only, so they stay`,
     });
   }
   return problems;

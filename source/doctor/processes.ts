@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { commandOf, RUN_MARK_ENV } from '../driver/process-tree.js';
+import { RUN_MARK_ENV } from '../driver/process-tree.js';
+import { commandOf } from '../proc.js';
 import { coordinatorPresence, processAlive } from './presence.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 

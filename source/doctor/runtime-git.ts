@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { fileHolders } from '../driver/process-tree.js';
-import { runGit, runtimeGitEnv } from '../history/index.js';
+import { fileHolders } from '../proc.js';
+import { runGit, runtimeGitEnv, STALE_GIT_LOCK_MS } from '../history/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** Lock files git leaves at the top of a git directory; `refs/**\/*.lock` are found by walking. */
@@ -31,9 +31,10 @@ function refLocks(dir: string): string[] {
  * - a `.git` that is not a directory (a gitfile, a symlink): runtime history
  *   refuses it; no automatic fix.
  * - a stale lock file (`index.lock`, `HEAD.lock`, `config.lock`,
- *   `packed-refs.lock`, `refs/**\/*.lock`) that no live process holds open
- *   (fileHolders): every later capture fails on it. Fix: remove it (a
- *   lock, not a record), only if still unheld just before.
+ *   `packed-refs.lock`, `refs/**\/*.lock`) older than STALE_GIT_LOCK_MS
+ *   that no live process holds open (fileHolders): git commands that need it
+ *   fail. Fix: remove it (a lock, not a record), only if still unheld just
+ *   before.
  * - breakage `git fsck --connectivity-only --no-dangling` reports (missing
  *   or broken objects): no automatic fix.
  */
@@ -59,17 +60,18 @@ export async function checkRuntimeGit(ctx: DoctorContext): Promise<Problem[]> {
   const problems: Problem[] = [];
   const locks = [...TOP_LOCKS.map((name) => path.join(gitDir, name)).filter((file) => fs.existsSync(file)), ...refLocks(path.join(gitDir, 'refs'))];
   for (const lock of locks) {
-    if (fileHolders([lock]).length > 0) continue;
-    let age = '';
+    let ageMs: number;
     try {
-      age = `, last written ${Math.round((Date.now() - fs.statSync(lock).mtimeMs) / 1000)} s ago`;
+      ageMs = Date.now() - fs.statSync(lock).mtimeMs;
     } catch {
       continue;
     }
+    // Young, or held open: a git command at work (git may close a lock just before renaming it).
+    if (ageMs < STALE_GIT_LOCK_MS || fileHolders([lock]).length > 0) continue;
     problems.push({
       check: 'runtime-git',
       file: lock,
-      message: `stale lock: no live process holds it open${age}; every runtime history capture fails on it (runtime_repo_stage_failed or runtime_repo_commit_failed)`,
+      message: `stale lock: no live process holds it open, last written ${Math.round(ageMs / 1000)} s ago; git commands on the runtime repo that need it fail until it is removed`,
       fix: 'remove it',
       repair: async () => {
         if (!fs.existsSync(lock)) return 'it was gone already';

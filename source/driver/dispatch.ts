@@ -14,6 +14,7 @@ import { runDir, type Garden } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendEvent,
+  clearConversationContinuity,
   appendJsonLine,
   closeRun,
   deliverReplyNote,
@@ -39,6 +40,21 @@ import { renderCommissionContextOf } from '../submit/plant-commission.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
+/** The line the driver writes into events.jsonl before it retries a conversation turn in a fresh session; the main phase is read from after it. */
+export const FRESH_SESSION_MARKER_TYPE = 'pak2.fresh-session';
+
+/**
+ * True for a resume failure that no retry of the same session can fix:
+ * the session is gone ("No conversation found with session ID") or the
+ * provider refuses its history (an invalid-request 400, e.g. "tool_use ids
+ * were found without tool_result blocks"). Transient failures (429, 5xx,
+ * timeouts) are not.
+ */
+export function isDeadSession(errorText: string | undefined): boolean {
+  if (!errorText) return false;
+  return /No conversation found|no rollout found|tool_use ids were found without tool_result|invalid_request_error|API Error: 400\b/i.test(errorText);
+}
+
 /** The type of the JSON error line the driver writes when it cannot launch the agent. */
 export const DRIVER_ERROR_TYPE = 'error';
 
@@ -110,6 +126,11 @@ export function readPhases(eventsFile: string): { main: unknown[]; reflection: u
     if (!line.trim()) continue;
     // The agent's stdout is recorded raw: a line that is not a JSON object reads as text.
     const value: unknown = JSON.parse(wrapNonJsonLine(line));
+    if ((value as { type?: unknown })?.type === FRESH_SESSION_MARKER_TYPE) {
+      // The turn was retried in a fresh session: the main phase is the retry.
+      main.length = 0;
+      continue;
+    }
     if ((value as { type?: unknown })?.type === REFLECTION_MARKER_TYPE) {
       target = reflection;
       continue;
@@ -268,6 +289,11 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     resumeSessionId,
   };
   const leftovers: string[] = [];
+  const { env: agentEnv, removed } = agentEnvironment(ctx.env ?? process.env);
+  if (removed.length > 0 && !cleanedReported.has(removed.join(','))) {
+    cleanedReported.add(removed.join(','));
+    await appendEvent(paths, { type: 'AgentEnvironmentCleaned', run: runId, goal: goal.id, detail: `removed ${removed.join(', ')} from the agents' environment: agents work in the garden's own repository (set by a git hook or a wrapper?)` }, now()).catch(() => undefined);
+  }
   const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
     let spec;
     try {
@@ -298,7 +324,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
-      env: { ...(ctx.env ?? process.env), PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot },
+      env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot },
     });
     ctx.onRunEnd?.(runId);
     if (result.survivors.length > 0) {
@@ -316,8 +342,23 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     return result;
   };
 
-  const main = await runPhase('main');
+  let main = await runPhase('main');
   if (typeof main === 'string') return failLaunch(main);
+  let priorCost: Cost | undefined;
+  if (route !== 'standard' && resumeSessionId && !main.stoppedBy) {
+    // A conversation's session that can never be resumed again: start a fresh one once, and say so.
+    const first = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
+    if (first.status === 'failure' && isDeadSession(first.errorText)) {
+      priorCost = first.cost;
+      const conversationId = goal.conversation_id!;
+      await clearConversationContinuity(paths, conversationId);
+      await appendConversationMessage(paths, conversationId, { sender: 'system', text: `The agent session ${resumeSessionId} cannot be resumed (${(first.errorText ?? '').slice(0, 300)}); starting a fresh session with the recent messages and trying once more.`, run: runId, fact: `fresh-session:${runId}` }, now());
+      await appendJsonLine(eventsFile, { type: FRESH_SESSION_MARKER_TYPE, dropped_session: resumeSessionId, reason: first.errorText ?? null });
+      launchCtx.resumeSessionId = undefined;
+      main = await runPhase('main');
+      if (typeof main === 'string') return failLaunch(main);
+    }
+  }
   // From here the agent has run: whatever fails now is pak2's own fault, and the stream is kept.
   try {
     return await finish(main);
@@ -331,10 +372,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
     const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
     const extra: CloseRunInput['extra'] = {
+      ...(parsed.denials?.length ? { permission_denials: parsed.denials } : {}),
       ...(main.lingered ? { lingered: true } : {}),
       ...(leftovers.length ? { leftovers: [...leftovers] } : {}),
     };
-    const base = { ...streamFacts(parsed), exitCode: main.exitCode, extra };
+    const facts = streamFacts(parsed);
+    // A failed first attempt before a fresh session cost something too.
+    const base = { ...facts, ...(priorCost ? { cost: addCosts(facts.cost, priorCost) } : {}), exitCode: main.exitCode, extra };
     if (main.stoppedBy) {
       const { status, reason, by } = stoppedStatus(main.stoppedBy);
       const watchdog = main.stopDetail?.watchdog;
@@ -366,6 +410,27 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
     return close({ ...base, extra: reflectionExtra, cost, status: 'success', reflection: reflection.text });
   }
+}
+
+/**
+ * Git variables that point git at another repository. A coordinator started
+ * from a git hook inherits them; an agent that kept them would commit into
+ * that repository instead of the garden's.
+ */
+export const GIT_LOCATION_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_ALTERNATE_OBJECT_DIRECTORIES'] as const;
+const cleanedReported = new Set<string>();
+
+/** The agents' environment: the coordinator's, less {@link GIT_LOCATION_VARIABLES}; `removed` names those that were set. */
+export function agentEnvironment(base: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; removed: string[] } {
+  const env = { ...base };
+  const removed: string[] = [];
+  for (const name of GIT_LOCATION_VARIABLES) {
+    if (env[name] !== undefined) {
+      removed.push(name);
+      delete env[name];
+    }
+  }
+  return { env, removed };
 }
 
 /** The file in the run directory that holds the reflection prompt given to the continuation as stdin. */
@@ -422,6 +487,10 @@ export function judge(parsed: ParsedStream, result: Pick<LaunchResult, 'exitCode
   }
   if (!parsed.producedOutput) return { status: 'zero_output', failureReason: 'zero_output', errorText: 'the agent exited 0 without any output' };
   if (parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText ?? 'no result event: the agent exited 0 without reporting a result' };
+  if (parsed.denials?.length) {
+    const named = parsed.denials.map((d) => `${d.tool}${d.path ? ` ${d.path}` : ''}`).join('; ');
+    return { status: 'failure', failureReason: 'permission_denied', errorText: `the agent reported success, but ${parsed.denials.length} tool call(s) were denied: ${named}` };
+  }
   return { status: 'success' };
 }
 

@@ -85,6 +85,9 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
       const turns = num(line.num_turns);
       const tail = [cost !== undefined ? `$${cost.toFixed(4)}` : 'cost unknown', tokens, turns !== undefined ? `${turns} turns` : ''].filter(Boolean).join(' · ');
       if (line.is_error === true) return [{ kind: 'error', text: `✗ ${clip(str(line.result) ?? str(line.subtype) ?? 'error', 200)} · ${tail}` }];
+      // A "success" with refused tool calls did not do all it tried: shown as such.
+      const denied = Array.isArray(line.permission_denials) ? line.permission_denials.length : 0;
+      if (denied > 0) return [{ kind: 'error', text: `✗ ${denied} tool call(s) denied · ${str(line.subtype) ?? 'done'} · ${tail}` }];
       return [{ kind: 'usage', text: `✓ ${str(line.subtype) ?? 'done'} · ${tail}` }];
     }
     default:
@@ -132,11 +135,32 @@ function codexLine(line: Json, usage: TailUsage): TailLine[] {
 }
 
 /**
+ * The longest text a tail line keeps, in characters: more than the largest
+ * pane shows of one line, so a 150 KB line of agent output costs the tail
+ * (and every snapshot holding it) 16 KB.
+ */
+export const TAIL_LINE_MAX_CHARS = 16 * 1024;
+
+/** `text` cut to {@link TAIL_LINE_MAX_CHARS}, saying how much was left out. */
+export function capTailText(text: string): string {
+  if (text.length <= TAIL_LINE_MAX_CHARS) return text;
+  let end = TAIL_LINE_MAX_CHARS;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1; // keep a surrogate pair whole
+  return `${text.slice(0, end)}… (${(text.length - end).toLocaleString('en-US')} more characters)`;
+}
+
+/**
  * Renders one parsed events.jsonl line for a person, updating `usage` with
  * any tokens or cost it reports. Unknown shapes render as nothing; a line
- * that was not JSON renders as itself.
+ * that was not JSON renders as itself. Each line's text is capped ({@link capTailText}).
  */
 export function renderStreamLine(value: unknown, usage: TailUsage): TailLine[] {
+  const lines = renderValue(value, usage);
+  return lines.some((line) => line.text.length > TAIL_LINE_MAX_CHARS) ? lines.map((line) => ({ ...line, text: capTailText(line.text) })) : lines;
+}
+
+function renderValue(value: unknown, usage: TailUsage): TailLine[] {
   if (!isObj(value)) return typeof value === 'string' && value.trim() ? [{ kind: 'text', text: value }] : [];
   const type = str(value.type) ?? '';
   if (type === 'pak2.reflection') return [{ kind: 'info', text: '— reflection —' }];

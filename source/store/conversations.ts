@@ -106,6 +106,17 @@ export async function setConversationContinuity(paths: GardenPaths, id: string, 
   return next;
 }
 
+/**
+ * Forgets a conversation's agent session, so its next turn starts a fresh
+ * one (after a resume that can never succeed).
+ */
+export async function clearConversationContinuity(paths: GardenPaths, id: string): Promise<ConversationMeta> {
+  const meta = await readConversation(paths, id);
+  const { continuity: _dropped, ...rest } = meta;
+  await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), rest);
+  return rest as ConversationMeta;
+}
+
 /** Every conversation, oldest first (unreadable ones skipped). */
 export async function listConversations(paths: GardenPaths): Promise<ConversationMeta[]> {
   let names: string[];

@@ -213,6 +213,17 @@ export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[];
 }
 
 /**
+ * Writes meta.json again from `record` (pak2's sealed record), for a close
+ * that was killed between writing the seal and meta.json. Only crash
+ * recovery calls it.
+ *
+ * @throws StoreError IO_ERROR.
+ */
+export async function republishRun(paths: GardenPaths, record: RunRecord): Promise<void> {
+  await writeJsonAtomic(runMetaFile(paths, record.id), record);
+}
+
+/**
  * Rewrites the record of a run whose meta.json is unreadable and has no
  * seal, from what can still be known (its goal, plant, start and driver), as
  * `running`, so it can be closed. Only reclaim calls it.
@@ -242,7 +253,7 @@ export interface CloseRunInput {
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
-  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering'>;
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering' | 'permission_denials'>;
 }
 
 const closing = new Map<string, Promise<unknown>>();

@@ -6,7 +6,7 @@ import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
 import { useTerminalSize } from './hooks/use-terminal-size.js';
 import { commandFor, type CommandId } from './keymap.js';
 import { ConfirmQuit } from './overlays/confirm-quit.js';
-import { Detail, goalDetail, type DetailSection } from './overlays/detail.js';
+import { Detail, goalDetail, textLines, type DetailSection } from './overlays/detail.js';
 import { GoalForm } from './overlays/goal-form.js';
 import { formKey, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
 import { Help } from './overlays/help.js';
@@ -54,15 +54,27 @@ type Overlay =
   | { kind: 'quit' }
   | { kind: 'stopping' };
 
-/** Pane rectangles for a terminal size: goals and tail on top, plants / inbox / chat below, one status row. */
+/**
+ * Pane rectangles for a terminal size: goals and tail on top, plants / inbox
+ * / chat below, one status row. The whole frame is at most `rows - 1` high
+ * at every size (`height`): a frame as high as the terminal makes Ink clear
+ * the screen on every render. Short terminals drop the bottom panes (fewer
+ * than 8 rows), then every pane (fewer than 5), then the status line (1 row).
+ */
 export function computeLayout(columns: number, rows: number) {
-  const area = Math.max(6, rows - 2); // the root stays below the terminal height (no flicker), less the status line
-  const top = Math.max(3, Math.round(area * 0.6));
-  const bottom = Math.max(3, area - top);
+  const status = rows >= 2 ? 1 : 0;
+  const area = Math.max(0, rows - 2); // less the status line and the one row kept free
+  const split = area >= 6; // both rows of panes, three rows each at least
+  const top = split ? Math.min(area - 3, Math.max(3, Math.round(area * 0.6))) : area >= 3 ? area : 0;
+  const bottom = split ? area - top : 0;
   const goalsWidth = Math.max(30, Math.floor(columns * (columns >= 140 ? 0.5 : 0.55)));
   const third = Math.floor(columns / 3);
   return {
-    area,
+    /** Rows of the panes or of an overlay (0: no room for a bordered pane). */
+    area: top + bottom,
+    /** Rows of the whole frame: the area and the status line, below the terminal's height. */
+    height: top + bottom + status,
+    status: status > 0,
     goals: { width: goalsWidth, height: top },
     tail: { width: Math.max(10, columns - goalsWidth), height: top },
     plants: { width: third, height: bottom },
@@ -245,7 +257,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
             if (!note) return;
             setDetailScroll(0);
             if (note.unread) void actions.markNoteRead?.(note.name);
-            return setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: note.body.split('\n') }] });
+            return setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: textLines(note.body) }] });
           }
           if (s.focus === 'chat' && actions.sendMessage) return setDraft(editState());
           return;
@@ -266,11 +278,12 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   }, [overlay, snapshot.goals]);
 
   const full = { width: columns, height: layout.area };
-  let main: React.JSX.Element;
-  if (shownOverlay.kind === 'help') main = <Help {...full} />;
+  let main: React.JSX.Element | null;
+  if (layout.area < 3) main = null; // no room for a bordered pane: the status line alone
+  else if (shownOverlay.kind === 'help') main = <Help {...full} />;
   else if (shownOverlay.kind === 'detail') main = <Detail title={shownOverlay.title} sections={shownOverlay.sections} scroll={detailScroll} {...full} />;
   else if (shownOverlay.kind === 'form') main = <GoalForm state={shownOverlay.form} choices={choices} {...full} />;
-  else if (shownOverlay.kind === 'quit' || shownOverlay.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} stopping={shownOverlay.kind === 'stopping'} />;
+  else if (shownOverlay.kind === 'quit' || shownOverlay.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} maxHeight={layout.area} stopping={shownOverlay.kind === 'stopping'} />;
   else
     main = (
       <Box flexDirection="column" height={layout.area}>
@@ -278,17 +291,19 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
           <RunTail tail={snapshot.tail} run={tailRun} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
-        <Box>
-          <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
-          <Inbox notes={snapshot.inbox} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
-          <Chat messages={snapshot.chat.messages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
-        </Box>
+        {layout.plants.height > 0 ? (
+          <Box>
+            <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
+            <Inbox notes={snapshot.inbox} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
+            <Chat messages={snapshot.chat.messages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
+          </Box>
+        ) : null}
       </Box>
     );
   return (
-    <Box flexDirection="column" width={columns} height={layout.area + 1}>
+    <Box flexDirection="column" width={columns} height={layout.height} overflow="hidden">
       {main}
-      <StatusLine snapshot={snapshot} message={message} width={columns} />
+      {layout.status ? <StatusLine snapshot={snapshot} message={message} width={columns} /> : null}
     </Box>
   );
 }

@@ -1,5 +1,4 @@
-import wrapAnsi from 'wrap-ansi';
-import { displayWidth, padColumns, sanitize, truncateColumns } from '../format.js';
+import { clipUnits, displayWidth, padColumns, sanitize, truncateColumns, wrapBudget, wrapColumns } from '../format.js';
 
 /** The rows `[start, end)` of a list of `total` to show in `height` rows so `cursor` stays visible, centred when possible. */
 export function windowRange(total: number, cursor: number, height: number): [number, number] {
@@ -9,16 +8,36 @@ export function windowRange(total: number, cursor: number, height: number): [num
   return [start, start + height];
 }
 
-/** Fits `text` to exactly `width` columns: cut with `…`, or padded with spaces. */
+/**
+ * Fits `text` to exactly `width` columns: cut with `…`, or padded with
+ * spaces. Looks at no more of `text` than `width` columns can show.
+ */
 export function fit(text: string, width: number): string {
   if (width <= 0) return '';
-  return padColumns(truncateColumns(sanitize(text).replace(/[\r\n\t]+/g, ' '), width), width);
+  const source = clipUnits(text, width * 4 + 64);
+  return padColumns(truncateColumns(sanitize(source).replace(/[\r\n\t]+/g, ' '), width, source.length < text.length), width);
 }
 
-/** Wraps `text` to `width` columns (hard-wrapping long words); wide characters count two. */
-export function wrapLines(text: string, width: number): string[] {
+/** Options of {@link wrapLines}. */
+export interface WrapOptions {
+  /** At most this many rows; the text beyond is not looked at. */
+  maxRows?: number;
+  /** End the last row with `…` when rows were left out (default true). */
+  mark?: boolean;
+}
+
+/**
+ * Wraps `text` to `width` columns (hard-wrapping long words); wide
+ * characters count two. With `maxRows`, the work is bounded by the rows
+ * shown, not by the length of the text: a 10 MB line costs what a screenful does.
+ */
+export function wrapLines(text: string, width: number, options: WrapOptions = {}): string[] {
   if (width <= 0) return [];
-  return wrapAnsi(sanitize(text).replace(/\t/g, '  '), width, { hard: true, trim: false }).split('\n');
+  const maxRows = options.maxRows ?? Number.POSITIVE_INFINITY;
+  const source = clipUnits(text, wrapBudget(width, maxRows));
+  const { rows, more } = wrapColumns(sanitize(source).replace(/\t/g, '  '), width, maxRows);
+  if ((more || source.length < text.length) && rows.length && options.mark !== false) rows[rows.length - 1] = truncateColumns(rows.at(-1)!, width, true);
+  return rows;
 }
 
 /** Display width of `text`. */

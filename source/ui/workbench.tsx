@@ -80,7 +80,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
         }),
   };
-  const instance = render(<App store={source} actions={actions} />, { exitOnCtrlC: false, patchConsole: false });
+  const instance = render(<App store={source} actions={actions} />, { stdout: keepScrollback(process.stdout), exitOnCtrlC: false, patchConsole: false });
   unmount = () => instance.unmount();
   const onSignal = () => quit();
   process.on('SIGTERM', onSignal);
@@ -93,6 +93,30 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
     process.off('SIGHUP', onSignal);
     restoreHistoryListener();
   }
+}
+
+/** Erase Scrollback (ED 3): part of the clear Ink sends when the last frame was as high as the terminal. */
+const ERASE_SCROLLBACK = '\x1b[3J';
+
+/**
+ * The terminal stream for Ink, without Erase Scrollback. The frame stays
+ * below the terminal's height, but after the terminal shrinks the last frame
+ * (drawn for the old height) is as high as the new one, and Ink clears the
+ * terminal once, scrollback included: the screen is still redrawn, the
+ * operator's scrollback stays.
+ */
+export function keepScrollback(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  const write = (chunk: unknown, ...rest: unknown[]): boolean => {
+    const data = typeof chunk === 'string' && chunk.includes(ERASE_SCROLLBACK) ? chunk.replaceAll(ERASE_SCROLLBACK, '') : chunk;
+    return (stream.write as (...args: unknown[]) => boolean)(data, ...rest);
+  };
+  return new Proxy(stream, {
+    get(target, key) {
+      if (key === 'write') return write;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**

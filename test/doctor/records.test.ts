@@ -53,6 +53,7 @@ describe('pak2 doctor: config', () => {
   it('reports every PAK2.toml problem as one finding and stops there', async () => {
     const g = await garden();
     fs.writeFileSync(g.paths.configFile, '[runtime]\nroot = ".runtime"\n[coordinator]\nwatchdog_seconds = -5\nbogus = 1\n');
+    fs.mkdirSync(g.paths.goalsDir, { recursive: true });
     fs.writeFileSync(path.join(g.paths.goalsDir, 'a b.json'), '{}'); // would be a goals finding, but doctor stops first
 
     const text = await doctor(g.paths.gardenRoot);
@@ -232,7 +233,7 @@ describe('pak2 doctor: plants', () => {
 });
 
 describe('pak2 doctor: the event log', () => {
-  it('names a torn last line; --fix appends a newline and keeps every byte; the torn line then counts as a bad line', async () => {
+  it('names a torn last line; --fix appends a newline and keeps every byte; the torn line stays a bad line', async () => {
     const g = await garden();
     const log = g.paths.coordinatorLog;
     const lines = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
@@ -241,13 +242,18 @@ describe('pak2 doctor: the event log', () => {
 
     const text = await doctor(g.paths.gardenRoot);
     expect(text.code).toBe(1);
+    const bad = `events: .runtime/events/coordinator.jsonl: line ${lines + 1}: 1 bad line(s) of ${lines + 1} (the torn last line included), first at line ${lines + 1} (malformed JSON); readers skip them, and the log is append-only, so they stay`;
     expect(findingLines(text.stdout)).toEqual([
       `events: .runtime/events/coordinator.jsonl: line ${lines + 1}: torn last line: 48 byte(s) with no newline (not valid JSON; the next append would be written after it) — fix: append a newline so the next event starts clean (the torn bytes stay)`,
+      bad,
     ]);
 
     const fixed = await doctor(g.paths.gardenRoot, '--fix');
-    expect(fixed.code).toBe(0);
-    expect(findingLines(fixed.stdout)[0]).toContain(`— fixed: appended a newline; line ${lines + 1} stays as it was and readers skip it`);
+    expect(fixed.code).toBe(1); // the bad line stays: nothing is deleted
+    expect(findingLines(fixed.stdout)).toEqual([
+      expect.stringContaining(`— fixed: appended a newline; line ${lines + 1} stays as it was and readers skip it`),
+      `${bad} — not fixed (no automatic fix)`,
+    ]);
     expect(fs.readFileSync(log).equals(Buffer.concat([torn, Buffer.from('\n')]))).toBe(true);
 
     const after = await doctorJson(g.paths.gardenRoot);

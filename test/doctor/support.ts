@@ -22,14 +22,21 @@ export interface JsonFinding {
 }
 
 /** Runs `pak2 --garden ROOT doctor ...args`. */
-export function doctor(root: string, ...args: string[]): Promise<CliResult> {
-  return runCli(['--garden', root, 'doctor', ...args]);
+export async function doctor(root: string, ...args: string[]): Promise<CliResult> {
+  const result = await runCli(['--garden', root, 'doctor', ...args]);
+  if (result.code === 70) console.error(`DEBUG70 ${result.stderr}`);
+  return result;
 }
 
 /** Runs `pak2 doctor --json ...args` and parses its findings. */
 export async function doctorJson(root: string, ...args: string[]): Promise<{ code: number; findings: JsonFinding[]; stderr: string }> {
   const result = await doctor(root, '--json', ...args);
-  const parsed = JSON.parse(result.stdout) as { findings: JsonFinding[] };
+  let parsed: { findings: JsonFinding[] };
+  try {
+    parsed = JSON.parse(result.stdout) as { findings: JsonFinding[] };
+  } catch {
+    throw new Error(`pak2 doctor --json printed no JSON (exit ${result.code}): ${result.stdout}${result.stderr}`);
+  }
   expect(Object.keys(parsed)).toEqual(['findings']);
   for (const f of parsed.findings) for (const key of Object.keys(f)) expect(['check', 'file', 'field', 'message', 'fix', 'fixed']).toContain(key);
   return { code: result.code, findings: parsed.findings, stderr: result.stderr };

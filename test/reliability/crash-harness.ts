@@ -163,9 +163,10 @@ export async function crashIteration(options: { goals: number; killAfterMs: numb
       await createGoal(garden.paths, { type: i % 2 ? 'fix' : 'spike', plant: 'gardener', body: `crash goal ${i}` });
     }
     const first = cycle(garden.root, []);
+    const closed = new Promise((r) => first.once('close', r));
     await new Promise((r) => setTimeout(r, options.killAfterMs));
     first.kill('SIGKILL');
-    await new Promise((r) => first.once('close', r));
+    await closed;
     const started = Date.now();
     const restart = spawnSync(process.execPath, [PAK2_BIN, 'cycle', '--garden', garden.root, '--no-ui', '--until-idle'], { env: gitEnv(), encoding: 'utf8', timeout: 60_000 });
     const restartMs = Date.now() - started;

@@ -95,7 +95,7 @@ describe(`race harness: coordinators started together (${ITERATIONS} iterations 
     first.child.kill('SIGKILL');
     await exitOf(first);
     const { createGoal } = await import('../../source/store/index.js');
-    const goals = [];
+    const goals: { id: string }[] = [];
     for (let i = 0; i < 3; i += 1) goals.push(await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: `after the crash ${i}` }));
     const { running } = await race(garden, 2);
     expect(running).toHaveLength(1);

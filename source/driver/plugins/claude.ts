@@ -3,6 +3,14 @@ import type { LaunchSpec } from '../launch.js';
 import type { LineSignal } from '../liveness.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
 
+/** One entry of claude's `permission_denials`: the tool and the path it would have touched. */
+function denialOf(raw: unknown): { tool: string; path?: string } {
+  const d = asRecord(raw) ?? {};
+  const input = asRecord(d.tool_input) ?? {};
+  const p = [input.file_path, input.path, input.notebook_path, input.command].find((v) => typeof v === 'string') as string | undefined;
+  return { tool: typeof d.tool_name === 'string' ? d.tool_name : '?', ...(p ? { path: p } : {}) };
+}
+
 /**
  * The words of an error `result`: its subtype, its `result` prose and every
  * entry of `errors[]`, e.g. `error_max_turns: stopped at the turn limit (30
@@ -93,6 +101,7 @@ export const claudePlugin: DriverPlugin = {
     let errorText: string | undefined;
     let producedOutput = false;
     let sawResult = false;
+    let denials: { tool: string; path?: string }[] = [];
     for (const raw of lines) {
       const line = asRecord(raw);
       if (!line) continue;
@@ -127,6 +136,7 @@ export const claudePlugin: DriverPlugin = {
           finalText = line.result;
           producedOutput = true;
         }
+        denials = Array.isArray(line.permission_denials) ? line.permission_denials.map(denialOf) : [];
         const usage = asRecord(line.usage);
         const usd = num(line.total_cost_usd);
         const tokens = {
@@ -139,6 +149,6 @@ export const claudePlugin: DriverPlugin = {
       }
     }
     if (!sawResult) status = 'failure';
-    return { cost, status, sessionId, finalText: status === 'success' ? finalText : finalText && finalText !== errorText ? finalText : undefined, numTurns, producedOutput, errorText, reported: sawResult };
+    return { cost, status, sessionId, finalText: status === 'success' ? finalText : finalText && finalText !== errorText ? finalText : undefined, numTurns, producedOutput, errorText, reported: sawResult, ...(denials.length ? { denials } : {}) };
   },
 };

@@ -39,6 +39,8 @@ export interface ParsedStream {
   producedOutput: boolean;
   /** The agent's error message, when it reported one (never pak2's guess). */
   errorText: string | undefined;
+  /** Tool calls the agent reported as refused (claude `result.permission_denials`). */
+  denials?: { tool: string; path?: string }[];
   /** True when the stream holds the agent's terminal result (claude `result`, codex `turn.completed` / `turn.failed`, a command `result` line). */
   reported: boolean;
 }

@@ -1,7 +1,7 @@
 import { Text } from 'ink';
-import React from 'react';
+import React, { useMemo } from 'react';
 import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
-import { formatCost, runNoticeLines } from '../../format.js';
+import { clipUnits, formatCost, runNoticeLines } from '../../format.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
@@ -9,6 +9,21 @@ import { innerHeight, innerWidth, Pane } from '../pane.js';
 export interface DetailSection {
   heading: string;
   lines: string[];
+}
+
+/** How much of one text (a goal body, a reflection, a final text, a note) the detail shows, in characters. */
+export const DETAIL_TEXT_MAX = 64 * 1024;
+
+/**
+ * The lines of `text` for a detail section, cut to {@link DETAIL_TEXT_MAX}
+ * characters with a last line saying how many bytes were left out: the
+ * detail of a 10 MB body costs what a 64 KB one does (`pak2 show` prints all).
+ */
+export function textLines(text: string, max = DETAIL_TEXT_MAX): string[] {
+  if (text.length <= max) return text.split('\n');
+  const shown = clipUnits(text, max);
+  const more = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(shown, 'utf8');
+  return [...shown.split('\n'), `… ${more.toLocaleString('en-US')} more bytes`];
 }
 
 /** How many baseline paths the detail lists before saying how many more there are. */
@@ -63,7 +78,7 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
         ...(goal.driver || goal.model ? [`driver ${goal.driver ?? '(default)'}  model ${goal.model ?? '(default)'}`] : []),
       ],
     },
-    { heading: 'Body', lines: goal.body.split('\n') },
+    { heading: 'Body', lines: textLines(goal.body) },
   ];
   const origin = tendOriginLines(goal);
   if (origin) sections.splice(1, 0, { heading: 'Tend origin', lines: origin });
@@ -84,8 +99,8 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
   });
   const provenanceSection = provenanceLines(run, provenance);
   if (provenanceSection.length) sections.push({ heading: 'Provenance', lines: provenanceSection });
-  if (run.reflection) sections.push({ heading: 'Reflection', lines: run.reflection.split('\n') });
-  if (run.outputs?.final_text) sections.push({ heading: 'Final text', lines: run.outputs.final_text.split('\n') });
+  if (run.reflection) sections.push({ heading: 'Reflection', lines: textLines(run.reflection) });
+  if (run.outputs?.final_text) sections.push({ heading: 'Final text', lines: textLines(run.outputs.final_text) });
   return sections;
 }
 
@@ -98,20 +113,42 @@ export interface DetailProps {
   height: number;
 }
 
+/** One row of the detail view. */
+export interface DetailRow {
+  text: string;
+  heading: boolean;
+}
+
+/**
+ * The rows of the detail shown at `scroll` in `height` rows of `width`
+ * columns. Lines are wrapped from the top only as far as the window's last
+ * row: the work follows the scroll position and the screen, not the length
+ * of the text (scrolling past the end shows the last page).
+ */
+export function detailRows(sections: readonly DetailSection[], width: number, scroll: number, height: number): DetailRow[] {
+  const want = scroll + height;
+  const rows: DetailRow[] = [];
+  walk: for (const section of sections) {
+    rows.push({ text: section.heading, heading: true });
+    for (const line of section.lines) {
+      if (rows.length >= want) break walk;
+      for (const part of wrapLines(line, width - 2, { maxRows: want - rows.length, mark: false })) rows.push({ text: `  ${part}`, heading: false });
+    }
+    rows.push({ text: '', heading: false });
+    if (rows.length >= want) break;
+  }
+  const start = Math.min(scroll, Math.max(0, rows.length - height));
+  return rows.slice(start, start + height);
+}
+
 /** A scrollable full-screen detail view (goal and run, or a reply note). */
 export function Detail({ title, sections, scroll, width, height }: DetailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  const lines: { text: string; heading: boolean }[] = [];
-  for (const section of sections) {
-    lines.push({ text: section.heading, heading: true });
-    for (const line of section.lines) for (const part of wrapLines(line, w - 2)) lines.push({ text: `  ${part}`, heading: false });
-    lines.push({ text: '', heading: false });
-  }
-  const start = Math.min(scroll, Math.max(0, lines.length - h));
+  const shown = useMemo(() => detailRows(sections, w, scroll, h), [sections, w, scroll, h]);
   return (
     <Pane title={title} note="esc back · ↑↓ scroll" width={width} height={height} focused>
-      {lines.slice(start, start + h).map((line, i) => (
+      {shown.map((line, i) => (
         <Text key={i} bold={line.heading} color={line.heading ? 'cyan' : undefined} wrap="truncate">
           {fit(line.text, w)}
         </Text>

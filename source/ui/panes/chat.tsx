@@ -22,20 +22,31 @@ export function withCursor(state: EditState): string {
   return `${state.text.slice(0, state.cursor)}█${state.text.slice(state.cursor)}`;
 }
 
+/**
+ * The last `room` rows of the conversation wrapped to `width`, read from the
+ * newest message back, each message at most `room` rows (its start, ending
+ * with `…` when cut): the work is bounded by the pane, not the conversation.
+ */
+export function chatRows(messages: readonly ChatMessage[], width: number, room: number): { sender: string; text: string }[] {
+  const reversed: { sender: string; text: string }[] = [];
+  for (let i = messages.length - 1; i >= 0 && reversed.length < room; i--) {
+    const m = messages[i]!;
+    const rows = wrapLines(`${m.sender}: ${m.text}`, width, { maxRows: room });
+    for (let k = rows.length - 1; k >= 0; k--) reversed.push({ sender: m.sender, text: rows[k]! });
+  }
+  return reversed.slice(0, room).reverse();
+}
+
 /** The chat with the garden: the latest conversation's messages, and an input line. */
 export const Chat = React.memo(function Chat({ messages, draft, readOnly, width, height, focused }: ChatProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  const lines: { sender: string; text: string }[] = [];
-  for (const m of messages) {
-    wrapLines(`${m.sender}: ${m.text}`, w).forEach((text) => lines.push({ sender: m.sender, text }));
-  }
   const input = draft ? `› ${withCursor(draft)}` : readOnly ? 'read-only' : focused ? 'press c or enter to write' : '';
   const room = Math.max(0, h - 1);
-  const shown = room > 0 ? lines.slice(-room) : [];
+  const shown = chatRows(messages, w, room);
   return (
     <Pane title="Chat" width={width} height={height} focused={focused}>
-      {lines.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
+      {messages.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
       {shown.map((line, i) => (
         <Text key={i} color={SENDER_COLOR[line.sender]} wrap="truncate">
           {fit(line.text, w)}

@@ -2,7 +2,7 @@ import { Text } from 'ink';
 import React from 'react';
 import type { RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
-import type { TailKind } from '../../snapshot/stream-lines.js';
+import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
 import { fit, spinner, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
@@ -21,17 +21,33 @@ export interface RunTailProps {
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
-const wrapCache = new WeakMap<TailState, { width: number; lines: { kind: TailKind; text: string }[] }>();
+type Row = { kind: TailKind; text: string };
+const wrapCache = new WeakMap<TailLine, { width: number; maxRows: number; rows: Row[] }>();
 
-/** The tail's lines wrapped to `width`, computed once per tail state and width (a tail state is immutable). */
-function wrappedTail(tail: TailState, width: number): { kind: TailKind; text: string }[] {
-  const cached = wrapCache.get(tail);
-  if (cached && cached.width === width) return cached.lines;
-  const lines: { kind: TailKind; text: string }[] = [];
-  if (tail.truncated) lines.push({ kind: 'info', text: `… (opened at the end of a ${Math.round(tail.bytes / 1024)} KB stream)` });
-  for (const line of tail.lines) for (const part of wrapLines(line.text, width)) lines.push({ kind: line.kind, text: part });
-  wrapCache.set(tail, { width, lines });
-  return lines;
+/** One tail line wrapped to `width`, at most `maxRows` rows; computed once per line and size (tail lines are immutable). */
+function wrappedLine(line: TailLine, width: number, maxRows: number): Row[] {
+  const cached = wrapCache.get(line);
+  if (cached && cached.width === width && cached.maxRows === maxRows) return cached.rows;
+  const rows = wrapLines(line.text, width, { maxRows }).map((text) => ({ kind: line.kind, text }));
+  wrapCache.set(line, { width, maxRows, rows });
+  return rows;
+}
+
+/**
+ * The last `need` rows of the tail wrapped to `width` (all of them when it
+ * has fewer), read from the end: the work is bounded by the rows shown and
+ * scrolled back, never by the length of a line (each shows at most
+ * `perLine` rows, ending with `…` when cut).
+ */
+export function tailRows(tail: TailState, width: number, perLine: number, need: number): Row[] {
+  const reversed: Row[] = [];
+  let i = tail.lines.length - 1;
+  for (; i >= 0 && reversed.length < need; i--) {
+    const rows = wrappedLine(tail.lines[i]!, width, perLine);
+    for (let k = rows.length - 1; k >= 0; k--) reversed.push(rows[k]!);
+  }
+  if (i < 0 && tail.truncated) reversed.push({ kind: 'info', text: `… (opened at the end of a ${Math.round(tail.bytes / 1024)} KB stream)` });
+  return reversed.reverse();
 }
 
 /**
@@ -56,8 +72,8 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   const tokens = tail.usage.inputTokens || tail.usage.outputTokens ? `${tail.usage.inputTokens} in/${tail.usage.outputTokens} out` : '';
   const cost = run.cost ? formatCost(run.cost) : tail.usage.costUsd !== undefined ? `$${tail.usage.costUsd.toFixed(4)}` : '';
   const header = [live ? `${spinner(now)} running` : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean).join(' · ');
-  const body = wrappedTail(tail, w);
   const room = Math.max(0, h - 1);
+  const body = tailRows(tail, w, Math.max(1, room), room + scroll);
   const last = Math.max(room, body.length - scroll);
   const shown = body.slice(Math.max(0, last - room), last);
   return (

@@ -1,0 +1,130 @@
+import fsp from 'node:fs/promises';
+import { isTerminalRunStatus, type EventRecord, type GoalRecord } from '../contracts/index.js';
+import type { Garden } from '../garden/index.js';
+import { appendEvent, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosedIds, republishRun } from '../store/index.js';
+
+/** How much of the event log's end recovery reads (bytes): a crash's missing events are among the last written. */
+export const RECOVERY_TAIL_BYTES = 4 * 1024 * 1024;
+/** How many recently closed goals recovery looks at besides the open ones. */
+export const RECOVERY_RECENT_CLOSED = 50;
+
+/** What {@link recoverInterruptedWrites} repaired, in words, one entry each. */
+export type Recovered = string[];
+
+async function logTail(file: string): Promise<EventRecord[]> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r');
+  } catch {
+    return [];
+  }
+  try {
+    const { size } = await handle.stat();
+    const length = Math.min(size, RECOVERY_TAIL_BYTES);
+    const buffer = Buffer.alloc(length);
+    await handle.read(buffer, 0, length, size - length);
+    const lines = buffer.toString('utf8').split('\n');
+    if (length < size) lines.shift(); // cut mid-line
+    const events: EventRecord[] = [];
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      try {
+        events.push(JSON.parse(line) as EventRecord);
+      } catch {
+        // a torn line: its event is treated as missing
+      }
+    }
+    return events;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Completes the writes a killed coordinator left half done, so every state
+ * on disk has its event (docs/coordinator/level2.md, "Crash recovery"). Each
+ * store write is a record first and its event after; a kill between the two
+ * leaves a record with no event. At start, before reclaim, for the open
+ * goals and the most recently closed ones, against the end of the event log:
+ *
+ * - a run whose seal is newer than its meta.json (a close killed between the
+ *   two writes) has meta.json republished from the seal;
+ * - a run with no `RunStarted`, or a terminal run with no `RunClosed`, gets
+ *   the missing event;
+ * - a goal whose file status is not where its `GoalSubmitted` /
+ *   `GoalTransitioned` events end gets one `GoalTransitioned` from there to
+ *   the file's status (and `GoalClosed` for a closed goal without one).
+ *
+ * Every event it appends carries `detail: "recovered: …"`. Goals whose
+ * events are older than the log's last {@link RECOVERY_TAIL_BYTES} are left
+ * alone (a crash's missing event is always among the last written).
+ *
+ * @returns what it repaired.
+ */
+export async function recoverInterruptedWrites(garden: Garden, now: () => Date = () => new Date()): Promise<Recovered> {
+  const { paths } = garden;
+  const recovered: Recovered = [];
+  const events = await logTail(paths.coordinatorLog);
+  const goalAt = new Map<string, string>();
+  const goalClosedEvent = new Set<string>();
+  const runStarted = new Set<string>();
+  const runClosed = new Set<string>();
+  for (const e of events) {
+    if (e.type === 'GoalSubmitted' && e.goal) goalAt.set(e.goal, 'queued');
+    if (e.type === 'GoalTransitioned' && e.goal && e.to) goalAt.set(e.goal, e.to);
+    if (e.type === 'GoalClosed' && e.goal) goalClosedEvent.add(e.goal);
+    if (e.type === 'RunStarted' && e.run) runStarted.add(e.run);
+    if (e.type === 'RunClosed' && e.run) runClosed.add(e.run);
+  }
+  const { goals: open } = await new OpenGoalScanner(paths).scan();
+  const closed: GoalRecord[] = [];
+  for (const id of await recentClosedIds(paths, RECOVERY_RECENT_CLOSED)) {
+    try {
+      closed.push(await readGoal(paths, id));
+    } catch {
+      // unreadable: `pak2 doctor` names it
+    }
+  }
+  for (const goal of [...open, ...closed]) {
+    const run = await latestRun(paths, goal.id).catch(() => undefined);
+    if (run) {
+      const checked = await readRunChecked(paths, run.id).catch(() => undefined);
+      if (checked?.damage && isTerminalRunStatus(checked.run.status) && checked.damage.fields.includes('status')) {
+        // A close killed between its seal and meta.json: publish what pak2 wrote.
+        await republishRun(paths, checked.run);
+        recovered.push(`run ${run.id}: meta.json republished from its seal (the close was interrupted)`);
+      }
+      if (!runStarted.has(run.id) && goalAt.has(goal.id)) {
+        await appendEvent(paths, { type: 'RunStarted', run: run.id, goal: goal.id, plant: run.plant, detail: `recovered: ${run.driver}/${run.model} (the start was interrupted)` }, now());
+        recovered.push(`run ${run.id}: RunStarted appended`);
+      }
+      if (isTerminalRunStatus(run.status) && !runClosed.has(run.id) && goalAt.has(goal.id)) {
+        await appendEvent(
+          paths,
+          {
+            type: 'RunClosed',
+            run: run.id,
+            goal: goal.id,
+            plant: run.plant,
+            status: run.status,
+            ...(run.failure_reason ? { reason: run.failure_reason } : {}),
+            ...(run.cost ? { cost_source: run.cost.source, ...(run.cost.usd !== undefined ? { cost_usd: run.cost.usd } : {}) } : {}),
+            detail: 'recovered: the close was interrupted before its event',
+          },
+          now(),
+        );
+        recovered.push(`run ${run.id}: RunClosed appended`);
+      }
+    }
+    const at = goalAt.get(goal.id);
+    if (at !== undefined && at !== goal.status) {
+      await appendEvent(paths, { type: 'GoalTransitioned', goal: goal.id, from: at, to: goal.status, detail: 'recovered: the transition was interrupted before its event' }, now());
+      recovered.push(`goal ${goal.id}: GoalTransitioned ${at} → ${goal.status} appended`);
+    }
+    if (at !== undefined && goal.status === 'closed' && !goalClosedEvent.has(goal.id)) {
+      await appendEvent(paths, { type: 'GoalClosed', goal: goal.id, reason: goal.closed_reason, detail: 'recovered: the close was interrupted before its event' }, now());
+      recovered.push(`goal ${goal.id}: GoalClosed appended`);
+    }
+  }
+  return recovered;
+}
