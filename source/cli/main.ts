@@ -7,7 +7,7 @@ import { registerGardenCommands } from './commands/garden.js';
 import { registerReadCommands } from './commands/read.js';
 import { registerHistory } from './commands/history.js';
 import { registerChat } from './commands/chat.js';
-import { registerCancel, registerSubmit } from './commands/submit.js';
+import { registerCancel, registerStop, registerSubmit } from './commands/submit.js';
 import { registerOperatorMessage } from './commands/operator-message.js';
 import { registerPlantCommands } from './commands/plants.js';
 import { registerRetrospective } from './commands/retrospective.js';
@@ -104,6 +104,7 @@ export function buildProgram(io: CliIO): Command {
   registerGardenCommands(program, io);
   registerSubmit(program, io);
   registerCancel(program, io);
+  registerStop(program, io);
   registerChat(program, io);
   registerCycle(program, io);
   registerReadCommands(program, io);

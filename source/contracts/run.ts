@@ -121,6 +121,8 @@ export const RunSchema = z.looseObject({
   lingered: z.boolean().optional(),
   /** Processes of the run that the sweep could not end: `pid command` each. */
   leftovers: z.array(z.string()).optional(),
+  /** An operator stop (`pak2 stop`): whether the goal was to go back to the queue rather than close cancelled. */
+  operator_stop: z.looseObject({ requeue: z.boolean() }).optional(),
   /** Tool calls the agent made that were refused (claude `permission_denials`): the tool and the path it touched, if any. */
   permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
 });

@@ -4,7 +4,7 @@ import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
-import { acquireCoordinatorLock } from './lock.js';
+import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { StartupWindow } from '../lifecycle/startup.js';
 import { reclaimOrphans } from './reclaim.js';
@@ -99,11 +99,16 @@ export class Coordinator extends EventEmitter {
    */
   async start(): Promise<void> {
     const { paths, config } = this.options.garden;
-    this.release = await acquireCoordinatorLock(paths, this.options.command ?? 'pak2 cycle', (error) => {
-      // Someone removed the lock (or the runtime root): another coordinator could start, so stop.
-      this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
-      void this.stop();
-    });
+    this.release = await acquireCoordinatorLock(
+      paths,
+      this.options.command ?? 'pak2 cycle',
+      (error) => {
+        // Someone removed the lock (or the runtime root): another coordinator could start, so stop.
+        this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
+        void this.stop();
+      },
+      () => (request) => this.handleRequest(request),
+    );
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
     // A killed coordinator can leave a record written without its event: complete those first.
@@ -184,6 +189,16 @@ export class Coordinator extends EventEmitter {
     const { paths } = this.options.garden;
     const { goals } = await this.scanner.scan();
     await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), this.options.now ?? (() => new Date()));
+  }
+
+  /** Operator requests over the coordinator socket (`pak2 stop`). */
+  private async handleRequest(request: CoordinatorRequest): Promise<CoordinatorReply> {
+    if (request.op !== 'stop') return { ok: false, error: `unknown request ${JSON.stringify((request as { op?: unknown }).op)}` };
+    const handle = this.live.get(request.run);
+    if (!handle) return { ok: false, error: `run ${request.run} has no live process in this coordinator` };
+    if (handle.stopping) return { ok: true, detail: `run ${request.run} is already being stopped (${handle.stopping})` };
+    this.live.stop(request.run, 'operator', { message: 'stopped by the operator', requeue: Boolean(request.requeue) });
+    return { ok: true, detail: `run ${request.run}: SIGINT sent to its process group; SIGKILL follows in 3 s` };
   }
 
   /** True when nothing can be dispatched, nothing is in flight and no dispatch is pending. */

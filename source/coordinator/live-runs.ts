@@ -6,10 +6,16 @@ import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
  */
 export class LiveRuns {
   private readonly handles = new Map<string, RunHandle>();
+  private closing: StopReason | undefined;
 
-  /** Records the handle of a run's current agent process. */
+  /**
+   * Records the handle of a run's current agent process. After
+   * {@link stopAll}, a process that starts anyway (its dispatch was past the
+   * check when the stop came) is stopped at once, so a stop never waits on it.
+   */
   add(runId: string, handle: RunHandle): void {
     this.handles.set(runId, handle);
+    if (this.closing) handle.stop(this.closing);
   }
 
   /** Forgets a run whose process has exited. */
@@ -30,8 +36,9 @@ export class LiveRuns {
     return this.handles.get(runId);
   }
 
-  /** Stops every live run. */
+  /** Stops every live run, and every run that starts from now on. */
   stopAll(reason: StopReason): void {
+    this.closing = reason;
     for (const handle of this.handles.values()) handle.stop(reason);
   }
 

@@ -46,34 +46,79 @@ export function coordinatorSocketName(paths: GardenPaths): string {
   return process.platform === 'linux' ? `\0pak2-coordinator-${hash}` : path.join(paths.runtimeRoot, 'coordinator.sock');
 }
 
-/** Asks the coordinator listening on `name` who it is; undefined when nobody answers within `timeoutMs`. */
-export function askHolder(name: string, timeoutMs = 1000): Promise<LockHolder | undefined> {
+/** A request to the coordinator over its socket: who holds the garden, or an operator action on a live run. */
+export type CoordinatorRequest = { op: 'who' } | { op: 'stop'; run: string; requeue?: boolean };
+/** The coordinator's answer: `ok` with the holder for `who`, or whether the action was taken and why not. */
+export type CoordinatorReply = { ok: true; holder?: LockHolder; detail?: string } | { ok: false; error: string };
+/** Handles the requests other than `who` (the coordinator sets it). */
+export type CoordinatorRequestHandler = (request: CoordinatorRequest) => Promise<CoordinatorReply>;
+
+/**
+ * Sends one request to the coordinator listening on `name` (one JSON line
+ * each way); undefined when nobody answers within `timeoutMs`.
+ */
+export function requestCoordinator(name: string, request: CoordinatorRequest, timeoutMs = 2000): Promise<CoordinatorReply | undefined> {
   return new Promise((resolve) => {
     let data = '';
     const socket = net.connect(name);
-    const done = (holder: LockHolder | undefined) => {
+    const done = (reply: CoordinatorReply | undefined) => {
       socket.destroy();
       clearTimeout(timer);
-      resolve(holder);
+      resolve(reply);
     };
     const timer = setTimeout(() => done(undefined), timeoutMs);
-    socket.on('data', (chunk) => (data += chunk.toString()));
-    socket.on('end', () => {
+    socket.on('connect', () => socket.write(`${JSON.stringify(request)}\n`));
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+      const end = data.indexOf('\n');
+      if (end < 0) return;
       try {
-        done(JSON.parse(data) as LockHolder);
+        done(JSON.parse(data.slice(0, end)) as CoordinatorReply);
       } catch {
         done(undefined);
       }
     });
     socket.on('error', () => done(undefined));
+    socket.on('end', () => done(undefined));
   });
 }
 
-/** Binds the garden's coordinator socket; it answers every connection with the holder record. */
-async function bindSocket(name: string, holder: LockHolder): Promise<net.Server | { taken: true }> {
+/** Asks the coordinator listening on `name` who it is; undefined when nobody answers within `timeoutMs`. */
+export async function askHolder(name: string, timeoutMs = 1000): Promise<LockHolder | undefined> {
+  const reply = await requestCoordinator(name, { op: 'who' }, timeoutMs);
+  return reply?.ok ? reply.holder : undefined;
+}
+
+/** Binds the garden's coordinator socket; it answers `who` with the holder record and hands other requests to `handle`. */
+async function bindSocket(name: string, holder: LockHolder, handle: () => CoordinatorRequestHandler | undefined): Promise<net.Server | { taken: true }> {
+  const answer = async (line: string): Promise<CoordinatorReply> => {
+    let request: CoordinatorRequest;
+    try {
+      request = JSON.parse(line) as CoordinatorRequest;
+    } catch {
+      return { ok: false, error: 'not a JSON request' };
+    }
+    if (request.op === 'who') return { ok: true, holder };
+    const handler = handle();
+    if (!handler) return { ok: false, error: 'the coordinator is starting; try again' };
+    try {
+      return await handler(request);
+    } catch (error) {
+      return { ok: false, error: (error as Error).message };
+    }
+  };
   const listen = () =>
     new Promise<net.Server | NodeJS.ErrnoException>((resolve) => {
-      const server = net.createServer((socket) => socket.end(JSON.stringify(holder)));
+      const server = net.createServer((socket) => {
+        let data = '';
+        socket.on('error', () => undefined);
+        socket.on('data', (chunk) => {
+          data += chunk.toString();
+          const end = data.indexOf('\n');
+          if (end < 0) return;
+          void answer(data.slice(0, end)).then((reply) => socket.end(`${JSON.stringify(reply)}\n`));
+        });
+      });
       server.once('error', (error: NodeJS.ErrnoException) => resolve(error));
       server.listen(name, () => {
         server.removeAllListeners('error');
@@ -108,10 +153,18 @@ async function bindSocket(name: string, holder: LockHolder): Promise<net.Server 
  *    left by a process of this host is dead by construction and is taken
  *    over. A live holder on another host still refuses.
  *
+ * The socket also carries operator requests to the live coordinator
+ * ({@link requestCoordinator}: `stop` a run); `handler` answers them.
+ *
  * @returns the release function.
  * @throws UserError naming the holder (pid, host, since when) when another coordinator holds it.
  */
-export async function acquireCoordinatorLock(paths: GardenPaths, command: string, onCompromised?: (error: Error) => void): Promise<() => Promise<void>> {
+export async function acquireCoordinatorLock(
+  paths: GardenPaths,
+  command: string,
+  onCompromised?: (error: Error) => void,
+  handler?: () => CoordinatorRequestHandler | undefined,
+): Promise<() => Promise<void>> {
   const files = lockPaths(paths);
   fs.mkdirSync(paths.runtimeRoot, { recursive: true });
   const holder: LockHolder = { pid: process.pid, host: os.hostname(), started_at: new Date().toISOString(), command };
@@ -123,7 +176,7 @@ export async function acquireCoordinatorLock(paths: GardenPaths, command: string
     });
   };
   const name = coordinatorSocketName(paths);
-  const bound = await bindSocket(name, holder);
+  const bound = await bindSocket(name, holder, handler ?? (() => undefined));
   if (!(bound instanceof net.Server)) return refuse((await askHolder(name)) ?? readHolder(paths));
   const server = bound;
   const take = () =>

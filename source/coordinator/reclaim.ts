@@ -9,6 +9,23 @@ import type { RunRecord } from '../contracts/index.js';
 import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
 /**
+ * Ends the processes of a run no coordinator holds (an orphan): its process
+ * group, its run mark, and whatever still holds its output files, found from
+ * its `process.json` on this host.
+ */
+export async function sweepOrphanRun(garden: Garden, run: { id: string }): Promise<void> {
+  const dir = runDir(garden.paths, run.id);
+  let record: RunProcessRecord | undefined;
+  try {
+    record = JSON.parse(fs.readFileSync(path.join(dir, RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+  } catch {
+    return;
+  }
+  if (record.host !== os.hostname()) return;
+  await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
+}
+
+/**
  * Runs a coordinator finds `running` when it starts belong to no live
  * process of its own: the coordinator that launched them died (kill -9, a
  * closed terminal, a crash). Under the single-coordinator lock they are

@@ -317,14 +317,15 @@ export async function settleGoals(
     if (goal.status !== 'running' && goal.status !== 'completed') continue;
     const run = await loadRun(goal);
     if (!run || !isTerminalRunStatus(run.status)) continue;
-    if (goal.status === 'running' && run.failure_reason === 'coordinator_stopped') {
+    if (goal.status === 'running' && (run.failure_reason === 'coordinator_stopped' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
       // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
       await transitionGoal(paths, goal.id, 'queued', { now: now() });
       goal.status = 'queued';
       out.requeued.push(goal.id);
       continue;
     }
-    const reason = run.status === 'success' ? 'success' : 'failure';
+    // An operator stop without requeue is the operator ending the work: cancelled, not failed.
+    const reason = run.status === 'success' ? 'success' : run.failure_reason === 'operator_stopped' ? 'cancelled' : 'failure';
     if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
     await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
     goal.status = 'closed';

@@ -80,9 +80,10 @@ function agentProcess(dir: string): { alive: boolean | undefined; words: string 
  * - no seal and a meta.json that does not read or validate: nothing to
  *   rebuild it from. A run reclaim will take (open goal, latest attempt) is
  *   rebuilt by `pak2 cycle` at start; otherwise no automatic fix.
- * - a run `running` whose goal is closed (nothing closes it: reclaim reads
- *   open goals only), or, while no coordinator holds the garden, any
- *   `running` run: no automatic fix, the line says what will take it.
+ * - a run `running` whose goal is closed (reclaim reads open goals only, so
+ *   only `pak2 stop RUN` closes it), or, while no coordinator holds the
+ *   garden, any `running` run: no automatic fix, the line says what will
+ *   take it.
  */
 export async function checkRuns(ctx: DoctorContext, goals: GoalScan): Promise<Problem[]> {
   const { paths } = ctx.garden;
@@ -159,7 +160,7 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
         check: 'runs',
         file: meta,
         field: 'status',
-        message: `running, but its goal ${goal.id} is closed (${goal.closed_reason ?? '?'}); nothing in pak2 closes it: reclaim at coordinator start reads open goals only`,
+        message: `running, but its goal ${goal.id} is closed (${goal.closed_reason ?? '?'}); reclaim at coordinator start reads open goals only, so it stays running until \`pak2 stop ${runId}\` sweeps and closes it`,
       });
     } else if (!ctx.presence.held) {
       const agent = agentProcess(runDir(paths, runId));
@@ -169,7 +170,7 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
         file: meta,
         field: 'status',
         message: `running, but no coordinator holds the garden and ${agent.words}; ${
-          take ? '`pak2 cycle` reclaims it at start (kills what is left, closes it killed, coordinator_stopped)' : `reclaim will not take it (its goal is ${goal ? goal.status : 'unreadable or gone'}${goal ? ', or this is not its latest attempt' : ''})`
+          take ? '`pak2 cycle` reclaims it at start (kills what is left, closes it killed, coordinator_stopped)' : `reclaim will not take it (its goal is ${goal ? goal.status : 'unreadable or gone'}${goal ? ', or this is not its latest attempt' : ''}); \`pak2 stop ${runId}\` sweeps and closes it`
         }`,
       });
     }

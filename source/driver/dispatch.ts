@@ -383,7 +383,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       const { status, reason, by } = stoppedStatus(main.stoppedBy);
       const watchdog = main.stopDetail?.watchdog;
       const message = main.stopDetail?.message ?? stopMessage(main.stoppedBy, config.coordinator.runTimeoutSeconds);
-      return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}) }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
+      const operatorStop = main.stoppedBy === 'operator' ? { operator_stop: { requeue: Boolean(main.stopDetail?.requeue) } } : {};
+      return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}), ...operatorStop }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
     }
     const verdict = judge(parsed, main);
     if (verdict.status !== 'success') return close({ ...base, ...verdict });
@@ -404,7 +405,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     const reflectionExtra = { ...extra, ...(leftovers.length ? { leftovers: [...leftovers] } : {}) };
     if (reflection.stoppedBy) {
       const { status, reason, by } = stoppedStatus(reflection.stoppedBy);
-      return close({ ...base, extra: reflectionExtra, cost, status, failureReason: reason, errorText: `during the reflection turn: ${stopMessage(reflection.stoppedBy, config.coordinator.runTimeoutSeconds)}`, ...(by ? { by } : {}) });
+      return close({ ...base, extra: { ...reflectionExtra, ...(reflection.stoppedBy === 'operator' ? { operator_stop: { requeue: Boolean(reflection.stopDetail?.requeue) } } : {}) }, cost, status, failureReason: reason, errorText: `during the reflection turn: ${stopMessage(reflection.stoppedBy, config.coordinator.runTimeoutSeconds)}`, ...(by ? { by } : {}) });
     }
     if (!reflection.text) return close({ ...base, extra: reflectionExtra, cost, status: 'failure', failureReason: 'reflection_failed', errorText: reflection.error ?? 'the reflection turn returned no text' });
     await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: run.plant }, now());
@@ -504,7 +505,7 @@ async function solicitReflection(
   eventsFile: string,
   dir: string,
   model: string,
-): Promise<{ ran: boolean; text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy']; error?: string }> {
+): Promise<{ ran: boolean; text?: string; cost?: Cost; stoppedBy?: LaunchResult['stoppedBy']; stopDetail?: LaunchResult['stopDetail']; error?: string }> {
   const { paths } = ctx.garden;
   await appendJsonLine(eventsFile, { type: REFLECTION_MARKER_TYPE, session_id: parsed.sessionId ?? null });
   await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id }, (ctx.now ?? (() => new Date()))());
@@ -514,7 +515,7 @@ async function solicitReflection(
     return { ran: false, error: `the reflection turn could not start: ${result}` };
   }
   const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model });
-  if (result.stoppedBy) return { ran: true, stoppedBy: result.stoppedBy, cost: reflected.cost };
+  if (result.stoppedBy) return { ran: true, stoppedBy: result.stoppedBy, stopDetail: result.stopDetail, cost: reflected.cost };
   const exitCode = result.lingered ? 0 : result.exitCode;
   const text = exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
   if (text) return { ran: true, text, cost: reflected.cost };

@@ -24,6 +24,8 @@ export type StopReason = 'killed' | 'timeout' | 'coordinator_stopped' | 'operato
 export interface StopDetail {
   watchdog?: { limit: string; limit_seconds: number; silent_seconds: number; last_event: string };
   message?: string;
+  /** An operator stop: whether the goal goes back to the queue (else it closes cancelled). */
+  requeue?: boolean;
 }
 
 /** How a launch ended. */

@@ -1,4 +1,8 @@
-import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalRecord, type GoalType } from '../contracts/index.js';
+import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { closeFromStream } from '../driver/dispatch.js';
+import { coordinatorSocketName, requestCoordinator } from '../coordinator/lock.js';
+import { sweepOrphanRun } from '../coordinator/reclaim.js';
+import { settleGoals } from '../coordinator/reconcile.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
@@ -10,9 +14,12 @@ import {
   latestConversation,
   listPlants,
   openConversation,
+  latestRun,
   readConversation,
   readGoal,
   readPlant,
+  readRun,
+  runIdsForGoal,
   StoreError,
   transitionGoal,
   type ChatMessage,
@@ -166,14 +173,22 @@ export async function appendGoalSupplement(garden: Garden, goalId: string, text:
   }
 }
 
+/** What cancelling a goal did: closed it at once, or stopped its live run (the goal closes cancelled when the run has ended). */
+export interface CancelResult {
+  goal: GoalRecord;
+  /** Set when the goal had a live run that was stopped. */
+  stopped?: StopRunResult;
+}
+
 /**
- * Cancels a queued goal (operator cancel): queued → closed with
- * closed_reason `cancelled`. A goal already dispatched or running is not
- * cancelled here; stop the coordinator, or let the watchdog act.
+ * Cancels a goal (operator cancel). A queued goal goes queued → closed with
+ * closed_reason `cancelled`. A dispatched or running goal has its run
+ * stopped ({@link stopRun}, no requeue): the run closes `killed` /
+ * `operator_stopped` and the goal closes `cancelled`.
  *
- * @throws UserError for an unknown id or a goal that is not queued.
+ * @throws UserError for an unknown id, or a goal already closed.
  */
-export async function cancelGoal(garden: Garden, id: string, now: Date = new Date()): Promise<GoalRecord> {
+export async function cancelGoal(garden: Garden, id: string, now: Date = new Date()): Promise<CancelResult> {
   let goal: GoalRecord;
   try {
     goal = await readGoal(garden.paths, id);
@@ -181,8 +196,51 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
     if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(`ID ${id}: no such goal`);
     throw error;
   }
-  if (goal.status !== 'queued') throw new UserError(`ID ${id}: the goal is ${goal.status}; only a queued goal can be cancelled`, { exitCode: 1 });
-  return transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now });
+  if (goal.status === 'queued') return { goal: await transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now }) };
+  if (goal.status === 'closed' || goal.status === 'completed') throw new UserError(`ID ${id}: the goal is already ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`, { exitCode: 1 });
+  const run = (await runIdsForGoal(garden.paths, id)).at(-1);
+  if (!run) throw new UserError(`ID ${id}: the goal is ${goal.status} but has no run yet; try again in a moment`, { exitCode: 1 });
+  return { goal, stopped: await stopRun(garden, run, { now }) };
+}
+
+/** What {@link stopRun} did. */
+export interface StopRunResult {
+  run: string;
+  /** `coordinator`: the live coordinator stopped it (it closes as the process ends); `orphan`: no coordinator ran it, so it was swept and closed here. */
+  by: 'coordinator' | 'orphan';
+  detail: string;
+}
+
+/**
+ * Stops one live run for the operator (`pak2 stop RUN`, the workbench's
+ * stop key): it ends `killed` with failure_reason `operator_stopped`, its
+ * stream's facts kept; its goal closes `cancelled`, or goes back to the
+ * queue with `requeue`. No automatic tend follows (docs/automatic-tend).
+ * The request goes to the coordinator that runs it, over the coordinator
+ * socket; a run no coordinator holds (an orphan) is swept and closed here.
+ *
+ * @throws UserError for a bad or unknown run id, or a run that is not running.
+ */
+export async function stopRun(garden: Garden, runId: string, options: { requeue?: boolean; now?: Date } = {}): Promise<StopRunResult> {
+  const { paths } = garden;
+  if (!RUN_ID_PATTERN.test(runId)) throw new UserError(`RUN ${runId}: not a run id (N-slug-rN)`);
+  let run: RunRecord;
+  try {
+    run = await readRun(paths, runId);
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'RUN_NOT_FOUND') throw new UserError(`RUN ${runId}: no such run`);
+    throw error;
+  }
+  if (run.status !== 'running') throw new UserError(`RUN ${runId}: the run is already ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, { exitCode: 1 });
+  const reply = await requestCoordinator(coordinatorSocketName(paths), { op: 'stop', run: runId, ...(options.requeue ? { requeue: true } : {}) });
+  if (reply?.ok) return { run: runId, by: 'coordinator', detail: reply.detail ?? 'stopping' };
+  if (reply && !reply.ok && !/no live process/.test(reply.error)) throw new UserError(`RUN ${runId}: the coordinator refused: ${reply.error}`, { exitCode: 1 });
+  // No coordinator runs it: an orphan. Sweep what is left of it and close it here, from its stream.
+  const goal = await readGoal(paths, run.goal);
+  await sweepOrphanRun(garden, run);
+  await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: 'stopped by the operator (no coordinator was running it)', by: 'operator', extra: { operator_stop: { requeue: Boolean(options.requeue) } } }, options.now ?? new Date());
+  await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date());
+  return { run: runId, by: 'orphan', detail: reply ? reply.error : 'no coordinator is running this garden; the run was swept and closed here' };
 }
 
 /**

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { acquireCoordinatorLock, lockPaths, reclaimOrphans } from '../../source/coordinator/index.js';
 import { runDir } from '../../source/garden/index.js';
 import { CLOSED_LEDGER, goalFile, readGoal, readRun, runMetaFile } from '../../source/store/index.js';
+import { stopRun } from '../../source/submit/index.js';
 import { isAlive, makeTestGarden, waitFor } from '../support/garden.js';
 import { asideDir, doctor, doctorJson, expectNothingLost, filesUnder, findingLines, quietHistory, runningRun } from './support.js';
 
@@ -132,7 +133,7 @@ describe('pak2 doctor: running runs and orphan agent processes', () => {
     expect((await doctor(g.paths.gardenRoot)).code).toBe(0);
   });
 
-  it('names a run still running under a closed goal, which nothing closes, with no automatic fix', async () => {
+  it('names a run still running under a closed goal, which reclaim never takes, with no automatic fix; pak2 stop closes it', async () => {
     const g = await garden();
     const { goal, run } = await runningRun(g);
     const record = await readGoal(g.paths, goal);
@@ -147,7 +148,7 @@ describe('pak2 doctor: running runs and orphan agent processes', () => {
         check: 'runs',
         file: runMetaFile(g.paths, run),
         field: 'status',
-        message: `running, but its goal ${goal} is closed (cancelled); nothing in pak2 closes it: reclaim at coordinator start reads open goals only`,
+        message: `running, but its goal ${goal} is closed (cancelled); reclaim at coordinator start reads open goals only, so it stays running until \`pak2 stop ${run}\` sweeps and closes it`,
         fixed: false,
       },
     ]);
@@ -155,5 +156,9 @@ describe('pak2 doctor: running runs and orphan agent processes', () => {
     // The claim holds: a coordinator start leaves it running.
     expect(await reclaimOrphans(g)).toEqual([]);
     expect((await readRun(g.paths, run)).status).toBe('running');
+    // And what it does name closes it.
+    expect((await stopRun(g, run)).by).toBe('orphan');
+    expect((await readRun(g.paths, run)).status).toBe('killed');
+    expect((await doctor(g.paths.gardenRoot)).code).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { cancelGoal, submitGoal } from '../../submit/index.js';
+import { cancelGoal, stopRun, submitGoal } from '../../submit/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -108,15 +108,30 @@ export function registerSubmit(program: Command, io: CliIO): void {
     });
 }
 
-/** `pak2 cancel ID`: closes a queued goal as cancelled. */
+/** `pak2 cancel ID`: closes a queued goal as cancelled, or stops a running goal's run (it then closes cancelled). */
 export function registerCancel(program: Command, io: CliIO): void {
   program
     .command('cancel')
-    .description('cancel a queued goal (closed_reason cancelled)')
+    .description('cancel a goal: a queued one closes cancelled; a running one has its run stopped, then closes cancelled')
     .argument('<id>', 'the goal id (N-slug)')
     .action(async (id: string, _opts: unknown, command: Command) => {
       const garden = gardenOf(command, io);
-      const goal = await cancelGoal(garden, id);
-      io.out(`cancelled ${goal.id}`);
+      const result = await cancelGoal(garden, id);
+      if (!result.stopped) io.out(`cancelled ${result.goal.id}`);
+      else io.out(`cancelling ${result.goal.id}: stopping run ${result.stopped.run} (${result.stopped.detail}); the goal closes cancelled when it has ended`);
+    });
+}
+
+/** `pak2 stop RUN [--requeue]`: ends one live run as killed / operator_stopped. */
+export function registerStop(program: Command, io: CliIO): void {
+  program
+    .command('stop')
+    .description('stop one live run: it ends killed (operator_stopped) and its goal closes cancelled, or goes back to the queue with --requeue')
+    .argument('<run>', 'the run id (N-slug-rN)')
+    .option('--requeue', 'put the goal back in the queue for another attempt instead of closing it')
+    .action(async (runId: string, opts: { requeue?: boolean }, command: Command) => {
+      const garden = gardenOf(command, io);
+      const result = await stopRun(garden, runId, { requeue: Boolean(opts.requeue) });
+      io.out(`stopping ${result.run}: ${result.detail}${opts.requeue ? '; its goal goes back to the queue' : '; its goal closes cancelled'}`);
     });
 }
