@@ -7,3 +7,4 @@ export * from './config.js';
 export * from './operator-message.js';
 export * from './history.js';
 export * from './active-threads.js';
+export * from './goal-metadata.js';

@@ -6,7 +6,6 @@ import { dispatch as driverDispatch, type DriverContext } from '../driver/index.
 import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
-import { StartupWindow } from '../lifecycle/startup.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
@@ -29,8 +28,12 @@ export interface CoordinatorOptions {
   debounceMs?: number;
   /** The agents' base environment and the override chain's `PAK2_DEFAULT_*`; default this process's. */
   env?: NodeJS.ProcessEnv;
-  /** Run the startup window of `pak2 cycle` (startup note, play-by-play). Default false. */
-  startup?: boolean;
+  /**
+   * What the session around the coordinator does at two points: before the
+   * first pass (the startup window's note), and after each pass, before
+   * `pass` is emitted (its play-by-play). Errors are theirs to handle.
+   */
+  hooks?: { beforeFirstPass?: () => Promise<void>; afterPass?: (summary: ReconcileSummary) => Promise<void> };
 }
 
 /** The coordinator's state, for the status line. */
@@ -60,7 +63,6 @@ export class Coordinator extends EventEmitter {
   private lastSummary: ReconcileSummary | undefined;
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
-  private startupWindow: StartupWindow | undefined;
 
   constructor(private readonly options: CoordinatorOptions) {
     super();
@@ -115,14 +117,7 @@ export class Coordinator extends EventEmitter {
     const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now);
     if (recovered.length > 0) this.emit('recovered', recovered);
     await reclaimOrphans(this.options.garden, this.options.now);
-    if (this.options.startup) {
-      this.startupWindow = new StartupWindow(this.options.garden, this.options.env);
-      try {
-        await this.startupWindow.open();
-      } catch (error) {
-        this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
-      }
-    }
+    await this.options.hooks?.beforeFirstPass?.();
     // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
     this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));
     this.watcher.start();
@@ -165,7 +160,7 @@ export class Coordinator extends EventEmitter {
           });
         }
         this.lastSummary = summary;
-        await this.startupWindow?.update().catch((error: Error) => this.options.onError?.(new Error(`startup play-by-play: ${error.message}`)));
+        await this.options.hooks?.afterPass?.(summary);
         // Closing or dispatching changes what the next pass sees: look again.
         if (summary.closed.length > 0 || summary.requeued.length > 0 || summary.tends.length > 0) this.again = true;
         this.options.onPass?.(summary);

@@ -3,6 +3,10 @@ import path from 'node:path';
 import type { GoalRecord, RunRecord } from '../contracts/index.js';
 import { runDir, type Garden, type GardenPaths } from '../garden/index.js';
 import { createGoal, readPlant } from '../store/index.js';
+import { TEND_TRIGGERS, tendMetadataOf, type TendMetadata, type TendOrigin, type TendTrigger } from '../contracts/index.js';
+
+export { TEND_TRIGGERS, tendMetadataOf, type TendMetadata, type TendOrigin, type TendTrigger } from '../contracts/index.js';
+export { renderTendContext } from '../driver/context-blocks.js';
 
 /**
  * Automatic tend submission (seed 002, "The reconcile loop"; docs/automatic-tend/level2.md):
@@ -11,9 +15,6 @@ import { createGoal, readPlant } from '../store/index.js';
  */
 
 /** The two automatic triggers. */
-export const TEND_TRIGGERS = ['run_failure', 'queued_attention_needed'] as const;
-export type TendTrigger = (typeof TEND_TRIGGERS)[number];
-
 /** The plant automatic tends are assigned to; no active gardener, no automatic tend. */
 export const TEND_PLANT = 'gardener';
 /** Priority of an automatic tend: above ordinary work (50), below operator chat (80). */
@@ -22,25 +23,6 @@ export const TEND_PRIORITY = 70;
 export const MAX_TENDS_PER_PASS = 3;
 /** Run statuses that trigger `run_failure` (a watchdog kill is `killed` with failure_reason `killed`). */
 export const RUN_FAILURE_STATUSES = ['failure', 'zero_output', 'timeout'] as const;
-
-/** Where the trigger came from; recorded in the tend goal's `tend.origin`. */
-export interface TendOrigin {
-  goal?: string;
-  run?: string;
-  status?: string;
-  failure_reason?: string;
-  error?: string;
-  /** queued_attention_needed: the queued goals that cannot dispatch, each with why. */
-  goals?: { goal: string; reason: string }[];
-}
-
-/** The `tend` field of a tend goal record. */
-export interface TendMetadata {
-  trigger: TendTrigger;
-  /** Duplicate-guard key: `run_failure:<goal id>` or `queued_attention_needed`. */
-  key: string;
-  origin: TendOrigin;
-}
 
 /** A tend the policy decided to queue. */
 export interface TendRequest extends TendMetadata {
@@ -83,14 +65,6 @@ export interface TendDecision {
   attentionCovered: string[];
 }
 
-/** The `tend` metadata of a goal record, when it has a well-formed one. */
-export function tendMetadataOf(goal: object): TendMetadata | undefined {
-  const tend = (goal as { tend?: unknown }).tend;
-  if (!tend || typeof tend !== 'object') return undefined;
-  const t = tend as Partial<TendMetadata>;
-  if (typeof t.trigger !== 'string' || typeof t.key !== 'string') return undefined;
-  return { trigger: t.trigger as TendTrigger, key: t.key, origin: (t.origin && typeof t.origin === 'object' ? t.origin : {}) as TendOrigin };
-}
 
 /** True when a closed run is a `run_failure` trigger: failure / zero_output / timeout, or a watchdog kill. */
 export function isRunFailure(run: ClosedGoalInput['run']): boolean {
@@ -233,28 +207,3 @@ export async function queueTends(garden: Garden, decision: TendDecision, previou
   return queued;
 }
 
-/** The `# Tend Context` block for a tend goal's prompt, or undefined without `tend` metadata. */
-export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string | undefined {
-  if (goal.type !== 'tend') return undefined;
-  const meta = tendMetadataOf(goal);
-  if (!meta) return undefined;
-  const o = meta.origin;
-  const lines = [`Trigger: ${meta.trigger}`, `Key: ${meta.key}`];
-  if (o.goal) lines.push(`Origin goal: ${o.goal}`);
-  if (o.run) lines.push(`Origin run: ${o.run}`);
-  if (o.status) lines.push(`Origin status: ${o.status}`);
-  if (o.failure_reason) lines.push(`Origin failure reason: ${o.failure_reason}`);
-  if (o.error) lines.push(`Origin error: ${o.error}`);
-  if (o.goals?.length) {
-    lines.push('Queued goals that cannot dispatch:');
-    for (const g of o.goals) lines.push(`- ${g.goal}: ${g.reason}`);
-  }
-  lines.push('', 'Where to look:');
-  if (o.run) {
-    const dir = runDir(paths, o.run);
-    lines.push(`- the run directory: ${dir}`, `- ${path.join(dir, 'events.jsonl')} (the agent's event stream)`, `- ${path.join(dir, 'stderr.log')} (the agent's stderr)`, `- ${path.join(dir, 'prompt.md')} (the prompt it was given)`);
-  }
-  if (o.goals?.length) lines.push(`- the goal files in ${paths.goalsDir}`, `- the plants in ${paths.plantsDir} and the drivers in ${paths.configFile}`);
-  lines.push(`- the coordinator event log: ${paths.coordinatorLog}`);
-  return lines.join('\n');
-}

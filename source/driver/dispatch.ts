@@ -35,8 +35,7 @@ import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { addCosts } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
-import { renderTendContext } from '../coordinator/tend-policy.js';
-import { renderCommissionContextOf } from '../submit/plant-commission.js';
+import { renderCommissionContextOf, renderTendContext } from './context-blocks.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';

@@ -3,6 +3,11 @@ import { GOAL_TYPES, PLANT_NAME_PATTERN, type GoalRecord, type GoalType } from '
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
 import { createGoal, plantDir, readPlant, seedFile, StoreError } from '../store/index.js';
+import { COMMISSION_GOAL_TYPE, commissionMetadataOf, type CommissionFirstGoal, type CommissionMetadata } from '../contracts/index.js';
+import { shellQuote } from '../driver/context-blocks.js';
+
+export { COMMISSION_GOAL_TYPE, commissionMetadataOf, type CommissionFirstGoal, type CommissionMetadata } from '../contracts/index.js';
+export { renderCommissionContext, renderCommissionContextOf } from '../driver/context-blocks.js';
 
 /**
  * The dedicated later-plant commissioning goal (seed 002, plant_commission.py;
@@ -10,26 +15,10 @@ import { createGoal, plantDir, readPlant, seedFile, StoreError } from '../store/
  * body, and the `# Plant Commission Context` prompt block.
  */
 
-/** The goal type of a commissioning goal. */
-export const COMMISSION_GOAL_TYPE = 'commission' as const;
 /** The plant that commissions later plants. */
 export const COMMISSION_PLANT = 'gardener';
 /** Priority of a commissioning goal: above ordinary work (50), below tend (70) and chat (80). */
 export const COMMISSION_PRIORITY = 60;
-
-/** The bounded first goal the gardener queues for the new plant. */
-export interface CommissionFirstGoal {
-  type: GoalType;
-  body: string;
-}
-
-/** The `commission` field of a commissioning goal record. */
-export interface CommissionMetadata {
-  plant: string;
-  seed: string;
-  purpose: string;
-  first_goal: CommissionFirstGoal;
-}
 
 /** What {@link submitPlantCommissionGoal} takes. */
 export interface PlantCommissionInput {
@@ -39,20 +28,7 @@ export interface PlantCommissionInput {
   firstGoal: { type: string; body: string };
 }
 
-/** Reads a goal's `commission` metadata, or undefined when it is missing or malformed. */
-export function commissionMetadataOf(goal: object): CommissionMetadata | undefined {
-  const c = (goal as { commission?: unknown }).commission;
-  if (!c || typeof c !== 'object') return undefined;
-  const m = c as Partial<CommissionMetadata>;
-  const first = m.first_goal as Partial<CommissionFirstGoal> | undefined;
-  if (typeof m.plant !== 'string' || typeof m.seed !== 'string' || !first || typeof first.type !== 'string' || typeof first.body !== 'string') return undefined;
-  return { plant: m.plant, seed: m.seed, purpose: typeof m.purpose === 'string' ? m.purpose : '', first_goal: { type: first.type as GoalType, body: first.body } };
-}
 
-/** Quotes text for a shell command line in the task body. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The task body of a commissioning goal. */
 export function renderCommissionBody(meta: CommissionMetadata): string {
@@ -69,28 +45,7 @@ export function renderCommissionBody(meta: CommissionMetadata): string {
   ].join('\n');
 }
 
-/** The `# Plant Commission Context` block for a commissioning goal's prompt, or undefined without `commission` metadata. */
-export function renderCommissionContext(meta: CommissionMetadata | undefined): string | undefined {
-  if (!meta) return undefined;
-  return [
-    `Target plant: ${meta.plant}`,
-    `Seed: ${meta.seed} (seeds/${meta.seed}.md)`,
-    `Purpose: ${meta.purpose}`,
-    '',
-    'First bounded-goal handoff contract:',
-    `- Queue exactly one first goal, for plant ${meta.plant} only, of type ${meta.first_goal.type}.`,
-    '- Keep it bounded: one concrete task the new plant can finish in a single run.',
-    `- Its task: ${meta.first_goal.body.replace(/\n/g, '\n  ')}`,
-    `- Command: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellQuote(meta.first_goal.body)}`,
-    '- Report the first goal\'s id in your final message.',
-  ].join('\n');
-}
 
-/** The commission block of a goal: only for `commission` goals that carry metadata. */
-export function renderCommissionContextOf(goal: GoalRecord): string | undefined {
-  if (goal.type !== COMMISSION_GOAL_TYPE) return undefined;
-  return renderCommissionContext(commissionMetadataOf(goal));
-}
 
 /**
  * Queues a dedicated later-plant commissioning goal for the gardener (seed

@@ -26,6 +26,10 @@ export interface WorkbenchActions {
   submitGoal?: (input: SubmitGoalInput) => Promise<GoalRecord>;
   sendMessage?: (text: string) => Promise<unknown>;
   markNoteRead?: (name: string) => Promise<void>;
+  /** Operator actions on the queue: cancel a goal, stop a live run, add a supplement to a goal. */
+  cancelGoal?: (goalId: string) => Promise<unknown>;
+  stopRun?: (runId: string, options?: { requeue?: boolean }) => Promise<unknown>;
+  addSupplement?: (goalId: string, text: string) => Promise<unknown>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */

@@ -1,13 +1,8 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import { render, renderToString } from 'ink';
 import React from 'react';
-import { Coordinator } from '../coordinator/index.js';
-import { runDir, type Garden } from '../garden/index.js';
-import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
-import { markNoteRead } from '../store/index.js';
+import type { Garden } from '../garden/index.js';
 import { SnapshotSource } from '../snapshot/index.js';
-import { sendOperatorMessage, submitGoal } from '../submit/index.js';
+import { Session } from '../session/index.js';
 import { App, type WorkbenchActions } from './app.js';
 
 /** Options of {@link runWorkbench}. */
@@ -29,69 +24,49 @@ export interface WorkbenchOptions {
  * @throws UserError when another coordinator holds the garden.
  */
 export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {}): Promise<void> {
-  const appendRunStderr = (runId: string, text: string) => {
-    try {
-      fs.appendFileSync(path.join(runDir(garden.paths, runId), 'stderr.log'), text);
-    } catch {
-      // the run directory is gone: nothing to keep
-    }
-  };
-  const coordinator = options.readOnly
-    ? undefined
-    : new Coordinator({
-        garden,
-        command: options.command ?? 'pak2 (workbench)',
-        startup: true,
-        // The agent's stderr is the run's stderr.log itself; the terminal belongs to Ink.
-        onStderr: () => undefined,
-      });
-  const restoreHistoryListener = options.readOnly
-    ? () => undefined
-    : setRuntimeHistoryListener((runId, result) => {
-        const line = historyNotice(runId, result);
-        if (line) appendRunStderr(runId, `${line}\n`);
-      });
+  const session = new Session({
+    garden,
+    command: options.command ?? 'pak2 (workbench)',
+    readOnly: Boolean(options.readOnly),
+    // The agent's stderr is the run's stderr.log itself, and so are pak2's notices about the run: the terminal belongs to Ink.
+    onStderr: () => undefined,
+    noticesToRunLog: true,
+  });
   try {
-    await coordinator?.start();
+    await session.open();
   } catch (error) {
-    restoreHistoryListener();
+    await session.close();
     throw error;
   }
-  const source = new SnapshotSource({ garden, ...(coordinator ? { coordinator } : {}), readOnly: !!options.readOnly });
-  await source.start();
-
-  let quitting: Promise<void> | undefined;
+  const source = session.source!;
   let unmount: () => void = () => undefined;
+  let quitting: Promise<void> | undefined;
+  // The one quit path: the session's stop, then unmount.
   const quit = () => {
-    quitting ??= (async () => {
-      await coordinator?.stop();
-      await source.stop();
-      unmount();
-    })();
+    quitting ??= session.close().then(() => unmount());
   };
   const actions: WorkbenchActions = {
     follow: (runId) => source.follow(runId),
     quit,
-    ...(options.readOnly
-      ? {}
-      : {
-          submitGoal: (input) => submitGoal(garden, input),
-          sendMessage: (text) => sendOperatorMessage(garden, text),
-          markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
-        }),
+    ...(session.actions
+      ? {
+          submitGoal: session.actions.submitGoal,
+          sendMessage: session.actions.sendMessage,
+          markNoteRead: session.actions.markNoteRead,
+          cancelGoal: session.actions.cancelGoal,
+          stopRun: session.actions.stopRun,
+          addSupplement: session.actions.addSupplement,
+        }
+      : {}),
   };
   const instance = render(<App store={source} actions={actions} />, { stdout: keepScrollback(process.stdout), exitOnCtrlC: false, patchConsole: false });
   unmount = () => instance.unmount();
-  const onSignal = () => quit();
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+  const unhandle = session.handleSignals(() => quit());
   try {
     await instance.waitUntilExit();
     await quitting;
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGHUP', onSignal);
-    restoreHistoryListener();
+    unhandle();
   }
 }
 

@@ -22,10 +22,8 @@ export interface JsonFinding {
 }
 
 /** Runs `pak2 --garden ROOT doctor ...args`. */
-export async function doctor(root: string, ...args: string[]): Promise<CliResult> {
-  const result = await runCli(['--garden', root, 'doctor', ...args]);
-  if (result.code === 70) console.error(`DEBUG70 ${result.stderr}`);
-  return result;
+export function doctor(root: string, ...args: string[]): Promise<CliResult> {
+  return runCli(['--garden', root, 'doctor', ...args]);
 }
 
 /** Runs `pak2 doctor --json ...args` and parses its findings. */

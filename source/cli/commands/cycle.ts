@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { Coordinator } from '../../coordinator/index.js';
 import type { Garden } from '../../garden/index.js';
-import { onEvent } from '../../store/index.js';
+import { Session } from '../../session/index.js';
 import { gardenOf } from '../context.js';
 import { formatEventLine } from '../headless.js';
 import type { CliIO } from '../main.js';
@@ -25,9 +24,11 @@ export function headlessReason(opts: CycleOptions, io: CliIO): string | undefine
   return '';
 }
 
-/** Runs the coordinator headless, printing one line (or JSON object) per lifecycle event. */
+/**
+ * Runs the garden's session headless: one line (or JSON object) per event in
+ * the garden's log, whoever wrote it, and problems said once each.
+ */
 export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO): Promise<void> {
-  const unsubscribe = onEvent((event) => io.out(formatEventLine(event, opts.json)));
   // Each distinct problem is said once, not on every pass.
   const said = new Set<string>();
   const sayOnce = (line: string) => {
@@ -35,38 +36,32 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     said.add(line);
     io.err(line);
   };
-  const coordinator = new Coordinator({
+  const session = new Session({
     garden,
     command: 'pak2 cycle --no-ui',
-    startup: true,
+    snapshot: false,
     onError: (error) => sayOnce(`pak2: ${error.message}`),
     onPass: (summary) => {
       for (const problem of summary.problems) sayOnce(`pak2: skipped ${problem.message}`);
       for (const rolled of summary.rolledBack) sayOnce(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);
     },
   });
-  let stopping: Promise<void> | undefined;
-  let started: Promise<void> | undefined;
-  // Stopping waits for a start under way, so a signal in the middle of start() still stops cleanly.
-  const stop = () => (stopping ??= (started ?? Promise.resolve()).catch(() => undefined).then(() => coordinator.stop()));
+  const unsubscribe = session.onEvent((event) => io.out(formatEventLine(event, opts.json)));
   let signals = 0;
-  const onSignal = () => {
-    signals += 1;
-    if (coordinator.live.size > 0) {
+  const unhandle = session.handleSignals((count, live) => {
+    signals = count;
+    if (live > 0) {
       io.err(
-        signals === 1
-          ? `pak2: stopping: ${coordinator.live.size} live run(s) are being stopped and closed killed (coordinator_stopped); their goals go back to the queue`
+        count === 1
+          ? `pak2: stopping: ${live} live run(s) are being stopped and closed killed (coordinator_stopped); their goals go back to the queue`
           : 'pak2: still stopping: waiting for the live runs to exit',
       );
     }
-    void stop();
-  };
-  const signalNames = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  for (const name of signalNames) process.on(name, onSignal);
+  });
+  const coordinator = session.coordinator!;
   const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
   try {
-    started = coordinator.start();
-    await started;
+    await session.open();
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
@@ -74,8 +69,8 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
       if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
     }
   } finally {
-    await stop();
-    for (const name of signalNames) process.off(name, onSignal);
+    await session.close();
+    unhandle();
     unsubscribe();
   }
 }

@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import type { EventRecord } from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { readEvents } from '../store/index.js';
+
+/**
+ * Follows `<runtime-root>/events/coordinator.jsonl` from its end at
+ * `start()`: every event appended after that, whoever wrote it (this
+ * process, `pak2 submit` in another terminal, a second tool), in log order.
+ * Polls every `pollMs` (default 200 ms); `flush()` reads what is there now.
+ */
+export class EventFollower {
+  private offset = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private reading: Promise<void> | undefined;
+
+  constructor(
+    private readonly paths: GardenPaths,
+    private readonly listener: (event: EventRecord) => void,
+    private readonly pollMs = 200,
+  ) {}
+
+  /** Starts following from the log's current end. */
+  start(): void {
+    try {
+      this.offset = fs.statSync(this.paths.coordinatorLog).size;
+    } catch {
+      this.offset = 0;
+    }
+    this.timer = setInterval(() => void this.flush(), this.pollMs);
+    this.timer.unref();
+  }
+
+  /** Reads and delivers every complete event line appended since the last read. */
+  flush(): Promise<void> {
+    this.reading ??= (async () => {
+      try {
+        let size = 0;
+        try {
+          size = fs.statSync(this.paths.coordinatorLog).size;
+        } catch {
+          return;
+        }
+        if (size < this.offset) this.offset = 0; // the log was replaced
+        if (size === this.offset) return;
+        const read = await readEvents(this.paths, this.offset);
+        this.offset = read.offset;
+        for (const event of read.events) this.listener(event);
+      } finally {
+        this.reading = undefined;
+      }
+    })();
+    return this.reading;
+  }
+
+  /** Stops following after one last read. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.reading;
+    await this.flush();
+  }
+}

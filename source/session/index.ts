@@ -1,0 +1,3 @@
+export * from './session.js';
+export * from './event-follower.js';
+export * from './startup.js';

@@ -1,0 +1,207 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { EventRecord, GoalRecord } from '../contracts/index.js';
+import { Coordinator, type ReconcileSummary } from '../coordinator/index.js';
+import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
+import { runDir, type Garden } from '../garden/index.js';
+import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
+import { SnapshotSource } from '../snapshot/index.js';
+import { markNoteRead, type GoalSupplement } from '../store/index.js';
+import {
+  appendGoalSupplement,
+  cancelGoal,
+  sendOperatorMessage,
+  stopRun,
+  submitGoal,
+  type CancelResult,
+  type OperatorMessageResult,
+  type StopRunResult,
+  type SubmitGoalInput,
+} from '../submit/index.js';
+import { EventFollower } from './event-follower.js';
+import { StartupWindow } from './startup.js';
+
+/**
+ * The operator actions, one set for every mode (docs/session/level2.md):
+ * the CLI's commands, the workbench's keys and, later, the HTTP server call
+ * these and nothing else. Each is the `source/submit/` function of the same
+ * name, bound to the session's garden.
+ */
+export interface OperatorActions {
+  submitGoal(input: SubmitGoalInput): Promise<GoalRecord>;
+  sendMessage(text: string): Promise<OperatorMessageResult>;
+  addSupplement(goalId: string, text: string): Promise<GoalSupplement>;
+  cancelGoal(goalId: string): Promise<CancelResult>;
+  stopRun(runId: string, options?: { requeue?: boolean }): Promise<StopRunResult>;
+  /** Marks a reply note in the inbox read (the operator has answered it or seen it). */
+  markNoteRead(name: string): Promise<void>;
+}
+
+/** The actions bound to a garden. */
+export function operatorActions(garden: Garden): OperatorActions {
+  return {
+    submitGoal: (input) => submitGoal(garden, input),
+    sendMessage: (text) => sendOperatorMessage(garden, text),
+    addSupplement: (goalId, text) => appendGoalSupplement(garden, goalId, text),
+    cancelGoal: (goalId) => cancelGoal(garden, goalId),
+    stopRun: (runId, options) => stopRun(garden, runId, options),
+    markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
+  };
+}
+
+/** Options of a {@link Session}. */
+export interface SessionOptions {
+  garden: Garden;
+  /** The lock holder's label, e.g. `pak2 cycle --no-ui`. */
+  command: string;
+  /** The read-only dashboard: no coordinator, no writes, no actions that write. */
+  readOnly?: boolean;
+  /** Whether views read this session (the snapshot source runs); headless prints events only. Default true. */
+  snapshot?: boolean;
+  /** Where agent stderr goes besides the run's stderr.log (the workbench drops it; headless forwards it). */
+  onStderr?: DriverContext['onStderr'];
+  /**
+   * Where pak2's one-line notices about a run (a runtime-history capture
+   * that did not commit) go: the run's stderr.log (the workbench, whose
+   * terminal belongs to Ink), else this process's stderr.
+   */
+  noticesToRunLog?: boolean;
+  /** Told of coordinator errors and each pass (headless prints them; the workbench shows them as problems). */
+  onError?: (error: Error) => void;
+  onPass?: (summary: ReconcileSummary) => void;
+  env?: NodeJS.ProcessEnv;
+  now?: () => Date;
+}
+
+/**
+ * One operator session (issue 14; docs/session/level2.md): the coordinator
+ * (unless read-only), the startup window around its first pass, the
+ * snapshot source the views read, the event stream (every event in the log,
+ * whoever wrote it), the operator actions, signal handling and the one stop
+ * path. The workbench and headless `pak2 cycle` open the same session and
+ * attach their view to it.
+ */
+export class Session {
+  readonly coordinator: Coordinator | undefined;
+  /** The read model the views subscribe to; undefined for a session without views (headless). */
+  readonly source: SnapshotSource | undefined;
+  readonly actions: OperatorActions | undefined;
+  private readonly listeners = new Set<(event: EventRecord) => void>();
+  private readonly follower: EventFollower;
+  private startup: StartupWindow | undefined;
+  private closing: Promise<void> | undefined;
+  private opening: Promise<void> | undefined;
+  private opened = false;
+  private restoreNotices: (() => void) | undefined;
+
+  constructor(private readonly options: SessionOptions) {
+    const { garden } = options;
+    if (options.noticesToRunLog && !options.readOnly) {
+      this.restoreNotices = setRuntimeHistoryListener((runId, result) => {
+        const line = historyNotice(runId, result);
+        if (!line) return;
+        try {
+          fs.appendFileSync(path.join(runDir(garden.paths, runId), RUN_STDERR_FILE), `${line}\n`);
+        } catch {
+          // the run directory is gone: nothing to keep
+        }
+      });
+    }
+    this.coordinator = options.readOnly
+      ? undefined
+      : new Coordinator({
+          garden,
+          command: options.command,
+          ...(options.onStderr ? { onStderr: options.onStderr } : {}),
+          ...(options.onError ? { onError: options.onError } : {}),
+          ...(options.onPass ? { onPass: options.onPass } : {}),
+          ...(options.env ? { env: options.env } : {}),
+          ...(options.now ? { now: options.now } : {}),
+          hooks: {
+            beforeFirstPass: () => this.openStartupWindow(),
+            afterPass: async () => {
+              await this.startup?.update().catch((error: Error) => options.onError?.(new Error(`startup play-by-play: ${error.message}`)));
+            },
+          },
+        });
+    this.source = options.snapshot === false ? undefined : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), readOnly: Boolean(options.readOnly) });
+    this.actions = options.readOnly ? undefined : operatorActions(garden);
+    this.follower = new EventFollower(garden.paths, (event) => {
+      for (const listener of this.listeners) listener(event);
+    });
+  }
+
+  private async openStartupWindow(): Promise<void> {
+    this.startup = new StartupWindow(this.options.garden, this.options.env);
+    try {
+      await this.startup.open();
+    } catch (error) {
+      this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
+    }
+  }
+
+  /** Listens to every event appended to the garden's log from `open()` on; returns the unsubscribe function. */
+  onEvent(listener: (event: EventRecord) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Opens the session: follows the event log, starts the coordinator (lock,
+   * recovery, reclaim, startup note, first pass) and the snapshot source.
+   *
+   * @throws UserError when another coordinator holds the garden.
+   */
+  open(): Promise<void> {
+    this.opening ??= (async () => {
+      this.follower.start();
+      await this.coordinator?.start();
+      await this.source?.start();
+      this.opened = true;
+    })();
+    return this.opening;
+  }
+
+  /** Whether a stop has begun. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /**
+   * The one stop path, idempotent: the coordinator stops (live runs get
+   * SIGINT, then SIGKILL after 3 s, close coordinator_stopped, their goals
+   * go back to the queue, the lock is released), then the snapshot source,
+   * then the event stream after a last read, so every event of the session
+   * reaches its listeners.
+   */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      // A stop during open waits for it, so a signal in the middle of start still stops cleanly.
+      await this.opening?.catch(() => undefined);
+      await this.coordinator?.stop();
+      if (this.opened) await this.source?.stop();
+      await this.follower.stop();
+      this.restoreNotices?.();
+    })();
+    return this.closing;
+  }
+
+  /**
+   * SIGINT, SIGTERM and SIGHUP (a closed terminal too) close the session.
+   * `onSignal` is told each one with how many came so far (to say what
+   * happens). Returns the function that removes the handlers.
+   */
+  handleSignals(onSignal?: (count: number, live: number) => void): () => void {
+    let count = 0;
+    const handler = () => {
+      count += 1;
+      onSignal?.(count, this.coordinator?.live.size ?? 0);
+      void this.close();
+    };
+    const names = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+    for (const name of names) process.on(name, handler);
+    return () => {
+      for (const name of names) process.off(name, handler);
+    };
+  }
+}
