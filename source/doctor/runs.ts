@@ -121,10 +121,13 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
       return problems;
     }
     const take = await reclaimable(ctx, runId, goal);
+    const text = strip(error.message, meta);
+    const field = /^([\w.[\]-]+): [A-Z_]+ \(/.exec(text)?.[1];
     problems.push({
       check: 'runs',
       file: meta,
-      message: `${strip(error.message, meta)}; there is no seal to rewrite it from${take ? '; `pak2 cycle` rebuilds it from the goal and process record at start and closes it killed' : ''}`,
+      ...(field && field !== '(document)' ? { field } : {}),
+      message: `${text}; there is no seal to rewrite it from${take ? '; `pak2 cycle` rebuilds it from the goal and process record at start and closes it killed' : ''}`,
     });
     return problems;
   }

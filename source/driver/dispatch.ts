@@ -391,7 +391,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     if (route !== 'standard') {
       // The conversation route records the reply, delivers it, and keeps the session for the next turn.
       const reply = (parsed.finalText ?? '').trim();
-      const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# Reply\n\n${reply}\n`, now());
+      // Titled by what it answers, so the inbox does not list a column of "Reply".
+      const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# ${replyTitle(goal)}\n\n${reply}\n`, now());
       await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
       if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant);
     }
@@ -441,6 +442,13 @@ function stopMessage(stop: NonNullable<LaunchResult['stoppedBy']>, timeoutSecond
   if (stop === 'coordinator_stopped') return 'the coordinator shut down while the run was live';
   if (stop === 'operator') return 'stopped by the operator';
   return 'killed by the watchdog';
+}
+
+/** The heading of a reply note: `Re: ` and the start of the operator's message (the goal body), one line, at most 60 characters. */
+export function replyTitle(goal: GoalRecord): string {
+  const first = goal.body.trim().split('\n')[0]!.trim();
+  const cut = first.length > 60 ? `${first.slice(0, 59)}…` : first;
+  return cut ? `Re: ${cut}` : 'Reply';
 }
 
 /** How many recent messages of a conversation go into a conversation-route prompt. */

@@ -84,7 +84,8 @@ export const GARDEN_GITIGNORE = '# pak2 runtime state: goals, runs, events (not 
  * The code stays in the installed package.
  *
  * @throws UserError when `dir` exists and is not empty (only `.git` is
- *   allowed), names a file, or its parent does not exist; for a bad `--name`
+ *   allowed), names a file, its parent does not exist, or it lies inside
+ *   another garden (an ancestor holds PAK2.toml); for a bad `--name`
  *   or `--driver`; when the package lacks part of the template.
  * @returns the files written, relative to `dir` (directories end in `/`).
  */
@@ -98,6 +99,11 @@ export function initGarden(dir: string, options: InitOptions = {}): string[] {
   } else {
     const parent = path.dirname(root);
     if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) throw new UserError(`DIR ${dir}: its parent ${parent} is not an existing directory`);
+  }
+  // A garden inside a garden: its agents would work in the outer garden's repository and the two runtimes would mix.
+  for (let above = path.dirname(root); ; above = path.dirname(above)) {
+    if (fs.existsSync(path.join(above, 'PAK2.toml'))) throw new UserError(`DIR ${dir}: inside the garden at ${above} (it holds PAK2.toml); create the new garden outside it`);
+    if (path.dirname(above) === above) break;
   }
   const name = options.name ?? gardenNameFor(root);
   if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);

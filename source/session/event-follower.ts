@@ -31,33 +31,35 @@ export class EventFollower {
     this.timer.unref();
   }
 
-  /** Reads and delivers every complete event line appended since the last read. */
+  /** Reads and delivers every complete event line appended since the last read (one read at a time). */
   flush(): Promise<void> {
-    this.reading ??= (async () => {
-      try {
-        let size = 0;
-        try {
-          size = fs.statSync(this.paths.coordinatorLog).size;
-        } catch {
-          return;
-        }
-        if (size < this.offset) this.offset = 0; // the log was replaced
-        if (size === this.offset) return;
-        const read = await readEvents(this.paths, this.offset);
-        this.offset = read.offset;
-        for (const event of read.events) this.listener(event);
-      } finally {
-        this.reading = undefined;
-      }
-    })();
-    return this.reading;
+    if (this.reading) return this.reading.then(() => this.flush());
+    const reading = this.readNew();
+    this.reading = reading;
+    void reading.finally(() => {
+      if (this.reading === reading) this.reading = undefined;
+    });
+    return reading;
+  }
+
+  private async readNew(): Promise<void> {
+    let size = 0;
+    try {
+      size = (await fs.promises.stat(this.paths.coordinatorLog)).size;
+    } catch {
+      return;
+    }
+    if (size < this.offset) this.offset = 0; // the log was replaced
+    if (size === this.offset) return;
+    const read = await readEvents(this.paths, this.offset);
+    this.offset = read.offset;
+    for (const event of read.events) this.listener(event);
   }
 
   /** Stops following after one last read. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.reading;
     await this.flush();
   }
 }

@@ -78,7 +78,7 @@ describe('conversations through the command driver', () => {
       ['garden', 'done'],
     ]);
     expect(messages[1]).toMatchObject({ run: runOne.id });
-    expect(fs.readFileSync(messages[1]!.note!, 'utf8')).toBe('# Reply\n\ndone\n');
+    expect(fs.readFileSync(messages[1]!.note!, 'utf8')).toBe('# Re: Hello?\n\ndone\n');
 
     // The second turn resumes: the command driver gets PAK2_SESSION_ID on its main turn.
     const capture = path.join(garden.paths.gardenRoot, 'env-seen.txt');

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSED_LEDGER, createGoal, readPlant, readRunChecked, runMetaFile, runSealFile } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { asideDir, closedRun, doctor, doctorJson, expectNothingLost, filesUnder, findingLines, quietHistory } from './support.js';
+import { asideDir, closedRun, doctor, doctorJson, expectNothingLost, filesUnder, findingLines, quietHistory, runningRun } from './support.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -182,6 +182,22 @@ describe('pak2 doctor: run records', () => {
     const fixed = await doctorJson(g.paths.gardenRoot, '--fix');
     expect(fixed.code).toBe(0);
     expect(JSON.parse(fs.readFileSync(meta, 'utf8')).status).toBe('success');
+  });
+
+  it('names a torn meta.json with no seal as beyond repair here, and leaves it for reclaim to rebuild', async () => {
+    const g = await garden();
+    const { run } = await runningRun(g);
+    fs.rmSync(runSealFile(g.paths, run)); // a record from before seals
+    const meta = runMetaFile(g.paths, run);
+    fs.truncateSync(meta, 50);
+    const torn = fs.readFileSync(meta);
+
+    const json = await doctorJson(g.paths.gardenRoot, '--fix');
+    expect(json.code).toBe(1);
+    expect(json.findings).toEqual([
+      { check: 'runs', file: meta, message: expect.stringMatching(/^malformed JSON .*; there is no seal to rewrite it from; `pak2 cycle` rebuilds it from the goal and process record at start and closes it killed$/), fixed: false },
+    ]);
+    expect(fs.readFileSync(meta).equals(torn)).toBe(true);
   });
 
   it('names a torn seal; --fix moves it aside and meta.json is the record again', async () => {

@@ -149,6 +149,15 @@ describe('initGarden: the checks it always made', () => {
     expect(fs.readdirSync(dir)).toEqual(['notes.md']);
   });
 
+  it('refuses a directory inside an existing garden, naming the garden, and writes nothing', () => {
+    const outer = path.join(base, 'outer');
+    initGarden(outer);
+    const inner = path.join(outer, 'src', 'inner');
+    fs.mkdirSync(path.dirname(inner), { recursive: true });
+    expect(() => initGarden(inner)).toThrow(`DIR ${inner}: inside the garden at ${outer} (it holds PAK2.toml); create the new garden outside it`);
+    expect(fs.existsSync(inner)).toBe(false);
+  });
+
   it('accepts a directory holding only .git, and leaves .git alone', () => {
     const dir = path.join(base, 'repo');
     writeTree(dir, { '.git/HEAD': 'ref: refs/heads/main\n' });
