@@ -12,6 +12,7 @@ import { registerOperatorMessage } from './commands/operator-message.js';
 import { registerPlantCommands } from './commands/plants.js';
 import { registerRetrospective } from './commands/retrospective.js';
 import { registerDoctor } from './commands/doctor.js';
+import { registerEvents } from './commands/events.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -113,6 +114,7 @@ export function buildProgram(io: CliIO): Command {
   registerPlantCommands(program, io);
   registerRetrospective(program, io);
   registerDoctor(program, io);
+  registerEvents(program, io);
   return program;
 }
 

@@ -27,6 +27,7 @@ export const REASON_CODES = [
   'INVALID_CLOSED_REASON',
   // event (docs/events/level2.md)
   'INVALID_EVENT_TYPE',
+  'INVALID_EVENT_ID',
   // config (docs/garden/level2.md)
   'INVALID_CONFIG_VALUE',
   'UNKNOWN_CONFIG_KEY',
@@ -178,6 +179,7 @@ const MESSAGES: Record<ReasonCode, string> = {
   MISSING_CLOSED_REASON: 'closed goal is missing closed_reason',
   INVALID_CLOSED_REASON: 'closed_reason must be success, failure or cancelled',
   INVALID_EVENT_TYPE: 'type is not a known event type',
+  INVALID_EVENT_ID: 'id is not a ULID (26 Crockford base-32 characters)',
   INVALID_CONFIG_VALUE: 'value is out of range or of the wrong type',
   UNKNOWN_CONFIG_KEY: 'unknown key',
   INVALID_FIELD_TYPE: 'value has the wrong type',

@@ -28,11 +28,16 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** A ULID: 26 Crockford base-32 characters, the first 10 the time in ms. */
+export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
 /**
  * One line of the coordinator event log. `ts` is ISO 8601 UTC; the optional
  * fields name what the event concerns. Unknown fields are kept.
  */
 export const EventSchema = z.looseObject({
+  /** A ULID (seed 004, "Event"): sortable, so sorting ids sorts time. Lines written before ids existed have none. */
+  id: codedString(ULID_PATTERN, 'INVALID_EVENT_ID').optional(),
   ts: timestamp(),
   type: codedEnum(EVENT_TYPES, 'INVALID_EVENT_TYPE'),
   goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
@@ -52,7 +57,7 @@ export type EventRecord = z.infer<typeof EventSchema>;
 /**
  * Validates one coordinator event (docs/events/level2.md). Never throws.
  *
- * @returns issues with codes MISSING_REQUIRED_FIELD, INVALID_TIMESTAMP,
+ * @returns issues with codes MISSING_REQUIRED_FIELD, INVALID_EVENT_ID, INVALID_TIMESTAMP,
  *   INVALID_EVENT_TYPE, INVALID_GOAL_FORMAT, INVALID_ID_FORMAT,
  *   INVALID_PLANT_NAME, INVALID_FIELD_TYPE, INVALID_SHAPE.
  */

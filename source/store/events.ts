@@ -1,10 +1,14 @@
 import fsp from 'node:fs/promises';
 import { formatIssue, validateEvent, type EventRecord, type EventType } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
+import { monotonicFactory } from 'ulid';
 import { appendJsonLine, StoreError } from './files.js';
 
 /** Fields of an event other than its timestamp. */
-export type EventInput = Omit<EventRecord, 'ts'> & { type: EventType; ts?: string };
+export type EventInput = Omit<EventRecord, 'ts' | 'id'> & { type: EventType; ts?: string };
+
+// Monotonic within this writer: two events in the same millisecond still sort in the order written.
+const nextId = monotonicFactory();
 
 /** Listener told of every event this process appends (the headless printer and TUI use it). */
 export type EventListener = (event: EventRecord) => void;
@@ -18,12 +22,14 @@ export function onEvent(listener: EventListener): () => void {
 
 /**
  * Appends one validated event to `<runtime-root>/events/coordinator.jsonl`
- * (seed 002, events.py). `ts` defaults to now.
+ * (seed 002, events.py) with a ULID `id` (seed 004), monotonic within this
+ * process and taken from `ts`'s time. `ts` defaults to now.
  *
  * @throws StoreError INVALID_RECORD for an event that fails validateEvent, IO_ERROR when the write fails.
  */
 export async function appendEvent(paths: GardenPaths, input: EventInput, now: Date = new Date()): Promise<EventRecord> {
-  const event = { ...input, ts: input.ts ?? now.toISOString() } as EventRecord;
+  const ts = input.ts ?? now.toISOString();
+  const event = { id: nextId(Date.parse(ts)), ...input, ts } as EventRecord;
   const issues = validateEvent(event);
   if (issues.length > 0) {
     throw new StoreError('INVALID_RECORD', `event ${input.type}: ${formatIssue(issues[0]!)}`, paths.coordinatorLog);

@@ -33,6 +33,16 @@ export class StoreError extends Error {
 }
 
 /**
+ * Fault injection for the crash tests (test/reliability/crash-points.test.ts):
+ * when `PAK2_CRASH_AT` names this point, the process kills itself with
+ * SIGKILL right here, as a power cut or `kill -9` would. The points sit
+ * between a record's write and its event. Inert otherwise.
+ */
+export function crashPoint(name: string): void {
+  if (process.env.PAK2_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
+}
+
+/**
  * Writes `data` as pretty JSON atomically (temp file, fsync, rename), so a
  * reader never sees half a record. Creates the parent directory.
  *

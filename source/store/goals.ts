@@ -19,7 +19,7 @@ import {
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
-import { createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { crashPoint, createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
 
 /** Name of the closed-goal ledger in the goals directory: one closed goal id per line, append-only. */
 export const CLOSED_LEDGER = '.closed';
@@ -187,9 +187,12 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
   const issues = validateGoal(next);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal ${id}: ${formatIssue(issues[0]!)}`, goalFile(paths, id));
   await writeJsonAtomic(goalFile(paths, id), next);
+  crashPoint(`goal:${to}:after-write`);
   await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
   if (to === 'closed') {
+    crashPoint('goal:closed:after-event');
     await fsp.appendFile(path.join(paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+    crashPoint('goal:closed:after-ledger');
     await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
   }
   return next;

@@ -8,3 +8,4 @@ export * from './inbox.js';
 export * from './supplements.js';
 export * from './operator-messages.js';
 export * from './active-threads.js';
+export * from './event-log.js';

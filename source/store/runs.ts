@@ -18,7 +18,7 @@ import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { captureRuntimeHistory, reportRuntimeHistory } from '../history/runtime-history.js';
 import { appendEvent } from './events.js';
-import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
 export const RUN_FILES = {
@@ -46,7 +46,9 @@ export function runSealFile(paths: GardenPaths, runId: string): string {
 /** Writes a run record: the seal first, then meta.json, both atomically. */
 async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
   await writeJsonAtomic(runSealFile(paths, record.id), record);
+  crashPoint(`run:${record.status}:after-seal`);
   await writeJsonAtomic(runMetaFile(paths, record.id), record);
+  crashPoint(`run:${record.status}:after-meta`);
 }
 
 /** `<runtime-root>/runs/<run-id>/events.jsonl`. */
@@ -331,6 +333,7 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
     },
     now,
   );
+  crashPoint('run:closed:after-event');
   // The run is closed from here on: the capture reports, it never throws or rewrites.
   reportRuntimeHistory(runId, await captureRuntimeHistory(paths, closed));
   return closed;

@@ -40,6 +40,23 @@ export function wrapLines(text: string, width: number, options: WrapOptions = {}
   return rows;
 }
 
+/**
+ * The last `rows` rows of `text` wrapped to `width` (the end of a body being
+ * typed), read from the end: lines before the last rows are not wrapped, and
+ * of a line longer than the rows can show only its end is (its rows then
+ * break where they would if it began there).
+ */
+export function wrapTail(text: string, width: number, rows: number): string[] {
+  if (width <= 0 || rows <= 0) return [];
+  const budget = wrapBudget(width, rows);
+  let tail = text.length > budget ? text.slice(-budget) : text;
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1); // the cut fell inside a surrogate pair
+  const lines = tail.split('\n');
+  const out: string[] = [];
+  for (let i = lines.length - 1; i >= 0 && out.length < rows; i--) out.unshift(...wrapLines(lines[i]!, width).slice(-(rows - out.length)));
+  return out;
+}
+
 /** Display width of `text`. */
 export function widthOf(text: string): number {
   return displayWidth(text);

@@ -15,7 +15,10 @@ import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
 import { fit, wrapLines } from '../../source/ui/layout.js';
 import { DETAIL_TEXT_MAX, detailRows, textLines } from '../../source/ui/overlays/detail.js';
+import { GoalForm } from '../../source/ui/overlays/goal-form.js';
+import { newGoalForm } from '../../source/ui/overlays/goal-form-state.js';
 import { chatRows } from '../../source/ui/panes/chat.js';
+import { editState } from '../../source/ui/text-edit.js';
 import { RunTail, tailRows } from '../../source/ui/panes/run-tail.js';
 import { goal, NOW, plain, run, snapshotOf, tick } from './fixtures.js';
 
@@ -205,6 +208,21 @@ describe('panes and overlays on hostile data cost what the screen shows', () => 
     expect(rows[0]).toEqual({ sender: 'operator', text: `operator: ${'調査😀⚠'.repeat(4)}調` });
     expect(rows[9]!.text.endsWith('…')).toBe(true);
     expect(segmenter.work.units).toBeLessThan(10_000);
+  });
+});
+
+describe('the goal form with a pasted 160,000 code unit body', () => {
+  it('shows the end of the body, where the cursor is, after measuring a screenful', () => {
+    const choices = { plants: ['gardener'], drivers: ['(default)'] };
+    const form = { ...newGoalForm(choices), body: editState(`first line\n${WIDE}`) };
+    const { lastFrame } = render(<GoalForm state={form} choices={choices} width={60} height={20} />);
+    const lines = plain(lastFrame()).split('\n');
+    const cursor = lines.findIndex((line) => line.includes('█'));
+    const end = lines.slice(cursor - 1, cursor + 1).map((line) => line.slice(1, -1).trim()).join('');
+    expect(end).toMatch(/(調査😀⚠)+█$/);
+    expect(lines.some((line) => line.includes('first line'))).toBe(false);
+    expect(segmenter.work.longest).toBeLessThanOrEqual(4_096);
+    expect(segmenter.work.units).toBeLessThan(50_000);
   });
 });
 

@@ -2,7 +2,7 @@ import { Text } from 'ink';
 import React from 'react';
 import { GOAL_TYPES } from '../../contracts/index.js';
 import { withCursor } from '../panes/chat.js';
-import { fit, wrapLines } from '../layout.js';
+import { fit, wrapTail } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 import { FORM_FIELDS, type FormChoices, type GoalFormState } from './goal-form-state.js';
 
@@ -29,8 +29,8 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
     { label: 'model', value: text('model', '(default)'), active: at('model') },
   ];
   const bodyText = at('body') ? withCursor(state.body) : state.body.text || '(the task: enter adds a line)';
-  const bodyLines = bodyText.split('\n').flatMap((l) => wrapLines(l, w - 2));
   const room = Math.max(1, h - rows.length - 4);
+  const bodyLines = wrapTail(bodyText, w - 2, room);
   return (
     <Pane title="New goal" note="tab next field · ←→ choose · ctrl-s submit · esc cancel" width={width} height={height} focused>
       {rows.map((row) => (
@@ -41,7 +41,7 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
       <Text color={at('body') ? 'cyan' : undefined} bold={at('body')}>
         {fit('body', w)}
       </Text>
-      {bodyLines.slice(-room).map((line, i) => (
+      {bodyLines.map((line, i) => (
         <Text key={i} wrap="truncate">
           {fit(`  ${line}`, w)}
         </Text>
