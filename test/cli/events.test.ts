@@ -26,7 +26,7 @@ describe('pak2 events', () => {
     expect(result.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(ids.slice(2501));
   });
 
-  it('an old line without an id is still read, and sorts by its time', async () => {
+  it('an old line without an id is still read beside lines that have one', async () => {
     garden = await makeTestGarden();
     const { appendJsonLine } = await import('../../source/store/index.js');
     await appendJsonLine(garden.paths.coordinatorLog, { ts: '2026-01-01T00:00:00.000Z', type: 'GardenGenesis', detail: 'before ids' });
