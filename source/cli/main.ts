@@ -13,6 +13,8 @@ import { registerPlantCommands } from './commands/plants.js';
 import { registerRetrospective } from './commands/retrospective.js';
 import { registerDoctor } from './commands/doctor.js';
 import { registerEvents } from './commands/events.js';
+import { registerServe } from './commands/serve.js';
+import { registerWebhook } from './commands/webhook.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -115,6 +117,8 @@ export function buildProgram(io: CliIO): Command {
   registerRetrospective(program, io);
   registerDoctor(program, io);
   registerEvents(program, io);
+  registerServe(program, io);
+  registerWebhook(program, io);
   return program;
 }
 

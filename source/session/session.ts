@@ -5,7 +5,7 @@ import { Coordinator, type ReconcileSummary } from '../coordinator/index.js';
 import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
-import { SnapshotSource } from '../snapshot/index.js';
+import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
   appendGoalSupplement,
@@ -93,6 +93,7 @@ export class Session {
   private opening: Promise<void> | undefined;
   private opened = false;
   private restoreNotices: (() => void) | undefined;
+  private server: ServerView | undefined;
 
   constructor(private readonly options: SessionOptions) {
     const { garden } = options;
@@ -138,6 +139,17 @@ export class Session {
     } catch (error) {
       this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
     }
+  }
+
+  /** The HTTP server this session runs (`cycle --serve`): its URL and webhook health; undefined when none runs. */
+  get serverStatus(): ServerView | undefined {
+    return this.server;
+  }
+
+  /** The server (source/server) reports itself here; the snapshot carries it to the status line. */
+  setServerStatus(view: ServerView | undefined): void {
+    this.server = view;
+    this.source?.setServer(view);
   }
 
   /** Listens to every event appended to the garden's log from `open()` on; returns the unsubscribe function. */

@@ -4,7 +4,7 @@ import type { Garden } from '../garden/index.js';
 import { runEventsFile } from '../store/index.js';
 import { SnapshotLoader } from './load.js';
 import { RunTail } from './tail.js';
-import type { CoordinatorView, Snapshot } from './types.js';
+import type { CoordinatorView, ServerView, Snapshot } from './types.js';
 
 /** What the source needs to know of a coordinator running in the same process. */
 export interface CoordinatorProbe {
@@ -61,6 +61,7 @@ export class SnapshotSource {
   private tail: RunTail | undefined;
   private followed: string | undefined;
   private stopped = false;
+  private server: ServerView | undefined;
   private readonly onCoordinator = () => this.schedule();
 
   constructor(private readonly options: SnapshotSourceOptions) {
@@ -141,6 +142,15 @@ export class SnapshotSource {
     }, delayMs);
   }
 
+  /** Sets what the session's HTTP server reports (undefined: none runs); published at once. */
+  setServer(view: ServerView | undefined): void {
+    this.server = view;
+    if (this.snapshot.version > 0) {
+      const { server: _old, ...rest } = this.snapshot;
+      this.publish(view ? { ...rest, server: view } : rest);
+    }
+  }
+
   private pollTail(): void {
     if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
   }
@@ -165,6 +175,7 @@ export class SnapshotSource {
         ...loaded,
         garden: { ...loaded.garden, readOnly: this.options.readOnly ?? !probe },
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
+        ...(this.server ? { server: this.server } : {}),
       };
       this.retarget(base);
       const grown = this.watcher ? this.watchable() : [];

@@ -31,6 +31,13 @@ export interface PlantView {
 /** Where the coordinator stands: `absent` for a read-only dashboard. */
 export type CoordinatorView = 'absent' | 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
 
+/** `pak2 serve` (or `cycle --serve`) as the status line shows it: where it listens, and webhook health. */
+export interface ServerView {
+  url: string;
+  /** Absent until the delivery worker reports; `running: false` when another process of the garden delivers. */
+  webhooks?: { running: boolean; subscriptions: number; failing: number; retrying: number };
+}
+
 /**
  * Everything the workbench shows, read from disk at one moment. Immutable:
  * a change produces a new snapshot. Views read only this.
@@ -55,4 +62,6 @@ export interface Snapshot {
   tail: TailState | undefined;
   /** Files that could not be read, named; reported, never repaired. */
   problems: string[];
+  /** The HTTP server when this session runs one (`cycle --serve`). */
+  server?: ServerView;
 }

@@ -20,9 +20,10 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
 import { crashPoint, createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { appendClosedEntry, ClosedLedger, goalNumber } from './closed-index.js';
 
-/** Name of the closed-goal ledger in the goals directory: one closed goal id per line, append-only. */
-export const CLOSED_LEDGER = '.closed';
+export * from './closed-index.js';
+
 const COUNTER_FILE = '.counter';
 
 /** What a caller gives to create a goal; the store assigns id, status and timestamps. */
@@ -65,11 +66,6 @@ export function makeSlug(title: string, fallback: string): string {
     slug = next;
   }
   return slug || fallback;
-}
-
-function goalNumber(name: string): number {
-  const n = Number.parseInt(name, 10);
-  return Number.isFinite(n) ? n : 0;
 }
 
 /**
@@ -191,7 +187,7 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
   await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
   if (to === 'closed') {
     crashPoint('goal:closed:after-event');
-    await fsp.appendFile(path.join(paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+    await appendClosedEntry(paths, next);
     crashPoint('goal:closed:after-ledger');
     await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
   }
@@ -261,77 +257,28 @@ export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
 }
 
 /**
- * The open-goal scanner used by reconcile: lists the goals directory, skips
- * every id in the closed ledger without opening its file, and reads only the
- * rest. Keeps the ledger offset and unchanged open goals between passes, so a
- * warm pass re-reads only what changed. A goal found closed but missing from
- * the ledger (a crash between the two writes) is added to it.
+ * The open-goal scanner used by reconcile, the snapshot and `pak2 goals`:
+ * lists the goals directory, skips every id in the closed ledger without
+ * opening its file, and reads only the rest. The ledger and the listing are
+ * shared by every scanner of the garden in this process (ClosedLedger); each
+ * scanner keeps its unchanged open goals between passes, so a warm pass
+ * re-reads only what changed. A goal found closed but missing from the
+ * ledger (a crash between the two writes) is added to it.
  */
 export class OpenGoalScanner {
-  private closed = new Set<string>();
-  private ledgerOffset = 0;
+  private readonly ledger: ClosedLedger;
   private cache = new Map<string, { mtimeMs: number; ctimeMs: number; size: number; goal: GoalRecord }>();
-  private listing: { mtimeMs: number; ids: string[]; strays: GoalProblem[] } | undefined;
-  private open: { ids: string[]; from: string[]; ledgerOffset: number; closedCount: number } | undefined;
 
-  constructor(private readonly paths: GardenPaths) {}
-
-  private async readLedger(): Promise<void> {
-    const file = path.join(this.paths.goalsDir, CLOSED_LEDGER);
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fsp.open(file, 'r');
-    } catch {
-      return;
-    }
-    try {
-      const { size } = await handle.stat();
-      if (size < this.ledgerOffset) {
-        this.closed.clear();
-        this.ledgerOffset = 0;
-      }
-      if (size === this.ledgerOffset) return;
-      const buffer = Buffer.alloc(size - this.ledgerOffset);
-      await handle.read(buffer, 0, buffer.length, this.ledgerOffset);
-      const end = buffer.lastIndexOf(0x0a) + 1;
-      for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) if (line) this.closed.add(line);
-      this.ledgerOffset += end;
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /**
-   * Goal ids in the directory. The listing is reused while the directory's
-   * mtime is unchanged (every add, rename or removal changes it) and old
-   * enough (2 s) that a same-tick change cannot hide behind it.
-   */
-  private async ids(): Promise<string[]> {
-    let mtimeMs: number;
-    try {
-      mtimeMs = (await fsp.stat(this.paths.goalsDir)).mtimeMs;
-    } catch {
-      return [];
-    }
-    if (this.listing && this.listing.mtimeMs === mtimeMs && Date.now() - mtimeMs > 2000) return this.listing.ids;
-    const strays: GoalProblem[] = [];
-    const ids = await listGoalIds(this.paths, strays);
-    this.listing = { mtimeMs, ids, strays };
-    return ids;
+  constructor(private readonly paths: GardenPaths) {
+    this.ledger = ClosedLedger.of(paths);
   }
 
   /** The goals that are not closed, and any unreadable goal files. */
   async scan(): Promise<GoalList> {
-    await this.readLedger();
-    const all = await this.ids();
-    const o = this.open;
-    const ids =
-      o && o.from === all && o.ledgerOffset === this.ledgerOffset && o.closedCount === this.closed.size
-        ? o.ids
-        : all.filter((id) => !this.closed.has(id));
-    this.open = { ids, from: all, ledgerOffset: this.ledgerOffset, closedCount: this.closed.size };
+    await this.ledger.refresh();
+    const { ids, strays } = await this.ledger.openCandidates();
     const goals: GoalRecord[] = [];
-    const problems: GoalProblem[] = [...(this.listing?.strays ?? [])];
+    const problems: GoalProblem[] = [...strays];
     const seen = new Set<string>();
     // Bounded: a cold scan of 10,000 open goals must not open them all at once.
     const limit = pLimit(128);
@@ -354,8 +301,7 @@ export class OpenGoalScanner {
         try {
           const goal = await readGoal(this.paths, id);
           if (goal.status === 'closed') {
-            this.closed.add(id);
-            await fsp.appendFile(path.join(this.paths.goalsDir, CLOSED_LEDGER), `${id}\n`);
+            if (!this.ledger.has(id)) await this.ledger.add(goal);
             this.cache.delete(id);
             return;
           }
@@ -368,38 +314,5 @@ export class OpenGoalScanner {
     );
     for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
     return { goals, problems };
-  }
-}
-
-/**
- * The ids of the `limit` most recently closed goals, newest first, read from
- * the end of the closed ledger (no goal file is opened).
- */
-export async function recentClosedIds(paths: GardenPaths, limit: number): Promise<string[]> {
-  const file = path.join(paths.goalsDir, CLOSED_LEDGER);
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fsp.open(file, 'r');
-  } catch {
-    return [];
-  }
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, Math.max(4096, limit * 80));
-    const buffer = Buffer.alloc(length);
-    await handle.read(buffer, 0, length, size - length);
-    const lines = buffer.toString('utf8').split('\n').filter(Boolean);
-    if (length < size) lines.shift(); // cut mid-line
-    const seen = new Set<string>();
-    const ids: string[] = [];
-    for (const id of lines.reverse()) {
-      if (seen.has(id) || !GOAL_ID_PATTERN.test(id)) continue;
-      seen.add(id);
-      ids.push(id);
-      if (ids.length >= limit) break;
-    }
-    return ids;
-  } finally {
-    await handle.close();
   }
 }

@@ -11,6 +11,8 @@ export interface WorkbenchOptions {
   readOnly?: boolean;
   /** Label for the coordinator lock holder. */
   command?: string;
+  /** Started on the open session (`cycle --serve`: the HTTP server); the stop it returns runs before the session's. */
+  attach?: (session: Session) => Promise<() => Promise<void>>;
 }
 
 /**
@@ -32,8 +34,10 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
     onStderr: () => undefined,
     noticesToRunLog: true,
   });
+  let detach: (() => Promise<void>) | undefined;
   try {
     await session.open();
+    detach = await options.attach?.(session);
   } catch (error) {
     await session.close();
     throw error;
@@ -43,7 +47,10 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   let quitting: Promise<void> | undefined;
   // The one quit path: the session's stop, then unmount.
   const quit = () => {
-    quitting ??= session.close().then(() => unmount());
+    quitting ??= Promise.resolve(detach?.())
+      .catch(() => undefined)
+      .then(() => session.close())
+      .then(() => unmount());
   };
   const actions: WorkbenchActions = {
     follow: (runId) => source.follow(runId),

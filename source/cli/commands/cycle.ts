@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Garden } from '../../garden/index.js';
+import { UserError } from '../../errors.js';
 import { Session } from '../../session/index.js';
 import { gardenOf } from '../context.js';
 import { formatEventLine } from '../headless.js';
@@ -9,6 +10,10 @@ interface CycleOptions {
   ui: boolean;
   untilIdle?: boolean;
   json?: boolean;
+  /** `--serve [--host H] [--port P]`: the HTTP server on this session (source/cli/commands/serve.ts). */
+  serve?: boolean;
+  host?: string;
+  port?: string;
 }
 
 /**
@@ -60,8 +65,13 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
   });
   const coordinator = session.coordinator!;
   const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
+  let server: { close(): Promise<void> } | undefined;
   try {
     await session.open();
+    if (opts.serve) {
+      const { startServe } = await import('./serve.js');
+      server = await startServe(garden, session.actions!, opts, io, { onStatus: (view) => session.setServerStatus(view), onNotice: sayOnce });
+    }
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
@@ -69,6 +79,7 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
       if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
     }
   } finally {
+    await server?.close();
     await session.close();
     unhandle();
     unsubscribe();
@@ -78,11 +89,12 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
 /** `pak2 cycle` (and bare `pak2`): the workbench in a terminal, else headless. */
 export async function runCycle(command: Command, opts: CycleOptions, io: CliIO): Promise<void> {
   const garden = gardenOf(command, io);
+  if (!opts.serve && (opts.host !== undefined || opts.port !== undefined)) throw new UserError(`${opts.host !== undefined ? '--host' : '--port'}: only with --serve`);
   const reason = headlessReason(opts, io);
   if (reason === '') {
     // Ink and React load only on the interactive path, so headless starts fast.
     const { runWorkbench } = await import('../../ui/workbench.js');
-    return runWorkbench(garden);
+    return runWorkbench(garden, opts.serve ? { attach: (await import('./serve.js')).serveForWorkbench(garden, opts, io) } : {});
   }
   if (reason) io.err(`pak2: ${reason}`);
   return runHeadless(garden, opts, io);
@@ -102,6 +114,9 @@ export function registerCycle(program: Command, io: CliIO): void {
     .option('--no-ui', 'run headless: print one line per lifecycle event')
     .option('--until-idle', 'exit once nothing is queued or running (headless)')
     .option('--json', 'headless lines as JSON events')
+    .option('--serve', 'also serve the garden over HTTP on this session (as pak2 serve)')
+    .option('--host <host>', 'with --serve: listen address (default 127.0.0.1)')
+    .option('--port <port>', 'with --serve: port (default 7717; 0 picks a free one)')
     .action((opts: CycleOptions, command: Command) => runCycle(command, opts, io));
 
   program

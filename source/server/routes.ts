@@ -1,0 +1,424 @@
+import fsp from 'node:fs/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  EVENT_TYPES,
+  GOAL_ID_PATTERN,
+  GOAL_STATUSES,
+  GOAL_TYPES,
+  PLANT_NAME_PATTERN,
+  PRIORITY_MAX,
+  PRIORITY_MIN,
+  RUN_ID_PATTERN,
+  ULID_PATTERN,
+  type EventRecord,
+  type GoalRecord,
+  type RunRecord,
+} from '../contracts/index.js';
+import type { Garden } from '../garden/index.js';
+import type { OperatorActions } from '../session/index.js';
+import {
+  dispatchOrder,
+  eventKey,
+  findEventsAfter,
+  isEventId,
+  listGoals,
+  listPlants,
+  listRuns,
+  matchesEvent,
+  readGoal,
+  readRun,
+  runEventsFile,
+  runIdsForGoal,
+  StoreError,
+  type EventFilter,
+} from '../store/index.js';
+import { scanEvents, type LogTail } from './log-tail.js';
+import { SseConnection } from './sse.js';
+
+/** What the routes act on. */
+export interface RouteContext {
+  garden: Garden;
+  actions: OperatorActions;
+  tail: LogTail;
+  keepAliveMs: number;
+  streams: Set<SseConnection>;
+}
+
+/** A 4xx answer: `{ error, field }`, the field a JSON pointer into the body or the parameter's name. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The prefix of every route. */
+export const API_PREFIX = '/api/v1';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const ERROR = { 400: ref('Error'), 401: ref('Error') };
+const idParam = (pattern: RegExp, description: string) => ({
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', pattern: pattern.source, description } },
+});
+const eventQuery = {
+  since: { type: 'string', pattern: ULID_PATTERN.source, description: 'the last event id already seen: only events after it' },
+  type: { type: 'array', items: { type: 'string' }, description: `event types, comma-separated or repeated (${EVENT_TYPES.join(', ')})` },
+  goal: { type: 'string', pattern: GOAL_ID_PATTERN.source, description: 'only events of this goal and its runs' },
+};
+
+/** The event filter of `?type=&goal=`, each type checked. */
+function eventFilter(query: { type?: string[]; goal?: string }): EventFilter {
+  const types = (query.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean);
+  for (const type of types) {
+    if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new HttpError(400, `type ${type}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
+  }
+  return { ...(types.length ? { types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
+}
+
+/** A store refusal as an HTTP answer: not found → 404 naming `id`; anything else is not the client's fault. */
+function storeFailure(error: unknown): never {
+  if (error instanceof StoreError && ['GOAL_NOT_FOUND', 'RUN_NOT_FOUND', 'PLANT_NOT_FOUND'].includes(error.code)) throw new HttpError(404, error.message, 'id');
+  throw error;
+}
+
+/** The field a submit refusal names (its message starts with it: `plant gardener: …`, `body: …`). */
+const SUBMIT_FIELDS: Record<string, string> = {
+  type: '/type',
+  plant: '/plant',
+  body: '/body',
+  priority: '/priority',
+  driver: '/driver',
+  model: '/model',
+  title: '/title',
+  conversation: '/conversation_id',
+};
+
+/** An operator action's refusal (UserError, with its message naming the field) as an HTTP answer. */
+function refusal(error: unknown, fields: Record<string, string>, fallback: string): never {
+  const e = error as { name?: string; message: string; exitCode?: number };
+  if (e?.name !== 'UserError') throw error;
+  const word = /^([A-Za-z_]+)/.exec(e.message)?.[1] ?? '';
+  const field = fields[word] ?? (/driver/i.test(e.message) ? (fields.driver ?? fallback) : fallback);
+  const status = /no such goal|no such run/.test(e.message) ? 404 : e.exitCode === 1 ? 409 : 400;
+  throw new HttpError(status, e.message, field);
+}
+
+function goalSort(a: GoalRecord, b: GoalRecord): number {
+  const aOpen = a.status !== 'closed';
+  const bOpen = b.status !== 'closed';
+  if (aOpen !== bOpen) return aOpen ? -1 : 1;
+  if (aOpen) return dispatchOrder(a, b);
+  return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at);
+}
+
+/** The last `limit` lines of a run's events.jsonl, reading at most `maxBytes` from its end. */
+async function runEventsTail(file: string, limit: number, maxBytes: number): Promise<{ lines: unknown[]; truncated: boolean; size: number }> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r');
+  } catch {
+    return { lines: [], truncated: false, size: 0 };
+  }
+  try {
+    const { size } = await handle.stat();
+    const from = Math.max(0, size - maxBytes);
+    const buffer = Buffer.alloc(size - from);
+    await handle.read(buffer, 0, buffer.length, from);
+    let text = buffer.toString('utf8');
+    if (from > 0) text = text.slice(text.indexOf('\n') + 1);
+    const all = text.split('\n').filter((l) => l.trim());
+    const kept = all.slice(-limit);
+    const lines = kept.map((line) => {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch {
+        return line;
+      }
+    });
+    return { lines, truncated: from > 0 || all.length > kept.length, size };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The most a run events tail reads from the end of events.jsonl. */
+export const RUN_EVENTS_MAX_BYTES = 1024 * 1024;
+
+/** Registers the `/api/v1` routes, each with the schema its input is checked against and the OpenAPI description is made from. */
+export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  const { paths } = ctx.garden;
+
+  app.get(
+    '/goals',
+    {
+      schema: {
+        summary: 'List goals: open ones in dispatch order, then closed ones, newest first',
+        operationId: 'listGoals',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            status: { type: 'string', enum: [...GOAL_STATUSES] },
+            plant: { type: 'string', pattern: PLANT_NAME_PATTERN.source },
+            limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 },
+          },
+        },
+        response: { 200: { type: 'object', properties: { goals: { type: 'array', items: ref('Goal') }, total: { type: 'integer' }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR },
+      },
+    },
+    async (request: FastifyRequest<{ Querystring: { status?: string; plant?: string; limit: number } }>) => {
+      const { goals, problems } = await listGoals(paths);
+      const q = request.query;
+      const shown = goals.filter((g) => (!q.status || g.status === q.status) && (!q.plant || g.assigned_to === q.plant)).sort(goalSort);
+      return { goals: shown.slice(0, q.limit), total: shown.length, problems: problems.map((p) => p.message) };
+    },
+  );
+
+  app.get(
+    '/goals/:id',
+    {
+      schema: {
+        summary: 'One goal, with the ids of its runs',
+        operationId: 'getGoal',
+        params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
+        response: { 200: { type: 'object', properties: { goal: ref('Goal'), runs: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      const goal = await readGoal(paths, request.params.id).catch(storeFailure);
+      return { goal, runs: await runIdsForGoal(paths, goal.id) };
+    },
+  );
+
+  app.post(
+    '/goals',
+    {
+      schema: {
+        summary: 'Queue a goal (the same submit the CLI and the workbench use)',
+        operationId: 'submitGoal',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['type', 'plant', 'body'],
+          properties: {
+            type: { type: 'string', enum: [...GOAL_TYPES] },
+            plant: { type: 'string', minLength: 1 },
+            body: { type: 'string', minLength: 1 },
+            priority: { type: 'integer', minimum: PRIORITY_MIN, maximum: PRIORITY_MAX },
+            driver: { type: 'string', minLength: 1 },
+            model: { type: 'string', minLength: 1 },
+            reasoning_effort: { type: 'string', minLength: 1 },
+            title: { type: 'string', minLength: 1 },
+            conversation_id: { type: 'string', minLength: 1 },
+          },
+        },
+        response: { 201: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 409: ref('Error') },
+      },
+    },
+    async (
+      request: FastifyRequest<{
+        Body: { type: string; plant: string; body: string; priority?: number; driver?: string; model?: string; reasoning_effort?: string; title?: string; conversation_id?: string };
+      }>,
+      reply: FastifyReply,
+    ) => {
+      const b = request.body;
+      const goal = await ctx.actions
+        .submitGoal({
+          type: b.type,
+          plant: b.plant,
+          body: b.body,
+          ...(b.priority !== undefined ? { priority: b.priority } : {}),
+          ...(b.driver !== undefined ? { driver: b.driver } : {}),
+          ...(b.model !== undefined ? { model: b.model } : {}),
+          ...(b.reasoning_effort !== undefined ? { reasoningEffort: b.reasoning_effort } : {}),
+          ...(b.title !== undefined ? { title: b.title } : {}),
+          ...(b.conversation_id !== undefined ? { conversationId: b.conversation_id } : {}),
+        })
+        .catch((error: unknown) => refusal(error, SUBMIT_FIELDS, '/body'));
+      return reply.code(201).header('location', `${API_PREFIX}/goals/${goal.id}`).send({ goal });
+    },
+  );
+
+  app.post(
+    '/goals/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a goal: a queued one closes cancelled; a running one has its run stopped, then closes cancelled',
+        operationId: 'cancelGoal',
+        params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
+        response: {
+          200: { type: 'object', properties: { goal: ref('Goal'), stopped: { type: 'object', properties: { run: { type: 'string' }, by: { type: 'string', enum: ['coordinator', 'orphan'] }, detail: { type: 'string' } } } } },
+          ...ERROR,
+          404: ref('Error'),
+          409: ref('Error'),
+        },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      return ctx.actions.cancelGoal(request.params.id).catch((error: unknown) => refusal(error, { ID: 'id' }, 'id'));
+    },
+  );
+
+  app.get(
+    '/runs',
+    {
+      schema: {
+        summary: 'List runs, oldest first',
+        operationId: 'listRuns',
+        querystring: { type: 'object', additionalProperties: false, properties: { goal: { type: 'string', pattern: GOAL_ID_PATTERN.source, description: 'only the runs of this goal' } } },
+        response: { 200: { type: 'object', properties: { runs: { type: 'array', items: ref('Run') }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Querystring: { goal?: string } }>) => {
+      const goal = request.query.goal;
+      if (goal === undefined) {
+        const { runs, problems } = await listRuns(paths);
+        return { runs, problems: problems.map((p) => p.message) };
+      }
+      await readGoal(paths, goal).catch((error: unknown) => {
+        if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new HttpError(404, error.message, 'goal');
+        throw error;
+      });
+      const runs: RunRecord[] = [];
+      const problems: string[] = [];
+      for (const id of await runIdsForGoal(paths, goal)) {
+        try {
+          runs.push(await readRun(paths, id));
+        } catch (error) {
+          problems.push((error as Error).message);
+        }
+      }
+      return { runs, problems };
+    },
+  );
+
+  app.get(
+    '/runs/:id',
+    {
+      schema: {
+        summary: 'One run record',
+        operationId: 'getRun',
+        params: idParam(RUN_ID_PATTERN, 'a run id (N-slug-rN)'),
+        response: { 200: { type: 'object', properties: { run: ref('Run') } }, ...ERROR, 404: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>) => ({ run: await readRun(paths, request.params.id).catch(storeFailure) }),
+  );
+
+  app.get(
+    '/runs/:id/events',
+    {
+      schema: {
+        summary: "The tail of a run's agent stream (runs/<id>/events.jsonl): its last lines, each parsed when it is JSON",
+        operationId: 'getRunEvents',
+        params: idParam(RUN_ID_PATTERN, 'a run id (N-slug-rN)'),
+        querystring: { type: 'object', additionalProperties: false, properties: { limit: { type: 'integer', minimum: 1, maximum: 5000, default: 200, description: 'lines at most (also capped at the last 1 MB of the file)' } } },
+        response: {
+          200: { type: 'object', properties: { run: { type: 'string' }, lines: { type: 'array', items: {} }, truncated: { type: 'boolean' }, size: { type: 'integer', description: 'bytes in events.jsonl' } } },
+          ...ERROR,
+          404: ref('Error'),
+        },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string }; Querystring: { limit: number } }>) => {
+      const run = await readRun(paths, request.params.id).catch(storeFailure);
+      return { run: run.id, ...(await runEventsTail(runEventsFile(paths, run.id), request.query.limit, RUN_EVENTS_MAX_BYTES)) };
+    },
+  );
+
+  app.get(
+    '/plants',
+    {
+      schema: {
+        summary: 'List plants',
+        operationId: 'listPlants',
+        response: { 200: { type: 'object', properties: { plants: { type: 'array', items: ref('Plant') }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR },
+      },
+    },
+    async () => {
+      const { plants, problems } = await listPlants(paths);
+      return { plants, problems: problems.map((p) => p.message) };
+    },
+  );
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        summary: 'Events after a cursor, in log order (polling; the stream is preferred)',
+        description: 'Finding the cursor seeks (ids are sortable ULIDs); pass `next` back as `since` for the following page.',
+        operationId: 'listEvents',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { ...eventQuery, limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000 } },
+        },
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              events: { type: 'array', items: ref('Event') },
+              next: { type: ['string', 'null'], description: 'the cursor for the next call: the last event read' },
+              more: { type: 'boolean', description: 'true when the limit cut the page: call again with since=next' },
+            },
+          },
+          ...ERROR,
+        },
+      },
+    },
+    async (request: FastifyRequest<{ Querystring: { since?: string; type?: string[]; goal?: string; limit: number } }>) => {
+      const q = request.query;
+      const filter = eventFilter(q);
+      const offset = q.since ? (await findEventsAfter(paths, q.since)).offset : 0;
+      const events: EventRecord[] = [];
+      let next: string | null = q.since ?? null;
+      let more = false;
+      await scanEvents(paths, offset, (event) => {
+        next = eventKey(event) || next;
+        if (!matchesEvent(event, filter)) return false;
+        events.push(event);
+        more = events.length >= q.limit;
+        return more;
+      });
+      return { events, next, more };
+    },
+  );
+
+  app.get(
+    '/events/stream',
+    {
+      schema: {
+        summary: 'Server-sent events: every event after the cursor, then new ones as they are written',
+        description:
+          'Each event is `id:` its ULID, `event:` its type, `data:` the event as JSON. The cursor is the `Last-Event-ID` header (a reconnecting EventSource sends it) or `?since=`; without either the stream starts at the end of the log. A `: keep-alive` comment comes every 15 s. The stream follows the log by offset after the cursor: across reconnects no event is lost or repeated.',
+        operationId: 'streamEvents',
+        querystring: { type: 'object', additionalProperties: false, properties: eventQuery },
+        headers: { type: 'object', properties: { 'last-event-id': { type: 'string', description: 'the last event id received; wins over ?since=' } } },
+        response: { 200: { description: 'an endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...ERROR },
+      },
+    },
+    async (request: FastifyRequest<{ Querystring: { since?: string; type?: string[]; goal?: string } }>, reply: FastifyReply) => {
+      const header = request.headers['last-event-id'];
+      const lastEventId = Array.isArray(header) ? header[0] : header;
+      if (lastEventId !== undefined && !isEventId(lastEventId.trim())) throw new HttpError(400, `Last-Event-ID ${lastEventId}: not an event id (a ULID)`, 'Last-Event-ID');
+      const cursor = lastEventId?.trim() || request.query.since;
+      const filter = eventFilter(request.query);
+      let offset = ctx.tail.offset;
+      let note: string | undefined;
+      if (cursor) {
+        const found = await findEventsAfter(paths, cursor);
+        offset = found.offset;
+        if (!found.exact) note = `event ${cursor} is not in the log: starting at the first event after it`;
+      }
+      reply.hijack();
+      const stream = new SseConnection(reply.raw, { paths, tail: ctx.tail, offset, filter, keepAliveMs: ctx.keepAliveMs, ...(note ? { note } : {}) });
+      ctx.streams.add(stream);
+      reply.raw.once('close', () => ctx.streams.delete(stream));
+    },
+  );
+}

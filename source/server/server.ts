@@ -1,0 +1,183 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { Garden } from '../garden/index.js';
+import { UserError } from '../errors.js';
+import type { OperatorActions } from '../session/index.js';
+import type { ServerView } from '../snapshot/index.js';
+import { bearerMatches, checkHost, ensureToken, isLoopbackAddress } from './auth.js';
+import { LogTail } from './log-tail.js';
+import { openApiDocument, type RegisteredRoute } from './openapi.js';
+import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
+import type { SseConnection } from './sse.js';
+import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
+
+/** The default port of `pak2 serve`. */
+export const DEFAULT_PORT = 7717;
+/** The default listen address: loopback only. */
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** Options of {@link startServer}. */
+export interface ServerOptions {
+  garden: Garden;
+  /** The operator actions the write routes call (the session's, or `operatorActions(garden)`). */
+  actions: OperatorActions;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 7717; 0 picks a free port. */
+  port?: number;
+  /**
+   * True when the host was given explicitly (`--host`): only then may it be
+   * other than loopback. `hostFrom` names where the host came from in the
+   * refusal (default `--host`).
+   */
+  allowRemote?: boolean;
+  hostFrom?: string;
+  /** A `: keep-alive` comment on every event stream this often. Default 15 s. */
+  keepAliveMs?: number;
+  /** How often the log is checked besides file-system notices. Default 500 ms. */
+  pollMs?: number;
+  /** The webhook delivery worker's tuning, or false for no worker. */
+  webhooks?: false | Omit<WebhookWorkerOptions, 'garden' | 'tail' | 'onChange'>;
+  /** Told whenever the URL or webhook health changes (the session's status, the status line). */
+  onStatus?: (view: ServerView) => void;
+  /** Errors inside a route (500s) and worker notices, one line each. */
+  onNotice?: (line: string) => void;
+}
+
+/** A running server. */
+export interface RunningServer {
+  /** `http://host:port/api/v1`. */
+  url: string;
+  host: string;
+  port: number;
+  token: string;
+  tokenFile: string;
+  /** The fastify instance (for inject in tests). */
+  app: FastifyInstance;
+  status(): ServerView;
+  /** Ends the event streams, stops the webhook worker and the server. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The `{ error, field }` of a request fastify refused before a handler ran (schema, body parsing). */
+function fastifyRefusal(error: FastifyError): { status: number; error: string; field?: string } {
+  const first = error.validation?.[0];
+  if (first) {
+    const where = error.validationContext ?? 'body';
+    const params = first.params as { missingProperty?: string; additionalProperty?: string };
+    const name = params.missingProperty ?? params.additionalProperty;
+    const pointer = `${first.instancePath}${name ? `/${name}` : ''}`;
+    // The body's field as a JSON pointer; a parameter or header by its name.
+    const field = where === 'body' ? pointer || 'body' : pointer.replace(/^\//, '').split('/')[0] || where;
+    const what = params.additionalProperty ? 'unknown field' : first.message ?? 'invalid';
+    return { status: 400, error: `${field}: ${what}`, field };
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, error: `Content-Type: ${error.message}; send application/json`, field: 'Content-Type' };
+  return { status: error.statusCode ?? 400, error: error.message, field: 'body' };
+}
+
+/**
+ * Starts `pak2 serve` (docs/server/level2.md): fastify on loopback unless
+ * told otherwise, bearer-token auth on every route, the `/api/v1` routes,
+ * the event stream, the OpenAPI description and the webhook worker.
+ *
+ * @throws UserError for a host that is not loopback without `allowRemote`, or a port in use.
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { garden } = options;
+  const host = options.host ?? DEFAULT_HOST;
+  const port = options.port ?? DEFAULT_PORT;
+  await checkHost(host, Boolean(options.allowRemote), options.hostFrom ?? '--host');
+  const { token, file: tokenFile } = await ensureToken(garden.paths);
+  const tail = new LogTail(garden.paths, options.pollMs !== undefined ? { pollMs: options.pollMs } : {});
+  await tail.start();
+  const streams = new Set<SseConnection>();
+  const routes: RegisteredRoute[] = [];
+  const app = Fastify({ logger: false, exposeHeadRoutes: false, forceCloseConnections: true, ajv: { customOptions: { removeAdditional: false } } });
+  // Response schemas describe; they do not filter (records keep every field they have).
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(API_PREFIX)) routes.push({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema as Record<string, unknown> } : {}) });
+  });
+  // Every route, the unknown ones too: no token, no answer but 401, and nothing read or written.
+  app.addHook('onRequest', async (request, reply) => {
+    if (bearerMatches(request.headers.authorization, token)) return;
+    await reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>)', field: 'Authorization' });
+    return reply;
+  });
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error instanceof HttpError) return reply.code(error.status).send({ error: error.message, ...(error.field ? { field: error.field } : {}) });
+    if (error.validation || (error.statusCode !== undefined && error.statusCode < 500)) {
+      const r = fastifyRefusal(error);
+      return reply.code(r.status).send({ error: r.error, ...(r.field ? { field: r.field } : {}) });
+    }
+    options.onNotice?.(`pak2 serve: ${_request.method} ${_request.url}: ${error.stack ?? error.message}`);
+    return reply.code(500).send({ error: `internal error: ${error.message}` });
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `${request.method} ${request.url.split('?')[0]}: no such route (GET ${API_PREFIX}/openapi.json lists them)`, field: 'url' }));
+  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  await app.register(
+    async (api) => {
+      registerRoutes(api, { garden, actions: options.actions, tail, keepAliveMs, streams });
+      api.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', operationId: 'openapi', response: { 200: { type: 'object' } } } }, async () => openApiDocument(routes));
+    },
+    { prefix: API_PREFIX },
+  );
+
+  let webhookHealth: ServerView['webhooks'];
+  let url = '';
+  const view = (): ServerView => ({ url, ...(webhookHealth ? { webhooks: webhookHealth } : {}) });
+  const worker =
+    options.webhooks === false
+      ? undefined
+      : new WebhookWorker({
+          ...options.webhooks,
+          garden,
+          tail,
+          onChange: (health) => {
+            webhookHealth = health;
+            if (url) options.onStatus?.(view());
+          },
+          onNotice: (options.webhooks && options.webhooks.onNotice) || ((line) => options.onNotice?.(`pak2: ${line}`)),
+        });
+
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    await tail.stop();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UserError(`--port ${port}: the address ${host}:${port} is in use (another pak2 serve?); --port 0 picks a free port`, { exitCode: 1 });
+    if (code === 'EADDRNOTAVAIL') throw new UserError(`--host ${host}: not an address of this machine`, { exitCode: 1 });
+    throw error;
+  }
+  const address = app.server.address() as AddressInfo;
+  // A name that resolved to loopback must have bound loopback too.
+  if (!options.allowRemote && !isLoopbackAddress(address.address)) {
+    await app.close();
+    await tail.stop();
+    throw new UserError(`${options.hostFrom ?? '--host'} ${host}: bound ${address.address}, not a loopback address; give --host explicitly to serve beyond this machine`);
+  }
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  url = `http://${shown}:${address.port}${API_PREFIX}`;
+  await worker?.start();
+  webhookHealth = worker?.health();
+  options.onStatus?.(view());
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    host: address.address,
+    port: address.port,
+    token,
+    tokenFile,
+    app,
+    status: view,
+    close: () =>
+      (closing ??= (async () => {
+        for (const stream of streams) stream.close();
+        await worker?.stop();
+        await app.close();
+        await tail.stop();
+      })()),
+  };
+}

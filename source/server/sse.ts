@@ -1,0 +1,118 @@
+import type { ServerResponse } from 'node:http';
+import type { EventRecord } from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { matchesEvent, streamEvents, type EventFilter } from '../store/index.js';
+import { sseFrame, type LogTail, type TailedEvent } from './log-tail.js';
+
+class Closed extends Error {}
+
+/** Options of one {@link SseConnection}. */
+export interface SseConnectionOptions {
+  paths: GardenPaths;
+  tail: LogTail;
+  /** Offset in the log where this stream starts: right after the client's cursor, or the end of the log. */
+  offset: number;
+  filter: EventFilter;
+  /** A `: keep-alive` comment this often, ms. */
+  keepAliveMs: number;
+  /** A comment sent first (why the stream starts where it does), if any. */
+  note?: string;
+}
+
+/**
+ * One `GET /api/v1/events/stream` client (docs/server/level2.md). The stream
+ * follows the log by byte offset, never by time: it starts just after the
+ * client's cursor (`Last-Event-ID` or `?since=`), catches up by reading the
+ * log from there, and then takes the {@link LogTail}'s batches, keeping only
+ * events whose line ends after its own offset. So a reconnect with the last
+ * id received gets each later event exactly once, in log order. A client
+ * that reads slower than events come is taken off the live batches while its
+ * socket drains and catches up from the file again: nothing is held for it
+ * in memory beyond the socket's own buffer.
+ */
+export class SseConnection {
+  private offset: number;
+  private live = false;
+  private closed = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onClose = () => this.close();
+
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly options: SseConnectionOptions,
+  ) {
+    this.offset = options.offset;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    raw.write(`retry: 1000\n${options.note ? `: ${options.note}\n` : ''}\n`);
+    raw.on('close', this.onClose);
+    this.timer = setInterval(() => {
+      if (!this.closed) raw.write(': keep-alive\n\n');
+    }, options.keepAliveMs);
+    this.timer.unref();
+    void this.catchUp();
+  }
+
+  /** Ends the stream (the server stops, or the client went away). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    this.options.tail.unsubscribe(this.onBatch);
+    this.raw.off('close', this.onClose);
+    if (!this.raw.writableEnded) this.raw.end();
+  }
+
+  /** Writes one event, waiting for the socket to drain when its buffer is full. */
+  private send = async (event: EventRecord): Promise<void> => {
+    if (this.closed) throw new Closed();
+    if (this.raw.write(sseFrame(event))) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.raw.off('drain', done);
+        this.raw.off('close', done);
+        resolve();
+      };
+      this.raw.once('drain', done);
+      this.raw.once('close', done);
+    });
+    if (this.closed) throw new Closed();
+  };
+
+  /** Reads the log from this stream's offset until it reaches the tail's, then joins the live batches. */
+  private async catchUp(): Promise<void> {
+    try {
+      while (!this.closed) {
+        this.offset = await streamEvents(this.options.paths, this.offset, this.send, this.options.filter);
+        // Synchronous from here to subscribe: no batch can slip in between.
+        if (this.offset >= this.options.tail.offset && !this.closed) {
+          this.live = true;
+          this.options.tail.subscribe(this.onBatch);
+          return;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Closed)) this.close();
+    }
+  }
+
+  private onBatch = (batch: TailedEvent[]): void => {
+    if (!this.live || this.closed) return;
+    for (const { event, end, frame } of batch) {
+      if (end <= this.offset) continue;
+      const fits = matchesEvent(event, this.options.filter) ? this.raw.write(frame) : true;
+      this.offset = end;
+      if (!fits) {
+        // Too slow for the live batches: off them until the socket drains, then catch up from the file.
+        this.live = false;
+        this.options.tail.unsubscribe(this.onBatch);
+        this.raw.once('drain', () => void this.catchUp());
+        return;
+      }
+    }
+  };
+}

@@ -1,0 +1,3 @@
+export * from './store.js';
+export * from './sign.js';
+export * from './worker.js';

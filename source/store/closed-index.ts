@@ -1,0 +1,721 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { isErrno } from '../errors.js';
+import { appendJsonLine, readJsonFile } from './files.js';
+
+/**
+ * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
+ * append-only, one line per closed goal, oldest close first. A line is the
+ * goal's {@link ClosedEntry} as JSON (`{"id":…}`, id first), or, in gardens
+ * from before the entry existed, the bare goal id; both are read.
+ */
+export const CLOSED_LEDGER = '.closed';
+
+/**
+ * What a listing needs of a closed goal, appended to the ledger at close, so
+ * that "the most recently closed" is a read from the ledger's end and no
+ * closed goal file is opened. `plant` is the goal's `assigned_to`. A bare-id
+ * line carries only `id`.
+ */
+export interface ClosedEntry {
+  id: string;
+  type?: string;
+  plant?: string;
+  priority?: number;
+  closed_reason?: string;
+  closed_at?: string;
+  submitted_at?: string;
+}
+
+/** A problem with a goal file or the goals directory (re-exported by goals.ts). */
+interface ListingProblem {
+  file: string;
+  message: string;
+}
+
+/** The ledger entry of a closed goal (id first: the scanner reads ids from the line's first bytes). */
+export function closedEntryOf(goal: GoalRecord): ClosedEntry {
+  return {
+    id: goal.id,
+    type: goal.type,
+    ...(goal.assigned_to !== undefined ? { plant: goal.assigned_to } : {}),
+    priority: goal.priority,
+    ...(goal.closed_reason !== undefined ? { closed_reason: goal.closed_reason } : {}),
+    ...(goal.closed_at !== undefined ? { closed_at: goal.closed_at } : {}),
+    submitted_at: goal.submitted_at,
+  };
+}
+
+/**
+ * One ledger line as an entry: a bare goal id, or a JSON entry whose `id` is
+ * a goal id (fields of the wrong type are left out). Undefined for a line
+ * that is neither (damage).
+ */
+export function parseClosedLine(line: string): ClosedEntry | undefined {
+  if (GOAL_ID_PATTERN.test(line)) return { id: line };
+  if (!line.startsWith('{')) return undefined;
+  let value: Record<string, unknown>;
+  try {
+    value = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object' || typeof value.id !== 'string' || !GOAL_ID_PATTERN.test(value.id)) return undefined;
+  const entry: ClosedEntry = { id: value.id };
+  for (const key of ['type', 'plant', 'closed_reason', 'closed_at', 'submitted_at'] as const) {
+    if (typeof value[key] === 'string') entry[key] = value[key];
+  }
+  if (typeof value.priority === 'number' && Number.isFinite(value.priority)) entry.priority = value.priority;
+  return entry;
+}
+
+/**
+ * The goal as a listing shows it, from its entry alone: every field the goal
+ * queue and `pak2 goals` print, and an empty body. Undefined for a bare-id
+ * entry (the caller reads the goal file instead).
+ */
+export function goalOfEntry(entry: ClosedEntry): GoalRecord | undefined {
+  if (entry.type === undefined || entry.priority === undefined || entry.submitted_at === undefined) return undefined;
+  return {
+    id: entry.id,
+    type: entry.type as GoalRecord['type'],
+    status: 'closed',
+    priority: entry.priority,
+    ...(entry.plant !== undefined ? { assigned_to: entry.plant } : {}),
+    body: '',
+    submitted_at: entry.submitted_at,
+    ...(entry.closed_at !== undefined ? { closed_at: entry.closed_at } : {}),
+    ...(entry.closed_reason !== undefined ? { closed_reason: entry.closed_reason as GoalRecord['closed_reason'] } : {}),
+  };
+}
+
+/** The goal number N of an id or file name (`12-fix` → 12); 0 when it has none. */
+export function goalNumber(name: string): number {
+  const n = Number.parseInt(name, 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+/** Orders goal ids by their number N, low to high (never as strings: 9999 before 50001), then by the rest. */
+export function compareGoalIds(a: string, b: string): number {
+  return goalNumber(a) - goalNumber(b) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+// ------------------------------------------------------------------ notices
+
+/** Where the one-line notice of a ledger rebuild goes. */
+export type ClosedLedgerNoticeListener = (line: string) => void;
+const stderrNotice: ClosedLedgerNoticeListener = (line) => {
+  process.stderr.write(`${line}\n`);
+};
+let noticeListener: ClosedLedgerNoticeListener = stderrNotice;
+
+/**
+ * Replaces where a ledger rebuild is reported (default: one stderr line).
+ *
+ * @returns a function restoring the previous listener.
+ */
+export function setClosedLedgerNoticeListener(next: ClosedLedgerNoticeListener | undefined): () => void {
+  const previous = noticeListener;
+  noticeListener = next ?? stderrNotice;
+  return () => {
+    noticeListener = previous;
+  };
+}
+
+function notice(line: string): void {
+  try {
+    noticeListener(line);
+  } catch {
+    // a notice never fails a read
+  }
+}
+
+// ------------------------------------------------------------------ the closed set
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function hashString(id: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < id.length; i += 1) h = Math.imul(h ^ id.charCodeAt(i), FNV_PRIME);
+  return h >>> 0 || 1;
+}
+
+/** Ns below this live in a typed array (4 bytes each); above, in a map. */
+const DENSE_MAX = 1 << 22;
+
+/**
+ * The ids of closed goals, compactly: goal numbers are unique (the store
+ * assigns N monotonically), so each N holds a 32-bit hash of its id, 4 bytes
+ * a goal instead of a string in a Set. A second id with an N already taken
+ * (a goal file made by hand) is kept as a string.
+ */
+class ClosedSet {
+  private dense = new Uint32Array(1024);
+  private readonly far = new Map<number, number>();
+  private readonly extra = new Set<string>();
+  size = 0;
+
+  private slot(n: number): number {
+    return n < this.dense.length ? this.dense[n]! : n < DENSE_MAX ? 0 : (this.far.get(n) ?? 0);
+  }
+
+  /** Adds an id by its number and hash; `id()` makes the string only when N is taken by another id. */
+  addHashed(n: number, hash: number, id: () => string): void {
+    const current = this.slot(n);
+    if (current === hash) return;
+    if (current !== 0) {
+      const s = id();
+      if (!this.extra.has(s)) {
+        this.extra.add(s);
+        this.size += 1;
+      }
+      return;
+    }
+    if (n < DENSE_MAX) {
+      if (n >= this.dense.length) {
+        let length = this.dense.length;
+        while (length <= n) length *= 2;
+        const grown = new Uint32Array(Math.min(length, DENSE_MAX));
+        grown.set(this.dense);
+        this.dense = grown;
+      }
+      this.dense[n] = hash;
+    } else this.far.set(n, hash);
+    this.size += 1;
+  }
+
+  add(id: string): void {
+    this.addHashed(goalNumber(id), hashString(id), () => id);
+  }
+
+  has(id: string): boolean {
+    const n = goalNumber(id);
+    if (this.slot(n) === hashString(id)) return true;
+    return this.extra.size > 0 && this.extra.has(id);
+  }
+}
+
+// Scratch results of idAt (no allocation per line).
+let lineN = 0;
+let lineHash = 0;
+let lineIdStart = 0;
+let lineIdEnd = 0;
+
+const ENTRY_PREFIX = Buffer.from('{"id":"');
+
+/**
+ * Reads the goal id of the ledger line buf[start, end) without making a
+ * string: a bare id, or a JSON entry opening with `{"id":"`. Sets lineN,
+ * lineHash and the id's byte range. False when the line holds no goal id
+ * there (the caller parses it the slow way).
+ */
+function idAt(buf: Buffer, start: number, end: number): boolean {
+  let i = start;
+  let idEnd = end;
+  if (buf[i] === 0x7b) {
+    if (end - start < ENTRY_PREFIX.length + 3) return false;
+    for (let k = 0; k < ENTRY_PREFIX.length; k += 1) if (buf[start + k] !== ENTRY_PREFIX[k]) return false;
+    i = start + ENTRY_PREFIX.length;
+    idEnd = buf.indexOf(0x22, i);
+    if (idEnd < 0 || idEnd >= end) return false;
+  }
+  // [1-9][0-9]*-[a-z0-9]+(-[a-z0-9]+)*
+  const first = buf[i];
+  if (first === undefined || first < 0x31 || first > 0x39) return false;
+  let n = 0;
+  let h = FNV_OFFSET;
+  let k = i;
+  for (; k < idEnd; k += 1) {
+    const c = buf[k]!;
+    if (c < 0x30 || c > 0x39) break;
+    n = n * 10 + (c - 0x30);
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  if (k >= idEnd || buf[k] !== 0x2d) return false;
+  h = Math.imul(h ^ 0x2d, FNV_PRIME);
+  k += 1;
+  let previousDash = true;
+  for (; k < idEnd; k += 1) {
+    const c = buf[k]!;
+    if (c === 0x2d) {
+      if (previousDash) return false;
+      previousDash = true;
+    } else if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) previousDash = false;
+    else return false;
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  if (previousDash) return false;
+  lineN = n;
+  lineHash = h >>> 0 || 1;
+  lineIdStart = i;
+  lineIdEnd = idEnd;
+  return true;
+}
+
+// ------------------------------------------------------------------ the shared ledger reader
+
+/** Bytes read from the ledger at a time. */
+const CHUNK = 4 * 1024 * 1024;
+/** How many of the last bytes read are kept to notice a ledger replaced by one of the same size. */
+const TAIL_CHECK = 64;
+/** How many directory entries are read before the listing lets other work run. */
+const LISTING_SLICE = 4096;
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Lists a directory's entry names in bounded memory (opendir, read in
+ * slices, the event loop served between them), calling `visit` with each.
+ */
+async function forEachName(dir: string, visit: (name: string) => void | Promise<void>): Promise<boolean> {
+  let handle: fs.Dir;
+  try {
+    handle = fs.opendirSync(dir, { bufferSize: 1024 });
+  } catch (error) {
+    if (isErrno(error, 'ENOENT') || isErrno(error, 'ENOTDIR')) return false;
+    throw error;
+  }
+  try {
+    for (;;) {
+      for (let i = 0; i < LISTING_SLICE; i += 1) {
+        const entry = handle.readSync();
+        if (!entry) return true;
+        const pending = visit(entry.name);
+        if (pending) await pending;
+      }
+      await yieldToLoop();
+    }
+  } finally {
+    handle.closeSync();
+  }
+}
+
+/** One process's view of a garden's ledger, shared by every scanner and reader of that garden. */
+class LedgerState {
+  readonly set = new ClosedSet();
+  offset = 0;
+  ino: number | undefined;
+  birth = 0;
+  tail: Buffer = Buffer.alloc(0);
+  /** Increases whenever the set is read again from scratch (the ledger was replaced or shrank). */
+  generation = 0;
+  rebuildTried = false;
+  /** Lines that are neither an id nor an entry, skipped (after the one rebuild). */
+  damagedLines = 0;
+  busy: Promise<void> | undefined;
+  listing: { mtimeMs: number; generation: number; candidates: string[]; strays: ListingProblem[] } | undefined;
+
+  constructor(
+    readonly paths: GardenPaths,
+    readonly file: string,
+  ) {}
+
+  reset(): void {
+    this.offset = 0;
+    this.tail = Buffer.alloc(0);
+    this.generation += 1;
+    this.listing = undefined;
+    (this as { set: ClosedSet }).set = new ClosedSet();
+  }
+}
+
+const states = new Map<string, LedgerState>();
+
+function stateOf(paths: GardenPaths): LedgerState {
+  let state = states.get(paths.goalsDir);
+  if (!state) {
+    state = new LedgerState(paths, path.join(paths.goalsDir, CLOSED_LEDGER));
+    states.set(paths.goalsDir, state);
+  }
+  return state;
+}
+
+/** Reads what is new in the ledger into the set; on damage, asks for a rebuild (`damaged` names the first bad line). */
+async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?: string }> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(state.file, 'r');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) {
+      if (state.offset > 0 || state.set.size > 0) state.reset();
+      state.ino = undefined;
+      return { missing: true };
+    }
+    throw error;
+  }
+  try {
+    const stat = await handle.stat();
+    let replaced = stat.ino !== state.ino || (stat.birthtimeMs !== state.birth && state.birth !== 0) || stat.size < state.offset;
+    if (!replaced && state.tail.length > 0) {
+      const check = Buffer.alloc(state.tail.length);
+      await handle.read(check, 0, check.length, state.offset - check.length);
+      replaced = !check.equals(state.tail);
+    }
+    if (replaced && (state.offset > 0 || state.ino !== undefined)) state.reset();
+    state.ino = stat.ino;
+    state.birth = stat.birthtimeMs;
+    let leftover = Buffer.alloc(0);
+    let position = state.offset;
+    let lineNumber = 0;
+    while (position < stat.size) {
+      const length = Math.min(CHUNK, stat.size - position);
+      const buf = Buffer.allocUnsafe(leftover.length + length);
+      leftover.copy(buf, 0);
+      const { bytesRead } = await handle.read(buf, leftover.length, length, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const data = buf.subarray(0, leftover.length + bytesRead);
+      let start = 0;
+      for (;;) {
+        const end = data.indexOf(0x0a, start);
+        if (end < 0) break;
+        lineNumber += 1;
+        if (end > start) {
+          if (idAt(data, start, end)) {
+            const s = lineIdStart;
+            const e = lineIdEnd;
+            state.set.addHashed(lineN, lineHash, () => data.toString('latin1', s, e));
+          } else {
+            const entry = parseClosedLine(data.toString('utf8', start, end));
+            if (entry) state.set.add(entry.id);
+            else if (!state.rebuildTried) return { missing: false, damaged: `line ${lineNumber} after byte ${state.offset}` };
+            else state.damagedLines += 1;
+          }
+        }
+        start = end + 1;
+      }
+      state.offset += start;
+      // Keep what follows the last newline: the next chunk (or a later read) completes it.
+      leftover = Buffer.from(data.subarray(start));
+      if (start > 0) state.tail = Buffer.from(data.subarray(Math.max(0, start - TAIL_CHECK), start));
+    }
+    return { missing: false };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A garden's closed-goal ledger as the scanners see it: which goal ids are
+ * closed (read once, then only what was appended), and the directory
+ * listing of the others. One per garden in a process, shared.
+ */
+export class ClosedLedger {
+  private constructor(private readonly state: LedgerState) {}
+
+  /** The ledger of the garden at `paths` (one shared reader per goals directory in this process). */
+  static of(paths: GardenPaths): ClosedLedger {
+    return new ClosedLedger(stateOf(paths));
+  }
+
+  /** Increases whenever the ledger is read again from scratch. */
+  get generation(): number {
+    return this.state.generation;
+  }
+
+  /**
+   * Reads what was appended since the last call. A missing ledger (with goal
+   * files beside it) or a damaged one is rebuilt from the goal files once
+   * per process ({@link rebuildClosedLedger}); after that, damaged lines are
+   * skipped, and the goals they named are read from their files.
+   */
+  async refresh(): Promise<void> {
+    const state = this.state;
+    while (state.busy) await state.busy;
+    const run = (async () => {
+      const read = await readNew(state);
+      const why = read.missing ? 'missing' : read.damaged ? `damaged (${read.damaged})` : undefined;
+      if (!why || state.rebuildTried) return;
+      state.rebuildTried = true;
+      const rebuilt = await rebuildClosedLedger(state.paths, why).catch((error: unknown) => {
+        notice(`pak2: ${state.file}: ${why}; rebuilding it from the goal files failed (${(error as Error).message}); reading the goal files instead`);
+        return undefined;
+      });
+      if (rebuilt) state.reset();
+      await readNew(state);
+    })();
+    state.busy = run;
+    try {
+      await run;
+    } finally {
+      if (state.busy === run) state.busy = undefined;
+    }
+  }
+
+  /** True when the ledger (as last read) lists `id`. */
+  has(id: string): boolean {
+    return this.state.set.has(id);
+  }
+
+  /** Appends a goal found closed but missing from the ledger (a crash between the two writes), and counts it closed. */
+  async add(goal: GoalRecord): Promise<void> {
+    await appendClosedEntry(this.state.paths, goal);
+    this.state.set.add(goal.id);
+  }
+
+  /**
+   * The goal ids in the directory that the ledger does not list, and the
+   * `.json` names that are not goal ids (strays). The listing streams (no
+   * array of every name) and is reused while the directory's mtime is
+   * unchanged and old enough (2 s) that a same-tick change cannot hide
+   * behind it, and the ledger was not read again from scratch.
+   */
+  async openCandidates(): Promise<{ ids: string[]; strays: ListingProblem[] }> {
+    const state = this.state;
+    const dir = state.paths.goalsDir;
+    let mtimeMs: number;
+    try {
+      mtimeMs = (await fsp.stat(dir)).mtimeMs;
+    } catch {
+      return { ids: [], strays: [] };
+    }
+    const l = state.listing;
+    if (l && l.mtimeMs === mtimeMs && l.generation === state.generation && Date.now() - mtimeMs > 2000) {
+      return { ids: l.candidates.filter((id) => !state.set.has(id)), strays: l.strays };
+    }
+    const generation = state.generation;
+    const candidates: string[] = [];
+    const strays: ListingProblem[] = [];
+    await forEachName(dir, (name) => {
+      if (!name.endsWith('.json')) return;
+      const id = name.slice(0, -5);
+      if (!GOAL_ID_PATTERN.test(id)) {
+        const file = path.join(dir, name);
+        strays.push({ file, message: `${file}: not a goal file name (goal files are <N-slug>.json); not read` });
+      } else if (!state.set.has(id)) candidates.push(id);
+    });
+    if (generation === state.generation) state.listing = { mtimeMs, generation, candidates, strays };
+    return { ids: candidates, strays };
+  }
+}
+
+/** Appends a closed goal's entry to the ledger (one write of the whole line; a torn last line is ended first). */
+export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord): Promise<void> {
+  await appendJsonLine(path.join(paths.goalsDir, CLOSED_LEDGER), closedEntryOf(goal));
+}
+
+// ------------------------------------------------------------------ reading from the end
+
+/** Bytes read at a time when walking the ledger backwards. */
+const BACK_CHUNK = 64 * 1024;
+
+/**
+ * The ledger's lines from the last to the first, read backwards in chunks
+ * (memory: one chunk and one line). A last line without its newline (an
+ * append in progress, or torn) is left out.
+ */
+async function* linesBackwards(file: string): AsyncGenerator<string> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r');
+  } catch {
+    return;
+  }
+  try {
+    const { size } = await handle.stat();
+    let position = size;
+    let carry = Buffer.alloc(0); // the start of a line whose end is already read
+    let first = true;
+    while (position > 0) {
+      const length = Math.min(BACK_CHUNK, position);
+      position -= length;
+      const chunk = Buffer.allocUnsafe(length + carry.length);
+      await handle.read(chunk, 0, length, position);
+      carry.copy(chunk, length);
+      let end = chunk.length;
+      if (first) {
+        first = false;
+        const last = chunk.lastIndexOf(0x0a);
+        end = last < 0 ? 0 : last; // drop a torn last line
+        if (last < 0) {
+          carry = Buffer.alloc(0);
+          continue;
+        }
+      }
+      for (;;) {
+        const nl = end > 0 ? chunk.lastIndexOf(0x0a, end - 1) : -1;
+        if (nl < 0) break;
+        if (end > nl + 1) yield chunk.toString('utf8', nl + 1, end);
+        end = nl;
+      }
+      carry = Buffer.from(chunk.subarray(0, end));
+    }
+    if (carry.length > 0) yield carry.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** How many recent ids a backwards walk remembers to drop repeats (a goal appended twice by racing writers). */
+const REPEAT_WINDOW = 65536;
+
+/**
+ * Every closed goal's entry, the most recently closed first, streamed from
+ * the ledger's end in bounded memory. A goal listed twice (two writers that
+ * raced to add it) is given once when the repeats lie within
+ * {@link REPEAT_WINDOW} lines of each other; damaged lines are skipped.
+ */
+export async function* closedEntriesNewestFirst(paths: GardenPaths): AsyncGenerator<ClosedEntry> {
+  const seen = new Set<string>();
+  const order: string[] = [];
+  for await (const line of linesBackwards(path.join(paths.goalsDir, CLOSED_LEDGER))) {
+    const entry = parseClosedLine(line);
+    if (!entry || seen.has(entry.id)) continue;
+    seen.add(entry.id);
+    order.push(entry.id);
+    if (order.length > REPEAT_WINDOW) seen.delete(order.shift()!);
+    yield entry;
+  }
+}
+
+/** The entries of the `limit` most recently closed goals, newest first, from the ledger's end (no goal file is opened). */
+export async function recentClosed(paths: GardenPaths, limit: number): Promise<ClosedEntry[]> {
+  const entries: ClosedEntry[] = [];
+  if (limit <= 0) return entries;
+  for await (const entry of closedEntriesNewestFirst(paths)) {
+    entries.push(entry);
+    if (entries.length >= limit) break;
+  }
+  return entries;
+}
+
+/**
+ * The ids of the `limit` most recently closed goals, newest first, read from
+ * the end of the closed ledger (no goal file is opened).
+ */
+export async function recentClosedIds(paths: GardenPaths, limit: number): Promise<string[]> {
+  return (await recentClosed(paths, limit)).map((e) => e.id);
+}
+
+// ------------------------------------------------------------------ rebuilding
+
+/** Growable parallel arrays of (closed at, N, offset, length), 28 bytes a closed goal. */
+class EntryTable {
+  count = 0;
+  at = new Float64Array(1024);
+  n = new Float64Array(1024);
+  offset = new Float64Array(1024);
+  length = new Uint32Array(1024);
+
+  push(at: number, n: number, offset: number, length: number): void {
+    if (this.count === this.at.length) {
+      const grow = <T extends Float64Array | Uint32Array>(a: T): T => {
+        const b = new (a.constructor as { new (n: number): T })(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.at = grow(this.at);
+      this.n = grow(this.n);
+      this.offset = grow(this.offset);
+      this.length = grow(this.length);
+    }
+    this.at[this.count] = at;
+    this.n[this.count] = n;
+    this.offset[this.count] = offset;
+    this.length[this.count] = length;
+    this.count += 1;
+  }
+}
+
+/** How many goal files a rebuild reads at once. */
+const REBUILD_BATCH = 64;
+
+/**
+ * Rebuilds the ledger from the goal files, streaming: the goals directory is
+ * listed in slices and read in batches; each closed goal's entry is written
+ * to a scratch file as it is found, with 28 bytes kept in memory per closed
+ * goal (its close time, N and place in the scratch file); the entries are
+ * then copied in close order (closed_at, then N) to a temp file that
+ * replaces the ledger atomically. Goal files that do not read or validate
+ * are left out (`pak2 doctor` names them). Says so in one line.
+ *
+ * @param why the reason in the notice (`missing`, `damaged (…)`).
+ * @returns the counts, or undefined when there is no goal file to rebuild from (nothing is written).
+ */
+export async function rebuildClosedLedger(paths: GardenPaths, why: string): Promise<{ files: number; closed: number } | undefined> {
+  const dir = paths.goalsDir;
+  const ledger = path.join(dir, CLOSED_LEDGER);
+  const stamp = `${process.pid}-${Date.now()}`;
+  const scratch = path.join(dir, `${CLOSED_LEDGER}.scratch-${stamp}`);
+  const temp = path.join(dir, `${CLOSED_LEDGER}.rebuild-${stamp}`);
+  const table = new EntryTable();
+  let files = 0;
+  let out: fsp.FileHandle | undefined;
+  let scratchSize = 0;
+  try {
+    let batch: string[] = [];
+    const flush = async () => {
+      const ids = batch;
+      batch = [];
+      const reads = await Promise.all(ids.map(async (id) => ({ id, read: await readJsonFile(path.join(dir, `${id}.json`)) })));
+      const lines: Buffer[] = [];
+      for (const { id, read } of reads) {
+        if (!read.ok) continue;
+        const goal = read.value as GoalRecord;
+        if (!goal || typeof goal !== 'object' || goal.status !== 'closed' || goal.id !== id || validateGoal(goal).length > 0) continue;
+        const line = Buffer.from(`${JSON.stringify(closedEntryOf(goal))}\n`);
+        const at = Date.parse(goal.closed_at ?? goal.updated_at ?? goal.submitted_at);
+        table.push(Number.isFinite(at) ? at : 0, goalNumber(id), scratchSize, line.length);
+        scratchSize += line.length;
+        lines.push(line);
+      }
+      if (lines.length > 0) {
+        out ??= await fsp.open(scratch, 'w+');
+        await out.write(Buffer.concat(lines));
+      }
+    };
+    const listed = await forEachName(dir, async (name) => {
+      if (!name.endsWith('.json')) return;
+      const id = name.slice(0, -5);
+      if (!GOAL_ID_PATTERN.test(id)) return;
+      files += 1;
+      batch.push(id);
+      if (batch.length >= REBUILD_BATCH) await flush();
+    });
+    if (!listed) return undefined;
+    await flush();
+    if (files === 0) return undefined;
+
+    const order = new Uint32Array(table.count);
+    for (let i = 0; i < order.length; i += 1) order[i] = i;
+    order.sort((a, b) => table.at[a]! - table.at[b]! || table.n[a]! - table.n[b]!);
+
+    const target = await fsp.open(temp, 'w');
+    try {
+      const buffer = Buffer.allocUnsafe(1024 * 1024);
+      let used = 0;
+      for (const i of order) {
+        const length = table.length[i]!;
+        if (used + length > buffer.length) {
+          await target.write(buffer, 0, used);
+          used = 0;
+        }
+        if (length > buffer.length) {
+          const big = Buffer.allocUnsafe(length);
+          await out!.read(big, 0, length, table.offset[i]!);
+          await target.write(big);
+          continue;
+        }
+        await out!.read(buffer, used, length, table.offset[i]!);
+        used += length;
+      }
+      if (used > 0) await target.write(buffer, 0, used);
+      await target.sync();
+    } finally {
+      await target.close();
+    }
+    await fsp.rename(temp, ledger);
+    notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`);
+    return { files, closed: table.count };
+  } finally {
+    await out?.close();
+    await fsp.rm(scratch, { force: true });
+    await fsp.rm(temp, { force: true });
+  }
+}
