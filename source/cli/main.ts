@@ -1,20 +1,6 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Help } from 'commander';
 import { UserError } from '../errors.js';
 import { PACKAGE_VERSION } from '../package-root.js';
-import { StoreError } from '../store/index.js';
-import { registerCycle, runCycle } from './commands/cycle.js';
-import { registerGardenCommands } from './commands/garden.js';
-import { registerReadCommands } from './commands/read.js';
-import { registerHistory } from './commands/history.js';
-import { registerChat } from './commands/chat.js';
-import { registerCancel, registerStop, registerSubmit } from './commands/submit.js';
-import { registerOperatorMessage } from './commands/operator-message.js';
-import { registerPlantCommands } from './commands/plants.js';
-import { registerRetrospective } from './commands/retrospective.js';
-import { registerDoctor } from './commands/doctor.js';
-import { registerEvents } from './commands/events.js';
-import { registerServe } from './commands/serve.js';
-import { registerWebhook } from './commands/webhook.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -84,17 +70,82 @@ const SYSTEM_ERRORS: Record<string, string> = {
   EMFILE: 'too many open files',
 };
 
+/** A store error (source/store/files.ts), told by its name: the CLI entry does not load the store to check. */
+function isStoreError(error: unknown): error is Error & { code: string } {
+  return error instanceof Error && error.name === 'StoreError' && typeof (error as { code?: unknown }).code === 'string';
+}
+
 /** Exit codes: 0 ok, 1 refused or failed operation, 2 bad arguments or files, 70 internal error. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, internal: 70 } as const;
 
-/** Builds the commander program; every action reports through `io`. */
-export function buildProgram(io: CliIO): Command {
+type Register = (program: Command, io: CliIO) => void;
+
+/**
+ * Every command, as `pak2 --help` lists it, and the module that registers
+ * it (its options and action), imported only when the command runs: `pak2
+ * --version` and `--help` load no command module, `pak2 goals` only the
+ * read commands. test/scale/lazy-cli.test.ts checks this list against the
+ * modules' own registrations.
+ */
+const COMMANDS: { name: string; term: string; description: string; module: () => Promise<Register> }[] = [
+  { name: 'init', term: 'init [options] <dir>', description: 'create a new garden in DIR (which must be new or empty)', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
+  { name: 'genesis', term: 'genesis [options]', description: 'set up the garden: runtime directories, the gardener plant, its first goal (no dispatch)', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
+  { name: 'publish', term: 'publish [options] <dir>', description: 'write the clean authored export of pak2 (code, tests, docs, template) into DIR: new, empty, or a git checkout whose worktree it replaces; runs no git command', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
+  { name: 'submit', term: 'submit [options]', description: 'queue a goal for a plant; prints the goal id', module: async () => (await import('./commands/submit.js')).registerSubmit },
+  { name: 'cancel', term: 'cancel <id>', description: 'cancel a goal: a queued one closes cancelled; a running one has its run stopped, then closes cancelled', module: async () => (await import('./commands/submit.js')).registerCancel },
+  { name: 'stop', term: 'stop [options] <run>', description: 'stop one live run: it ends killed (operator_stopped) and its goal closes cancelled, or goes back to the queue with --requeue', module: async () => (await import('./commands/submit.js')).registerStop },
+  { name: 'chat', term: 'chat [options]', description: 'talk with the garden: each line queues a reply goal; the coordinator (pak2 cycle) answers', module: async () => (await import('./commands/chat.js')).registerChat },
+  { name: 'supplement', term: 'supplement [options] <goal>', description: 'add context to a queued goal that came from a conversation (frozen into its dispatch packet)', module: async () => (await import('./commands/chat.js')).registerChat },
+  { name: 'cycle', term: 'cycle [options]', description: 'run the coordinator: the workbench in a terminal, else headless lines', module: async () => (await import('./commands/cycle.js')).registerCycle },
+  { name: 'dashboard', term: 'dashboard', description: 'the workbench panes, read-only: no coordinator, no writes (one frame when not a terminal)', module: async () => (await import('./commands/cycle.js')).registerCycle },
+  { name: 'goals', term: 'goals [options]', description: 'list goals: open ones, then the most recently closed', module: async () => (await import('./commands/read.js')).registerReadCommands },
+  { name: 'runs', term: 'runs [options]', description: 'list runs, oldest first', module: async () => (await import('./commands/read.js')).registerReadCommands },
+  { name: 'show', term: 'show [options] <id>', description: 'show one goal (with its runs) or one run', module: async () => (await import('./commands/read.js')).registerReadCommands },
+  { name: 'history', term: 'history [options] [run]', description: 'runtime provenance of closed runs: authored HEAD, authored tree clean/dirty, runtime commit', module: async () => (await import('./commands/history.js')).registerHistory },
+  { name: 'operator-message', term: 'operator-message [options]', description: 'from a running gardener run: record and deliver a tend_survey or recently_concluded note to the operator; prints its id', module: async () => (await import('./commands/operator-message.js')).registerOperatorMessage },
+  { name: 'plants', term: 'plants [options]', description: 'list plants: name, seed, status, when commissioned, active threads', module: async () => (await import('./commands/plants.js')).registerPlantCommands },
+  { name: 'plant', term: 'plant', description: 'commission or archive a plant', module: async () => (await import('./commands/plants.js')).registerPlantCommands },
+  { name: 'threads', term: 'threads [options] <plant>', description: "print a plant's active threads (plants/<plant>/memory/active-threads.json)", module: async () => (await import('./commands/plants.js')).registerPlantCommands },
+  { name: 'retrospective', term: 'retrospective [options]', description: 'queue a retrospective of the goals closed recently; prints the goal id', module: async () => (await import('./commands/retrospective.js')).registerRetrospective },
+  { name: 'doctor', term: 'doctor [options]', description: 'check the garden (config, goals, ledger, runs, plants, events, lock, orphan processes, runtime git); --fix makes the safe fixes', module: async () => (await import('./commands/doctor.js')).registerDoctor },
+  { name: 'events', term: 'events [options]', description: 'print the event log: everything after --since ID, then (--follow) new events as they come', module: async () => (await import('./commands/events.js')).registerEvents },
+  { name: 'serve', term: 'serve [options]', description: 'serve the garden over HTTP: REST, server-sent events, webhooks (127.0.0.1:7717, bearer token in <runtime-root>/serve/token)', module: async () => (await import('./commands/serve.js')).registerServe },
+  { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve', module: async () => (await import('./commands/webhook.js')).registerWebhook },
+];
+
+/** The command an argument vector names (`pak2 [--garden DIR] NAME …`, `pak2 help NAME`), if any. */
+export function commandNamed(args: string[]): string | undefined {
+  const words: string[] = [];
+  for (let i = 0; i < args.length && words.length < 2; i += 1) {
+    const arg = args[i]!;
+    if (arg === '--') break;
+    if (arg === '--garden') i += 1;
+    else if (!arg.startsWith('-')) words.push(arg);
+  }
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
+/** The `pak2 --help` term of each stand-in command (its real one lists options and arguments). */
+const STAND_IN_TERMS = new WeakMap<Command, string>();
+
+/**
+ * Builds the commander program; every action reports through `io`. Only
+ * the module of the command `argv` names is imported (every module with
+ * `all`); the other commands stand in by name and description, and one
+ * that runs after all imports its module and parses again.
+ */
+export async function buildProgram(io: CliIO, argv: string[] = [], options: { all?: boolean } = {}): Promise<Command> {
   const program = new Command('pak2')
     .description('A terminal workbench for running coding agents against a queue of goals.')
     .option('--garden <dir>', 'the garden (default: the nearest directory above holding PAK2.toml)')
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) })
+    .configureHelp({
+      subcommandTerm(cmd: Command): string {
+        return STAND_IN_TERMS.get(cmd) ?? Help.prototype.subcommandTerm.call(this, cmd);
+      },
+    })
     .showSuggestionAfterError(true);
   // Bare `pak2` opens the workbench, like `pak2 cycle` in a terminal.
   program
@@ -102,23 +153,33 @@ export function buildProgram(io: CliIO): Command {
     .argument('[command]')
     .action(async (name: string | undefined) => {
       if (name !== undefined) throw new UserError(`unknown command '${name}'`, { hint: 'pak2 --help lists the commands' });
+      const { runCycle } = await import('./commands/cycle.js');
       await runCycle(program, { ui: true }, io);
     });
-  registerGardenCommands(program, io);
-  registerSubmit(program, io);
-  registerCancel(program, io);
-  registerStop(program, io);
-  registerChat(program, io);
-  registerCycle(program, io);
-  registerReadCommands(program, io);
-  registerHistory(program, io);
-  registerOperatorMessage(program, io);
-  registerPlantCommands(program, io);
-  registerRetrospective(program, io);
-  registerDoctor(program, io);
-  registerEvents(program, io);
-  registerServe(program, io);
-  registerWebhook(program, io);
+  const wanted = options.all ? undefined : commandNamed(argv.slice(2));
+  const registered = new Set<Register>();
+  for (const entry of COMMANDS) {
+    if (!options.all && entry.name !== wanted) continue;
+    const register = await entry.module();
+    if (registered.has(register)) continue; // one module registers several commands
+    registered.add(register);
+    register(program, io);
+  }
+  const real = new Set(program.commands.map((c) => c.name()));
+  for (const entry of COMMANDS) {
+    if (real.has(entry.name)) continue;
+    const standIn = program
+      .command(entry.name)
+      .description(entry.description)
+      .helpOption(false)
+      .allowUnknownOption(true)
+      .allowExcessArguments(true)
+      .action(async () => {
+        const full = await buildProgram(io, argv, { all: true });
+        await full.parseAsync(argv);
+      });
+    STAND_IN_TERMS.set(standIn, entry.term);
+  }
   return program;
 }
 
@@ -130,7 +191,7 @@ export function buildProgram(io: CliIO): Command {
  * @returns the process exit code.
  */
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
-  const program = buildProgram(io);
+  const program = await buildProgram(io, argv);
   try {
     await program.parseAsync(argv);
     return io.exitCode ?? EXIT.ok;
@@ -144,7 +205,7 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       if (error.hint) io.err(`hint: ${error.hint}`);
       return error.exitCode;
     }
-    if (error instanceof StoreError) {
+    if (isStoreError(error)) {
       io.err(`pak2: ${error.message}`);
       return ['GOAL_NOT_FOUND', 'RUN_NOT_FOUND', 'PLANT_NOT_FOUND', 'INVALID_RECORD', 'INVALID_PLANT_NAME', 'SEED_NOT_FOUND'].includes(error.code) ? EXIT.usage : EXIT.failed;
     }

@@ -66,10 +66,10 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     // Every problem at once, each with its key and the value given.
     const described = issues.map((issue) => {
       const value = valueAt(raw, issue.field);
-      const shown = value === undefined ? '' : ` = ${JSON.stringify(value)}`;
-      if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${issue.field}${shown}: unknown key`;
+      const got = value === undefined ? '' : `; got ${JSON.stringify(value)}`;
+      if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${issue.field}: UNKNOWN_CONFIG_KEY (not a PAK2.toml key${got})`;
       const range = CONFIG_RANGES[issue.field] ? `must be ${CONFIG_RANGES[issue.field]}` : issue.message;
-      return `${issue.field || '(document)'}${shown}: ${issue.code} (${range})`;
+      return `${issue.field || '(document)'}: ${issue.code} (${range}${got})`;
     });
     throw new UserError(`${file}: ${issues.length === 1 ? '' : `${issues.length} problems: `}${described.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   }

@@ -45,7 +45,10 @@ function parameters(schema: Json | undefined, where: 'path' | 'query' | 'header'
 
 function responses(schema: Json | undefined): Json {
   const out: Json = {};
-  for (const [code, value] of Object.entries((schema ?? {}) as Record<string, Json>)) {
+  // Every route needs the token, so every route can answer 401.
+  const all = { ...((schema ?? {}) as Record<string, Json>) };
+  all['401'] ??= { $ref: '#/components/schemas/Error' };
+  for (const [code, value] of Object.entries(all)) {
     const { description, content, ...rest } = value;
     const what = description ?? (code.startsWith('2') ? 'OK' : code === '401' ? 'missing or wrong bearer token' : code === '404' ? 'not found' : code === '409' ? 'refused in this state' : 'bad input');
     out[code] = { description: what, content: content ?? { 'application/json': { schema: rest } } };

@@ -1,6 +1,13 @@
 import type { Key } from 'ink';
 
-/** Every operator command the workbench knows. Keys map to these; panes and overlays act on them. */
+/**
+ * Where a binding applies. One mode is active at a time; the dispatcher
+ * (`dispatch.ts`) asks the keymap with the active mode's scope, and text
+ * fields ask `text` for their editing keys.
+ */
+export type KeyScope = 'panes' | 'confirm' | 'form' | 'input' | 'filter' | 'text';
+
+/** Every operator command the workbench knows, one per binding. Keys map to these; panes and overlays act on them. */
 export type CommandId =
   | 'focus.next'
   | 'focus.prev'
@@ -13,54 +20,200 @@ export type CommandId =
   | 'open'
   | 'back'
   | 'goal.new'
+  | 'goal.cancel'
+  | 'goal.supplement'
+  | 'run.stop'
+  | 'run.stopRequeue'
   | 'filter'
   | 'chat.compose'
+  | 'problems'
   | 'help'
   | 'quit'
-  | 'form.submit'
+  | 'confirm.yes'
+  | 'confirm.no'
   | 'form.nextField'
-  | 'form.prevField';
-
-/** Where a binding applies: everywhere, or only while a form or text field is being edited. */
-export type KeyScope = 'global' | 'editing';
+  | 'form.prevField'
+  | 'form.fieldDown'
+  | 'form.fieldUp'
+  | 'form.choosePrev'
+  | 'form.chooseNext'
+  | 'form.enter'
+  | 'form.submit'
+  | 'form.cancel'
+  | 'input.send'
+  | 'input.newline'
+  | 'input.cancel'
+  | 'filter.done'
+  | 'filter.clear'
+  | 'text.left'
+  | 'text.right'
+  | 'text.start'
+  | 'text.end'
+  | 'text.deleteBack'
+  | 'text.clear';
 
 /** One key binding: what to press, what it does, and when. */
 export interface Binding {
   command: CommandId;
-  /** How the keys are written in the help overlay and README. */
+  /** How the keys are written in the help overlay, the hints and the README; the first word is the key hints name. */
   keys: string;
   description: string;
   scope: KeyScope;
   match: (input: string, key: Key) => boolean;
 }
 
+/** Where each scope applies, as the help overlay and the README say it. */
+export const SCOPE_TITLES: Record<KeyScope, string> = {
+  panes: 'panes',
+  confirm: 'asked y / n',
+  form: 'new-goal form',
+  input: 'message, supplement',
+  filter: 'typing a filter',
+  text: 'any text field',
+};
+
+const plain = (i: string, k: Key, letter: string) => i === letter && !k.ctrl && !k.meta;
+
 /**
- * The one keymap: the only place keys are bound (STYLE.md). The help overlay
- * and the README list these rows.
+ * The one keymap: the only place keys are bound (STYLE.md). The dispatcher,
+ * the help overlay, every on-screen hint and the README's key table
+ * (`npm run keys:readme`) come from these rows.
  */
 export const KEYMAP: readonly Binding[] = [
-  { command: 'focus.next', keys: 'tab', description: 'next pane', scope: 'global', match: (_, k) => k.tab && !k.shift },
-  { command: 'focus.prev', keys: 'shift-tab', description: 'previous pane', scope: 'global', match: (_, k) => k.tab && k.shift },
-  { command: 'cursor.up', keys: '↑ k', description: 'move up', scope: 'global', match: (i, k) => k.upArrow || (i === 'k' && !k.ctrl) },
-  { command: 'cursor.down', keys: '↓ j', description: 'move down', scope: 'global', match: (i, k) => k.downArrow || (i === 'j' && !k.ctrl) },
-  { command: 'cursor.pageUp', keys: 'pgup', description: 'page up', scope: 'global', match: (_, k) => k.pageUp },
-  { command: 'cursor.pageDown', keys: 'pgdn', description: 'page down', scope: 'global', match: (_, k) => k.pageDown },
-  { command: 'cursor.top', keys: 'home g', description: 'first row', scope: 'global', match: (i, k) => k.home || i === 'g' },
-  { command: 'cursor.bottom', keys: 'end G', description: 'last row', scope: 'global', match: (i, k) => k.end || i === 'G' },
-  { command: 'open', keys: 'enter', description: 'open the detail of the selected row (goal, run, note)', scope: 'global', match: (_, k) => k.return },
-  { command: 'back', keys: 'esc', description: 'close the overlay, clear the filter', scope: 'global', match: (_, k) => k.escape },
-  { command: 'goal.new', keys: 'n', description: 'new goal form', scope: 'global', match: (i, k) => i === 'n' && !k.ctrl },
-  { command: 'filter', keys: '/', description: 'filter the focused list', scope: 'global', match: (i) => i === '/' },
-  { command: 'chat.compose', keys: 'c', description: 'write to the garden in the chat pane', scope: 'global', match: (i, k) => i === 'c' && !k.ctrl },
-  { command: 'help', keys: '?', description: 'this help', scope: 'global', match: (i) => i === '?' },
-  { command: 'quit', keys: 'q ctrl-c', description: 'quit (asks first while a run is live)', scope: 'global', match: (i, k) => (i === 'q' && !k.ctrl) || (i === 'c' && k.ctrl) },
-  { command: 'form.submit', keys: 'ctrl-s', description: 'submit the form or message', scope: 'editing', match: (i, k) => k.ctrl && i === 's' },
-  { command: 'form.nextField', keys: 'tab', description: 'next field', scope: 'editing', match: (_, k) => k.tab && !k.shift },
-  { command: 'form.prevField', keys: 'shift-tab', description: 'previous field', scope: 'editing', match: (_, k) => k.tab && k.shift },
-  { command: 'back', keys: 'esc', description: 'cancel', scope: 'editing', match: (_, k) => k.escape },
+  { command: 'focus.next', keys: 'tab', description: 'next pane', scope: 'panes', match: (_, k) => k.tab && !k.shift },
+  { command: 'focus.prev', keys: 'shift-tab', description: 'previous pane', scope: 'panes', match: (_, k) => k.tab && k.shift },
+  { command: 'cursor.up', keys: '↑ k', description: 'move the selection up (the run pane, a detail, a list: scroll back)', scope: 'panes', match: (i, k) => k.upArrow || plain(i, k, 'k') },
+  { command: 'cursor.down', keys: '↓ j', description: 'move the selection down', scope: 'panes', match: (i, k) => k.downArrow || plain(i, k, 'j') },
+  { command: 'cursor.pageUp', keys: 'pgup', description: 'page up', scope: 'panes', match: (_, k) => k.pageUp },
+  { command: 'cursor.pageDown', keys: 'pgdn', description: 'page down', scope: 'panes', match: (_, k) => k.pageDown },
+  { command: 'cursor.top', keys: 'home g', description: 'first row', scope: 'panes', match: (i, k) => k.home || plain(i, k, 'g') },
+  { command: 'cursor.bottom', keys: 'end G', description: 'last row', scope: 'panes', match: (i, k) => k.end || plain(i, k, 'G') },
+  { command: 'open', keys: 'enter', description: 'open the selected goal (body, run record, cost, reflection) or note', scope: 'panes', match: (_, k) => k.return && !k.meta },
+  { command: 'back', keys: 'esc', description: 'close the overlay, clear the filter', scope: 'panes', match: (_, k) => k.escape },
+  { command: 'goal.new', keys: 'n', description: 'new goal form', scope: 'panes', match: (i, k) => plain(i, k, 'n') },
+  {
+    command: 'goal.cancel',
+    keys: 'x',
+    description: 'cancel the selected goal (asks first): a queued goal closes cancelled; a running goal has its run stopped and closes cancelled',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'x'),
+  },
+  {
+    command: 'run.stop',
+    keys: 's',
+    description: 'stop the live run of the selected goal or the run pane (asks first): killed, operator_stopped; its goal closes cancelled',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 's'),
+  },
+  { command: 'run.stopRequeue', keys: 'S', description: 'stop the live run and put its goal back in the queue (asks first)', scope: 'panes', match: (i, k) => plain(i, k, 'S') },
+  { command: 'goal.supplement', keys: 'a', description: 'add a supplement to the selected queued goal (a goal from the chat)', scope: 'panes', match: (i, k) => plain(i, k, 'a') },
+  { command: 'filter', keys: '/', description: 'filter the goal queue', scope: 'panes', match: (i, k) => plain(i, k, '/') },
+  { command: 'chat.compose', keys: 'c', description: 'write to the garden in the chat pane', scope: 'panes', match: (i, k) => plain(i, k, 'c') },
+  { command: 'problems', keys: 'p', description: 'list the problems: unreadable goal, run or plant files, coordinator errors', scope: 'panes', match: (i, k) => plain(i, k, 'p') },
+  { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
+  {
+    command: 'quit',
+    keys: 'q ctrl-c',
+    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
+  },
+
+  { command: 'confirm.yes', keys: 'y', description: 'yes: do it', scope: 'confirm', match: (i, k) => !k.ctrl && !k.meta && (i === 'y' || i === 'Y') },
+  { command: 'confirm.no', keys: 'n esc', description: 'no: leave it as it is', scope: 'confirm', match: (i, k) => k.escape || (!k.ctrl && !k.meta && (i === 'n' || i === 'N')) },
+
+  { command: 'form.nextField', keys: 'tab', description: 'next field', scope: 'form', match: (_, k) => k.tab && !k.shift },
+  { command: 'form.prevField', keys: 'shift-tab', description: 'previous field', scope: 'form', match: (_, k) => k.tab && k.shift },
+  { command: 'form.fieldDown', keys: '↓', description: 'next field (outside the body)', scope: 'form', match: (_, k) => k.downArrow },
+  { command: 'form.fieldUp', keys: '↑', description: 'previous field (outside the body)', scope: 'form', match: (_, k) => k.upArrow },
+  { command: 'form.choosePrev', keys: '←', description: 'previous choice of type, plant, driver', scope: 'form', match: (_, k) => k.leftArrow },
+  { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
+  { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (_, k) => k.return },
+  { command: 'form.submit', keys: 'ctrl-s', description: 'submit the goal', scope: 'form', match: (i, k) => k.ctrl && i === 's' },
+  { command: 'form.cancel', keys: 'esc', description: 'cancel the form', scope: 'form', match: (_, k) => k.escape },
+
+  { command: 'input.send', keys: 'enter ctrl-s', description: 'send (the line breaks of a paste stay in the text)', scope: 'input', match: (i, k) => (k.return && !k.meta) || (k.ctrl && i === 's') },
+  { command: 'input.newline', keys: 'alt-enter ctrl-j', description: 'a new line', scope: 'input', match: (i, k) => (k.return && k.meta) || i === '\n' },
+  { command: 'input.cancel', keys: 'esc', description: 'cancel, nothing is sent', scope: 'input', match: (_, k) => k.escape },
+
+  { command: 'filter.done', keys: 'enter tab', description: 'keep the filter, back to the list', scope: 'filter', match: (_, k) => k.return || k.tab },
+  { command: 'filter.clear', keys: 'esc', description: 'clear the filter', scope: 'filter', match: (_, k) => k.escape },
+
+  { command: 'text.left', keys: '←', description: 'cursor left', scope: 'text', match: (_, k) => k.leftArrow },
+  { command: 'text.right', keys: '→', description: 'cursor right', scope: 'text', match: (_, k) => k.rightArrow },
+  { command: 'text.start', keys: 'ctrl-a', description: 'start of the text', scope: 'text', match: (i, k) => k.ctrl && i === 'a' },
+  { command: 'text.end', keys: 'ctrl-e', description: 'end of the text', scope: 'text', match: (i, k) => k.ctrl && i === 'e' },
+  { command: 'text.deleteBack', keys: 'backspace', description: 'delete before the cursor', scope: 'text', match: (i, k) => k.backspace || (k.delete && !i) },
+  { command: 'text.clear', keys: 'ctrl-u', description: 'clear the field', scope: 'text', match: (i, k) => k.ctrl && i === 'u' },
 ];
 
 /** The command a key means in `scope`, if any. */
 export function commandFor(input: string, key: Key, scope: KeyScope): CommandId | undefined {
   return KEYMAP.find((b) => b.scope === scope && b.match(input, key))?.command;
+}
+
+/** The binding of a command. */
+export function bindingOf(command: CommandId): Binding {
+  const binding = KEYMAP.find((b) => b.command === command);
+  if (!binding) throw new Error(`bug: no binding for ${command}`);
+  return binding;
+}
+
+/** The key a hint names for a command: the first of its keys (`esc`, `↑`, `ctrl-s`). */
+export function keyOf(command: CommandId): string {
+  return bindingOf(command).keys.split(' ')[0]!;
+}
+
+/** A hint for the screen: the commands' keys, then what they do (`esc back`, `↑↓ scroll`, `y / n`). */
+export function hint(commands: CommandId | readonly CommandId[], label: string): string {
+  const list = typeof commands === 'string' ? [commands] : commands;
+  return `${list.map(keyOf).join('')} ${label}`.trim();
+}
+
+/** Whether Ink recognised a named key (arrows, enter, esc, tab, paging, backspace, delete) in a sequence. */
+export function isNamedKey(key: Key): boolean {
+  return key.upArrow || key.downArrow || key.leftArrow || key.rightArrow || key.pageUp || key.pageDown || key.home || key.end || key.return || key.escape || key.tab || key.backspace || key.delete;
+}
+
+/** The text a key types, if it types any: not a control key, an alt key or a named key. */
+export function typedText(input: string, key: Key): string | undefined {
+  if (!input || key.ctrl || key.meta || isNamedKey(key)) return undefined;
+  return input;
+}
+
+/** A key with nothing pressed but text: how pasted text reaches the dispatcher. */
+export const TEXT_KEY: Key = {
+  upArrow: false,
+  downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
+  pageDown: false,
+  pageUp: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  shift: false,
+  tab: false,
+  backspace: false,
+  delete: false,
+  meta: false,
+  super: false,
+  hyper: false,
+  capsLock: false,
+  numLock: false,
+};
+
+/** The help overlay's rows: every binding, grouped by where it applies. */
+export function helpRows(): { scope: KeyScope; keys: string; description: string }[] {
+  const order = Object.keys(SCOPE_TITLES) as KeyScope[];
+  return order.flatMap((scope) => KEYMAP.filter((b) => b.scope === scope).map((b) => ({ scope, keys: b.keys, description: b.description })));
+}
+
+/** The README's key table (under "## The workbench"), generated from the keymap. */
+export function keyTableMarkdown(): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = helpRows().map((r) => `| ${cell(r.keys)} | ${cell(SCOPE_TITLES[r.scope])} | ${cell(r.description)} |`);
+  return ['| keys | where | what they do |', '|---|---|---|', ...rows].join('\n');
 }

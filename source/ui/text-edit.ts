@@ -1,4 +1,5 @@
 import type { Key } from 'ink';
+import { commandFor, typedText } from './keymap.js';
 
 /** A text field being edited: its text and the cursor's index into it. */
 export interface EditState {
@@ -12,25 +13,48 @@ export function editState(text = ''): EditState {
 }
 
 /**
- * Applies one key to a text field: printable input inserts (pastes arrive
- * whole), backspace / delete remove, ← → move, ctrl-a / ctrl-e jump, ctrl-u
- * clears; enter inserts a newline only when `multiline`. Keys it does not
- * handle leave the state as it is (same object).
+ * Inserts text at the cursor (typed, pasted, or a new line). A multi-line
+ * field keeps line breaks (`\r`, `\r\n`, `\n` become `\n`): pasted lines stay
+ * lines. A one-line field joins them with a space. Other control characters
+ * are dropped.
+ */
+export function insertText(state: EditState, input: string, multiline: boolean): EditState {
+  let clean = input.replace(/\r\n?/g, '\n');
+  clean = multiline ? clean.replace(/[\x00-\x09\x0b-\x1f\x7f]/g, '') : clean.replace(/^\n+|\n+$/g, '').replace(/\n+/g, ' ').replace(/[\x00-\x1f\x7f]/g, '');
+  if (!clean) return state;
+  const { text, cursor } = state;
+  return { text: text.slice(0, cursor) + clean + text.slice(cursor), cursor: cursor + clean.length };
+}
+
+/**
+ * Applies one key to a text field: the keymap's `text` keys edit (← →
+ * move, ctrl-a / ctrl-e jump, backspace deletes, ctrl-u clears), typed or
+ * pasted text is inserted ({@link insertText}). Keys it does not handle
+ * (enter, esc, tab, ↑ ↓, other control keys) leave the state as it is
+ * (same object): the field's owner gives them a meaning first.
  */
 export function applyEditKey(state: EditState, input: string, key: Key, multiline: boolean): EditState {
   const { text, cursor } = state;
-  if (key.leftArrow) return { text, cursor: Math.max(0, cursor - 1) };
-  if (key.rightArrow) return { text, cursor: Math.min(text.length, cursor + 1) };
-  if (key.backspace || (key.delete && !input)) {
-    if (cursor === 0) return state;
-    return { text: text.slice(0, cursor - 1) + text.slice(cursor), cursor: cursor - 1 };
+  switch (commandFor(input, key, 'text')) {
+    case 'text.left':
+      return { text, cursor: Math.max(0, cursor - 1) };
+    case 'text.right':
+      return { text, cursor: Math.min(text.length, cursor + 1) };
+    case 'text.start':
+      return { text, cursor: 0 };
+    case 'text.end':
+      return { text, cursor: text.length };
+    case 'text.clear':
+      return editState();
+    case 'text.deleteBack': {
+      if (cursor === 0) return state;
+      // A surrogate pair (an emoji) goes as one.
+      const back = cursor >= 2 && /[\udc00-\udfff]/.test(text[cursor - 1]!) && /[\ud800-\udbff]/.test(text[cursor - 2]!) ? 2 : 1;
+      return { text: text.slice(0, cursor - back) + text.slice(cursor), cursor: cursor - back };
+    }
+    default: {
+      const typed = typedText(input, key);
+      return typed === undefined ? state : insertText(state, typed, multiline);
+    }
   }
-  if (key.ctrl && input === 'a') return { text, cursor: 0 };
-  if (key.ctrl && input === 'e') return { text, cursor: text.length };
-  if (key.ctrl && input === 'u') return editState();
-  if (key.return) return multiline ? { text: `${text.slice(0, cursor)}\n${text.slice(cursor)}`, cursor: cursor + 1 } : state;
-  if (key.ctrl || key.meta || key.escape || key.tab || key.upArrow || key.downArrow || !input) return state;
-  const clean = input.replace(/\r\n?/g, '\n').replace(multiline ? /[\x00-\x09\x0b-\x1f]/g : /[\x00-\x1f]/g, '');
-  if (!clean) return state;
-  return { text: text.slice(0, cursor) + clean + text.slice(cursor), cursor: cursor + clean.length };
 }

@@ -106,12 +106,13 @@ describe('read commands', () => {
     expect(oneLineError(r.stderr)).toContain(message);
   });
 
-  it('a malformed goal file is named on stderr, kept as it is, and the rest still lists', async () => {
+  it('a malformed goal file is named on stderr, kept as it is, the rest still lists, and the exit says the listing is incomplete', async () => {
     await runCli(['submit', ...g, '--plant', 'gardener', '--type', 'spike', '--body', 'good one']);
     const bad = path.join(garden.paths.goalsDir, '5-bad.json');
     fs.writeFileSync(bad, '{"id": "5-bad", "type": ');
     const r = await runCli(['goals', ...g]);
-    expect(r.code).toBe(0);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("pak2: 1 goal(s) could not be read; the listing is incomplete");
     expect(r.stderr).toContain(`${bad}: malformed JSON`);
     expect(r.stdout).toContain('1-good-one');
     expect(fs.readFileSync(bad, 'utf8')).toBe('{"id": "5-bad", "type": ');

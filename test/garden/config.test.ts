@@ -157,11 +157,13 @@ describe('parseConfig errors', () => {
     expect(error.message).toContain('UNKNOWN_CONFIG_KEY');
   });
 
-  it('several issues: the first is named and the rest counted', () => {
+  it('several issues: every one named at once, with the value given', () => {
     const error = userError(() => parseConfig('[garden]\nname = "Bad Name"\n[coordinator]\nwatchdog_seconds = 0\n'));
     expect(error.message).not.toContain('\n');
-    expect(error.message).toMatch(/garden\.name|coordinator\.watchdog_seconds/);
-    expect(error.message).toContain('(and 1 more)');
+    expect(error.message).toContain('2 problems: ');
+    expect(error.message).toContain('garden.name: INVALID_CONFIG_VALUE');
+    expect(error.message).toContain('got "Bad Name"');
+    expect(error.message).toContain('coordinator.watchdog_seconds: INVALID_CONFIG_VALUE (must be a whole number of seconds from 1 to 2147483; got 0)');
   });
 
   it('a bad garden name and an empty command are refused', () => {

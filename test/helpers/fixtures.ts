@@ -83,7 +83,13 @@ export function readLog(paths: GardenPaths): Array<Record<string, unknown>> {
 
 /** The log's events of one type. */
 export function eventsOfType(paths: GardenPaths, type: string): Array<Record<string, unknown>> {
-  return readLog(paths).filter((event) => event.type === type);
+  // Every event carries a ULID id (seed 004); the tests compare the rest.
+  return readLog(paths)
+    .filter((event) => event.type === type)
+    .map(({ id, ...rest }) => {
+      if (typeof id !== 'string' || !/^[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new Error(`event without a ULID id: ${JSON.stringify({ id, ...rest })}`);
+      return rest;
+    });
 }
 
 /** Reads a JSON file as a plain object. */

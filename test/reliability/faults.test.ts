@@ -152,7 +152,7 @@ describe('6. configuration and names: every problem named', () => {
 
   it('a PAK2.toml with two bad keys names both, with the values given', () => {
     expect(() => parseConfig('[coordinator]\nwatchdog_seconds = -5\nwatchdgo_seconds = 30\n')).toThrow(
-      'PAK2.toml: 2 problems: coordinator.watchdog_seconds = -5: INVALID_CONFIG_VALUE (must be a whole number of seconds from 1 to 2147483); coordinator.watchdgo_seconds = 30: unknown key',
+      'PAK2.toml: 2 problems: coordinator.watchdog_seconds: INVALID_CONFIG_VALUE (must be a whole number of seconds from 1 to 2147483; got -5); coordinator.watchdgo_seconds: UNKNOWN_CONFIG_KEY (not a PAK2.toml key; got 30)',
     );
   });
 });

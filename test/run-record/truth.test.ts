@@ -4,6 +4,7 @@
  * asserts the exact record, the events, the goal's closed_reason, and that
  * no process of the run is left.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, reconcile } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { createGoal, readGoal, readRun, runEventsFile } from '../../source/store/index.js';
-import { runCli } from '../support/cli.js';
+import { PAK2_BIN, runCli } from '../support/cli.js';
 import { isAlive, makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
 import { git } from '../history/support.js';
 
@@ -258,8 +259,12 @@ describe('7. a goal is not left running on disk after a SIGTERM stop', () => {
   it('`pak2 cycle --no-ui` stopped by SIGTERM mid-run: the run is coordinator_stopped and its goal is queued at once', async () => {
     const g = await gardenFor('claude-stall-sigint', 'claude');
     const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'interrupt me', driver: 'claude' });
-    const result = await runCli(['cycle', '--garden', g.paths.gardenRoot, '--no-ui'], { timeoutMs: 20_000, signalAfterMs: 2500 });
-    expect(result.code).not.toBeNull();
+    const cycle = spawn(process.execPath, [PAK2_BIN, 'cycle', '--garden', g.paths.gardenRoot, '--no-ui'], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((r) => cycle.once('close', (code) => r(code)));
+    const events = path.join(g.paths.runsDir, `${goal.id}-r1`, 'events.jsonl');
+    await waitFor(() => fs.existsSync(events) && fs.readFileSync(events, 'utf8').includes('Working on it'), 20_000);
+    cycle.kill('SIGTERM');
+    expect(await exited).toBe(0);
     const run = await readRun(g.paths, `${goal.id}-r1`);
     expect(run).toMatchObject({ status: 'killed', failure_reason: 'coordinator_stopped', session_id: 'S1', cost: { source: 'provider', usd: 0.3 } });
     expect((await readGoal(g.paths, goal.id)).status).toBe('queued');

@@ -54,9 +54,14 @@ function forceStatus(paths: GardenPaths, id: string, status: GoalStatus): void {
   writeJson(file, record);
 }
 
+/** The ids the closed ledger lists, in order (each line is an entry `{"id":…}` or, in old ledgers, a bare id). */
 function ledger(paths: GardenPaths): string[] {
   try {
-    return fs.readFileSync(path.join(paths.goalsDir, CLOSED_LEDGER), 'utf8').split('\n').filter(Boolean);
+    return fs
+      .readFileSync(path.join(paths.goalsDir, CLOSED_LEDGER), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (line.startsWith('{') ? (JSON.parse(line) as { id: string }).id : line));
   } catch {
     return [];
   }
@@ -371,14 +376,15 @@ describe('listGoals', () => {
     expect(again.problems).toHaveLength(2);
   });
 
-  it('ignores files that are not goal records', async () => {
+  it('ignores files that are not JSON, and names a .json file whose name is not a goal id without reading it', async () => {
     const { paths } = makeGarden();
     const goal = await createGoal(paths, { type: 'build', body: 'x' });
     fs.writeFileSync(path.join(paths.goalsDir, 'notes.json'), '{}');
     fs.writeFileSync(path.join(paths.goalsDir, 'README.md'), '# hi');
     fs.writeFileSync(path.join(paths.goalsDir, '3-x.json.tmp'), 'junk');
     const list = await listGoals(paths);
-    expect(list).toEqual({ goals: [await readGoal(paths, goal.id)], problems: [] });
+    const stray = path.join(paths.goalsDir, 'notes.json');
+    expect(list).toEqual({ goals: [await readGoal(paths, goal.id)], problems: [{ file: stray, message: `${stray}: not a goal file name (goal files are <N-slug>.json); not read` }] });
   });
 });
 

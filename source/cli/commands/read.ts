@@ -1,22 +1,137 @@
 import type { Command } from 'commander';
 import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type RunRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { listGoals, listRuns, readGoal, readRun, runIdsForGoal, StoreError } from '../../store/index.js';
+import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, readGoal, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
+import type { GardenPaths } from '../../garden/index.js';
 import { gardenOf, printJson } from '../context.js';
-import { age, duration, formatCost, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
+import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
 const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };
 
-/** Goals for a person: open first (running, then queued by dispatch order), then the newest closed. */
+/** How many of the most recently closed goals `pak2 goals` lists after the open ones. */
+export const CLOSED_LISTED = 20;
+
+/**
+ * Goals for a person: open first (running, then queued by dispatch order:
+ * priority, age, N), then the newest closed (closed_at, then N, newest
+ * first). Ties fall to the goal number N, never to the id as a string
+ * (goal 9999 is older than goal 50001).
+ */
 export function orderGoalsForDisplay(goals: GoalRecord[]): GoalRecord[] {
   return [...goals].sort((a, b) => {
     const s = (STATUS_ORDER[a.status] ?? 9) - (STATUS_ORDER[b.status] ?? 9);
     if (s !== 0) return s;
-    if (a.status === 'closed') return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at);
+    if (a.status === 'closed') return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at) || goalNumber(b.id) - goalNumber(a.id);
     if (a.priority !== b.priority) return b.priority - a.priority;
-    return a.submitted_at.localeCompare(b.submitted_at);
+    return a.submitted_at.localeCompare(b.submitted_at) || goalNumber(a.id) - goalNumber(b.id);
   });
+}
+
+const GOAL_HEADERS = ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'];
+
+function goalCells(g: GoalRecord): string[] {
+  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), g.status === 'closed' ? `closed:${g.closed_reason}` : g.status, age(g.submitted_at)];
+}
+
+/**
+ * A closed goal as a listing shows it: from its ledger entry alone, or, for
+ * a bare-id entry of an old ledger (or with `full`, for --json), from its
+ * goal file. Undefined (and a message in `skipped`) when that file does not read.
+ */
+async function closedGoal(paths: GardenPaths, entry: ClosedEntry, full: boolean, skipped: string[]): Promise<GoalRecord | undefined> {
+  const summary = full ? undefined : goalOfEntry(entry);
+  if (summary) return summary;
+  try {
+    return await readGoal(paths, entry.id);
+  } catch (error) {
+    skipped.push((error as Error).message);
+    return undefined;
+  }
+}
+
+/**
+ * A table printed page by page (`pak2 goals --all`): the header and the
+ * first page set the column widths; a later, wider cell widens its column
+ * from that page on. Memory: one page.
+ */
+class PagedTable {
+  private widths: number[] | undefined;
+
+  constructor(
+    private readonly io: CliIO,
+    private readonly headers: string[],
+  ) {}
+
+  print(rows: string[][]): void {
+    rows = rows.map((row) => row.map((cell) => sanitize(cell)));
+    const first = this.widths === undefined;
+    const widths = (this.widths ??= this.headers.map(displayWidth));
+    for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell))));
+    const line = (cells: string[]) =>
+      cells
+        .map((cell, i) => (i === cells.length - 1 ? cell : padColumns(cell, widths[i]!)))
+        .join('  ')
+        .trimEnd();
+    const lines = [...(first ? [line(this.headers)] : []), ...rows.map(line)];
+    if (lines.length) this.io.out(lines.join('\n'));
+  }
+}
+
+/** Rows of `pak2 goals --all` held at once. */
+const PAGE = 1000;
+
+/**
+ * `pak2 goals --all`: the open goals, then every closed goal from the
+ * ledger's end, newest first, streamed (a page of rows, or one record, at a
+ * time). With --json each closed goal's record is read from its file.
+ */
+async function listAll(paths: GardenPaths, open: GoalRecord[], json: boolean, io: CliIO, skipped: string[]): Promise<void> {
+  const openIds = new Set(open.map((g) => g.id));
+  const closed = async function* (): AsyncGenerator<GoalRecord> {
+    for await (const entry of closedEntriesNewestFirst(paths)) {
+      if (openIds.has(entry.id)) continue; // the goal file says open: it wins over the ledger
+      const goal = await closedGoal(paths, entry, json, skipped);
+      if (goal) yield goal;
+    }
+  };
+  if (json) {
+    // The same text as printJson of the whole array, one record at a time.
+    let pending: GoalRecord | undefined;
+    let any = false;
+    const emit = (goal: GoalRecord, last: boolean) => {
+      if (!any) io.out('[');
+      any = true;
+      io.out(`  ${JSON.stringify(goal, null, 2).replace(/\n/g, '\n  ')}${last ? '' : ','}`);
+    };
+    for (const goal of open) {
+      if (pending) emit(pending, false);
+      pending = goal;
+    }
+    for await (const goal of closed()) {
+      if (pending) emit(pending, false);
+      pending = goal;
+    }
+    if (pending) emit(pending, true);
+    io.out(any ? ']' : '[]');
+    return;
+  }
+  const printer = new PagedTable(io, GOAL_HEADERS);
+  let page: string[][] = open.map(goalCells);
+  let shown = open.length;
+  for await (const goal of closed()) {
+    page.push(goalCells(goal));
+    shown += 1;
+    if (page.length >= PAGE) {
+      printer.print(page);
+      page = [];
+    }
+  }
+  if (shown === 0) {
+    if (skipped.length === 0) io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
+    return;
+  }
+  printer.print(page);
 }
 
 function runDuration(run: RunRecord): string {
@@ -46,22 +161,28 @@ export function registerReadCommands(program: Command, io: CliIO): void {
     .option('--json', 'print the goal records as JSON')
     .action(async (opts: { all?: boolean; json?: boolean }, command: Command) => {
       const garden = gardenOf(command, io);
-      const { goals, problems } = await listGoals(garden.paths);
-      reportSkipped(io, problems.map((p) => p.message), 'goal');
-      let shown = orderGoalsForDisplay(goals);
-      if (!opts.all) {
-        const open = shown.filter((g) => g.status !== 'closed');
-        shown = [...open, ...shown.filter((g) => g.status === 'closed').slice(0, 20)];
+      // Open goals from their files; closed ones from the ledger's end: no closed goal file is opened (but with --json).
+      const { goals: open, problems } = await new OpenGoalScanner(garden.paths).scan();
+      const skipped = problems.map((p) => p.message);
+      const openShown = orderGoalsForDisplay(open);
+      if (opts.all) {
+        await listAll(garden.paths, openShown, Boolean(opts.json), io, skipped);
+        return reportSkipped(io, skipped, 'goal');
       }
+      const openIds = new Set(open.map((g) => g.id));
+      const closed: GoalRecord[] = [];
+      for await (const entry of closedEntriesNewestFirst(garden.paths)) {
+        if (openIds.has(entry.id)) continue; // the goal file says open: it wins over the ledger
+        const goal = await closedGoal(garden.paths, entry, Boolean(opts.json), skipped);
+        if (goal) closed.push(goal);
+        if (closed.length >= CLOSED_LISTED) break;
+      }
+      reportSkipped(io, skipped, 'goal');
+      const shown = [...openShown, ...orderGoalsForDisplay(closed)];
       if (opts.json) return printJson(io, shown);
-      if (shown.length === 0 && problems.length === 0) return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
+      if (shown.length === 0 && skipped.length === 0) return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
       if (shown.length === 0) return;
-      io.out(
-        table(
-          ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'],
-          shown.map((g) => [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), g.status === 'closed' ? `closed:${g.closed_reason}` : g.status, age(g.submitted_at)]),
-        ),
-      );
+      io.out(table(GOAL_HEADERS, shown.map(goalCells)));
     });
 
   program

@@ -1,7 +1,8 @@
 import type { Key } from 'ink';
 import { GOAL_TYPES, PRIORITY_DEFAULT } from '../../contracts/index.js';
 import type { SubmitGoalInput } from '../../submit/index.js';
-import { applyEditKey, editState, type EditState } from '../text-edit.js';
+import { commandFor } from '../keymap.js';
+import { applyEditKey, editState, insertText, type EditState } from '../text-edit.js';
 
 /** The form's fields in tab order. */
 export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'body', 'submit'] as const;
@@ -63,31 +64,51 @@ export function formInput(state: GoalFormState, choices: FormChoices): SubmitGoa
 }
 
 /**
- * Applies one key: tab / shift-tab move between fields, ← → change a choice,
- * typing edits text fields (enter adds a line in the body, moves on
- * elsewhere), enter on "submit" or ctrl-s submits, esc cancels.
+ * Applies one key through the keymap's `form` keys: tab / shift-tab (and
+ * ↓ ↑ outside the body) move between fields, ← → (space) change a choice,
+ * enter moves on (a new line in the body, submits on "submit"), ctrl-s
+ * submits, esc cancels; text fields take the `text` keys and typed or
+ * pasted text (`paste`: a paste goes to a text field only).
  */
-export function formKey(state: GoalFormState, input: string, key: Key, choices: FormChoices): FormOutcome {
+export function formKey(state: GoalFormState, input: string, key: Key, choices: FormChoices, paste = false): FormOutcome {
   const field = FORM_FIELDS[state.field]!;
-  if (key.escape) return { state, cancel: true };
+  const isText = field === 'priority' || field === 'model' || field === 'body';
   const submit = (): FormOutcome => {
     const result = formInput(state, choices);
     if ('error' in result) return { state: { ...state, error: result.error } };
     return { state: { ...state, error: undefined }, submit: result };
   };
-  if (key.ctrl && input === 's') return submit();
-  if (key.tab) return { state: { ...state, field: cycle(state.field, key.shift ? -1 : 1, FORM_FIELDS.length), error: undefined } };
-  if (key.upArrow && field !== 'body') return { state: { ...state, field: cycle(state.field, -1, FORM_FIELDS.length) } };
-  if (key.downArrow && field !== 'body') return { state: { ...state, field: cycle(state.field, 1, FORM_FIELDS.length) } };
-  if (field === 'submit') return key.return ? submit() : { state };
-  if (field === 'type' || field === 'plant' || field === 'driver') {
-    const length = field === 'type' ? GOAL_TYPES.length : field === 'plant' ? choices.plants.length : choices.drivers.length;
-    if (key.leftArrow || key.rightArrow || input === ' ') return { state: { ...state, [field]: cycle(state[field], key.leftArrow ? -1 : 1, length) } };
-    if (key.return) return { state: { ...state, field: state.field + 1 } };
-    return { state };
+  const command = paste ? undefined : commandFor(input, key, 'form');
+  const move = (delta: number): FormOutcome => ({ state: { ...state, field: cycle(state.field, delta, FORM_FIELDS.length), error: undefined } });
+  switch (command) {
+    case 'form.cancel':
+      return { state, cancel: true };
+    case 'form.submit':
+      return submit();
+    case 'form.nextField':
+    case 'form.prevField':
+      return move(command === 'form.nextField' ? 1 : -1);
+    case 'form.fieldDown':
+    case 'form.fieldUp':
+      // In the body (many lines) ↑ ↓ stay put.
+      return field === 'body' ? { state } : move(command === 'form.fieldDown' ? 1 : -1);
+    case 'form.enter':
+      if (field === 'submit') return submit();
+      if (field === 'body') return { state: { ...state, body: insertText(state.body, '\n', true), error: undefined } };
+      return { state: { ...state, field: state.field + 1 } };
+    case 'form.choosePrev':
+    case 'form.chooseNext':
+      if (field === 'type' || field === 'plant' || field === 'driver') {
+        const length = field === 'type' ? GOAL_TYPES.length : field === 'plant' ? choices.plants.length : choices.drivers.length;
+        return { state: { ...state, [field]: cycle(state[field], command === 'form.choosePrev' ? -1 : 1, length) } };
+      }
+      break; // in a text field ← → move the cursor, a space is typed
+    default:
+      break;
   }
-  if (key.return && field !== 'body') return { state: { ...state, field: state.field + 1 } };
+  if (!isText) return { state };
   const edited = applyEditKey(state[field], input, key, field === 'body');
+  if (edited === state[field]) return { state };
   if (field === 'priority' && !/^\d{0,3}$/.test(edited.text)) return { state };
   return { state: { ...state, [field]: edited, error: undefined } };
 }

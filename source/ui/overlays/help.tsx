@@ -1,18 +1,40 @@
 import { Text } from 'ink';
-import React from 'react';
-import { KEYMAP } from '../keymap.js';
-import { fit } from '../layout.js';
+import React, { useMemo } from 'react';
+import { helpRows, hint, SCOPE_TITLES, type KeyScope } from '../keymap.js';
+import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
-/** The help overlay: every binding of the one keymap. */
-export function Help({ width, height }: { width: number; height: number }): React.JSX.Element {
+/** Columns of the keys column. */
+const KEYS_WIDTH = 17;
+
+/** The rows of the help for `width` columns: a heading per scope, then each binding, its description wrapped under itself. */
+export function helpLines(width: number): { text: string; heading: boolean }[] {
+  const out: { text: string; heading: boolean }[] = [];
+  let scope: KeyScope | undefined;
+  for (const row of helpRows()) {
+    if (row.scope !== scope) {
+      if (scope) out.push({ text: '', heading: false });
+      scope = row.scope;
+      out.push({ text: SCOPE_TITLES[scope], heading: true });
+    }
+    const parts = wrapLines(row.description, Math.max(10, width - KEYS_WIDTH - 1), { mark: false });
+    parts.forEach((part, i) => out.push({ text: `${fit(i === 0 ? row.keys : '', KEYS_WIDTH)} ${part}`, heading: false }));
+  }
+  return out;
+}
+
+/** The help overlay: every binding of the one keymap, grouped by where it applies, scrolled by `scroll` rows. */
+export function Help({ width, height, scroll = 0 }: { width: number; height: number; scroll?: number }): React.JSX.Element {
   const w = innerWidth(width);
-  const rows = KEYMAP.map((b) => `${fit(b.keys, 12)} ${fit(b.scope === 'editing' ? 'in forms' : '', 9)} ${b.description}`);
+  const h = innerHeight(height);
+  const lines = useMemo(() => helpLines(w), [w]);
+  const start = Math.max(0, Math.min(scroll, lines.length - h));
+  const more = lines.length > h ? ` · ${hint(['cursor.up', 'cursor.down'], 'scroll')}` : '';
   return (
-    <Pane title="Keys" note="esc or ? closes" width={width} height={height} focused>
-      {rows.slice(0, innerHeight(height)).map((row, i) => (
-        <Text key={i} wrap="truncate">
-          {fit(row, w)}
+    <Pane title="Keys" note={`${hint('back', 'or')} ${hint('help', 'closes')}${more}`} width={width} height={height} focused>
+      {lines.slice(start, start + h).map((line, i) => (
+        <Text key={i} bold={line.heading} color={line.heading ? 'cyan' : undefined} wrap="truncate">
+          {fit(line.text, w)}
         </Text>
       ))}
     </Pane>
