@@ -152,8 +152,9 @@ export function clipUnits(text: string, max: number): string {
 /**
  * Wraps `text` to `width` columns the way wrap-ansi does with `hard: true,
  * trim: false` (words break at spaces; a word longer than the row breaks
- * anywhere), in time linear in the text consumed, stopping after `maxRows`
- * rows. `more` says that rows were left out.
+ * anywhere), except that a row a wrap began does not start with the spaces
+ * it broke at (a line's own indent stays), in time linear in the text
+ * consumed, stopping after `maxRows` rows. `more` says that rows were left out.
  */
 export function wrapColumns(text: string, width: number, maxRows = Number.POSITIVE_INFINITY): { rows: string[]; more: boolean } {
   if (width <= 0 || maxRows <= 0) return { rows: [], more: text.length > 0 };
@@ -179,6 +180,8 @@ export function wrapBudget(width: number, maxRows: number): number {
 function wrapLine(line: string, width: number, limit: number): string[] {
   const rows = [''];
   let rowWidth = 0;
+  /** Whether the last row was begun by a wrap (not by the line's start). */
+  let wrapped = false;
   const words = line.split(' ');
   for (let index = 0; index < words.length && rows.length <= limit; index++) {
     const word = words[index]!;
@@ -187,9 +190,13 @@ function wrapLine(line: string, width: number, limit: number): string[] {
       if (rowWidth >= width) {
         rows.push('');
         rowWidth = 0;
+        wrapped = true;
       }
-      rows[rows.length - 1] += ' ';
-      rowWidth += 1;
+      // A row that a wrap began does not start with the spaces the wrap broke at.
+      if (!(wrapped && rowWidth === 0)) {
+        rows[rows.length - 1] += ' ';
+        rowWidth += 1;
+      }
     }
     if (wordWidth > width) {
       // A word longer than a row: start it here if that takes no more rows than starting it on the next.
@@ -224,6 +231,7 @@ function wrapLine(line: string, width: number, limit: number): string[] {
     if (rowWidth + wordWidth > width && rowWidth > 0 && wordWidth > 0) {
       rows.push('');
       rowWidth = 0;
+      wrapped = true;
     }
     rows[rows.length - 1] += word;
     rowWidth += wordWidth;

@@ -175,8 +175,10 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
       .allowUnknownOption(true)
       .allowExcessArguments(true)
       .action(async () => {
-        const full = await buildProgram(io, argv, { all: true });
-        await full.parseAsync(argv);
+        // commander keeps the argument vector it parsed as `rawArgs`.
+        const raw = (program as Command & { rawArgs: string[] }).rawArgs;
+        const full = await buildProgram(io, raw, { all: true });
+        await full.parseAsync(raw);
       });
     STAND_IN_TERMS.set(standIn, entry.term);
   }

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import { isTerminalRunStatus, type EventRecord, type GoalRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
-import { appendEvent, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosedIds, republishRun } from '../store/index.js';
+import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosed, republishRun } from '../store/index.js';
 
 /** How much of the event log's end recovery reads (bytes): a crash's missing events are among the last written. */
 export const RECOVERY_TAIL_BYTES = 4 * 1024 * 1024;
@@ -78,9 +78,10 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
   }
   const { goals: open } = await new OpenGoalScanner(paths).scan();
   const closed: GoalRecord[] = [];
-  for (const id of await recentClosedIds(paths, RECOVERY_RECENT_CLOSED)) {
+  for (const entry of await recentClosed(paths, RECOVERY_RECENT_CLOSED)) {
     try {
-      closed.push(await readGoal(paths, id));
+      // Its ledger entry holds what recovery needs of a closed goal (id, closed_reason): no closed goal file is opened, but for an old bare-id line.
+      closed.push((entry.closed_reason !== undefined ? goalOfEntry(entry) : undefined) ?? (await readGoal(paths, entry.id)));
     } catch {
       // unreadable: `pak2 doctor` names it
     }

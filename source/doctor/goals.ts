@@ -3,8 +3,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import writeFileAtomic from 'write-file-atomic';
-import { formatIssue, GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
-import { CLOSED_LEDGER, goalFile, listGoalIds, readJsonFile, type GoalProblem } from '../store/index.js';
+import { formatIssue, validateGoal, type GoalRecord } from '../contracts/index.js';
+import { CLOSED_LEDGER, closedEntryOf, goalFile, listGoalIds, parseClosedLine, readJsonFile, type GoalProblem } from '../store/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** What the goal check learned, for the ledger and run checks. */
@@ -91,7 +91,8 @@ async function readLedger(file: string): Promise<{ exists: boolean; ids: string[
   const torn = text.length > 0 && !text.endsWith('\n');
   if (!torn) lines.pop();
   lines.forEach((line, index) => {
-    if (GOAL_ID_PATTERN.test(line)) ids.push(line);
+    const entry = line === '' ? undefined : parseClosedLine(line);
+    if (entry) ids.push(entry.id);
     else if (line !== '') junk.push(index + 1);
   });
   return { exists: true, ids, junk, torn };
@@ -128,10 +129,11 @@ export async function checkLedger(ctx: DoctorContext, scan: GoalScan): Promise<P
     rewrite ??= (async () => {
       if (c.presence.held) throw new NotFixed(`a coordinator holds the garden (${c.presence.heldBy}) and appends to the ledger; stop it first`);
       const keep = ledger.ids.filter((id, index) => scan.unreadable.has(id) && ledger.ids.indexOf(id) === index);
-      const ids = [...keep, ...[...closed].sort(closedOrder).map((g) => g.id)];
+      // Unreadable goals keep a bare-id line; every closed goal gets its entry (docs/goal/level2.md).
+      const lines = [...keep.map((id) => `${id}\n`), ...[...closed].sort(closedOrder).map((g) => `${JSON.stringify(closedEntryOf(g))}\n`)];
       const copy = ledger.exists ? await c.aside.copy(file) : undefined;
-      await writeFileAtomic(file, ids.map((id) => `${id}\n`).join(''), { fsync: true });
-      return `rewrote the ledger from the goal files (${ids.length} closed goal(s))${copy ? `; the old ledger is at ${copy}` : ''}`;
+      await writeFileAtomic(file, lines.join(''), { fsync: true });
+      return `rewrote the ledger from the goal files (${lines.length} closed goal(s))${copy ? `; the old ledger is at ${copy}` : ''}`;
     })();
     return rewrite;
   };

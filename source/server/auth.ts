@@ -26,6 +26,8 @@ export function tokenFile(paths: GardenPaths): string {
 export async function ensureToken(paths: GardenPaths): Promise<{ token: string; file: string }> {
   const file = tokenFile(paths);
   await fsp.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  // The runtime root is a git repo (runtime history commits it): the token and the log never go in.
+  await fsp.writeFile(path.join(path.dirname(file), '.gitignore'), 'token\nserve.log\n', { flag: 'wx' }).catch(() => undefined);
   const token = crypto.randomBytes(32).toString('base64url');
   try {
     const handle = await fsp.open(file, 'wx', 0o600);

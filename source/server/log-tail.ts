@@ -108,6 +108,12 @@ export interface LogTailOptions {
   pollMs?: number;
   /** Events per broadcast batch at most. Default 2000. */
   batch?: number;
+  /**
+   * A file-system notice waits this long before the read, so a burst of
+   * appends is read and written to each subscriber as one batch (one write
+   * per subscriber, not one per event). Default 5 ms.
+   */
+  coalesceMs?: number;
 }
 
 /**
@@ -143,7 +149,7 @@ export class LogTail {
     const name = path.basename(this.paths.coordinatorLog);
     try {
       this.watcher = fs.watch(this.paths.eventsDir, (_type, file) => {
-        if (!file || file === name) this.kick();
+        if (!file || file === name) this.soon();
       });
       this.watcher.on('error', () => undefined);
     } catch {
@@ -158,6 +164,7 @@ export class LogTail {
     this.stopped = true;
     this.watcher?.close();
     if (this.timer) clearInterval(this.timer);
+    if (this.pending) clearTimeout(this.pending);
     await this.reading;
     this.wake();
     this.subscribers.clear();
@@ -190,6 +197,17 @@ export class LogTail {
       this.waiters.add(done);
       signal?.onWake(done);
     });
+  }
+
+  private pending: NodeJS.Timeout | undefined;
+
+  /** Asks for a read after the coalescing window (one read for the notices that come meanwhile). */
+  private soon(): void {
+    if (this.pending || this.stopped) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.kick();
+    }, this.options.coalesceMs ?? 5);
   }
 
   /** Asks for a read now (coalesced with one in progress). */

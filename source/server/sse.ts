@@ -67,10 +67,21 @@ export class SseConnection {
     if (!this.raw.writableEnded) this.raw.end();
   }
 
-  /** Writes one event, waiting for the socket to drain when its buffer is full. */
+  /** Frames read during a catch-up, not written yet: written in pieces of ~64 KB, not one write per event. */
+  private pending = '';
+
+  /** Queues one event of a catch-up; writes when 64 KB are queued, waiting for the socket to drain when its buffer is full. */
   private send = async (event: EventRecord): Promise<void> => {
     if (this.closed) throw new Closed();
-    if (this.raw.write(sseFrame(event))) return;
+    this.pending += sseFrame(event);
+    if (this.pending.length >= 64 * 1024) await this.flush();
+  };
+
+  private async flush(): Promise<void> {
+    if (this.closed) throw new Closed();
+    const out = this.pending;
+    this.pending = '';
+    if (!out || this.raw.write(out)) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         this.raw.off('drain', done);
@@ -81,13 +92,14 @@ export class SseConnection {
       this.raw.once('close', done);
     });
     if (this.closed) throw new Closed();
-  };
+  }
 
   /** Reads the log from this stream's offset until it reaches the tail's, then joins the live batches. */
   private async catchUp(): Promise<void> {
     try {
       while (!this.closed) {
         this.offset = await streamEvents(this.options.paths, this.offset, this.send, this.options.filter);
+        await this.flush();
         // Synchronous from here to subscribe: no batch can slip in between.
         if (this.offset >= this.options.tail.offset && !this.closed) {
           this.live = true;
@@ -102,17 +114,17 @@ export class SseConnection {
 
   private onBatch = (batch: TailedEvent[]): void => {
     if (!this.live || this.closed) return;
+    // One write per batch, not one per event: with many subscribers the writes are the cost.
+    let out = '';
     for (const { event, end, frame } of batch) {
       if (end <= this.offset) continue;
-      const fits = matchesEvent(event, this.options.filter) ? this.raw.write(frame) : true;
+      if (matchesEvent(event, this.options.filter)) out += frame;
       this.offset = end;
-      if (!fits) {
-        // Too slow for the live batches: off them until the socket drains, then catch up from the file.
-        this.live = false;
-        this.options.tail.unsubscribe(this.onBatch);
-        this.raw.once('drain', () => void this.catchUp());
-        return;
-      }
     }
+    if (!out || this.raw.write(out)) return;
+    // Too slow for the live batches: off them until the socket drains, then catch up from the file.
+    this.live = false;
+    this.options.tail.unsubscribe(this.onBatch);
+    this.raw.once('drain', () => void this.catchUp());
   };
 }

@@ -114,14 +114,14 @@ export class Session {
           garden,
           command: options.command,
           ...(options.onStderr ? { onStderr: options.onStderr } : {}),
-          ...(options.onError ? { onError: options.onError } : {}),
+          onError: (error) => this.reportError(error),
           ...(options.onPass ? { onPass: options.onPass } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.now ? { now: options.now } : {}),
           hooks: {
             beforeFirstPass: () => this.openStartupWindow(),
             afterPass: async () => {
-              await this.startup?.update().catch((error: Error) => options.onError?.(new Error(`startup play-by-play: ${error.message}`)));
+              await this.startup?.update().catch((error: Error) => this.reportError(new Error(`startup play-by-play: ${error.message}`)));
             },
           },
         });
@@ -132,12 +132,23 @@ export class Session {
     });
   }
 
+  /**
+   * A coordinator error: to `onError` (headless prints it), and to the
+   * snapshot's problems where views read this session (the workbench's
+   * status-line counter and problems list), one line, kept until the
+   * session ends.
+   */
+  private reportError(error: Error): void {
+    this.options.onError?.(error);
+    this.source?.reportProblem(`coordinator: ${error.message.split('\n')[0]}`);
+  }
+
   private async openStartupWindow(): Promise<void> {
     this.startup = new StartupWindow(this.options.garden, this.options.env);
     try {
       await this.startup.open();
     } catch (error) {
-      this.options.onError?.(new Error(`startup note not delivered: ${(error as Error).message}`));
+      this.reportError(new Error(`startup note not delivered: ${(error as Error).message}`));
     }
   }
 

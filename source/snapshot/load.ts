@@ -10,13 +10,14 @@ import {
   latestConversation,
   listInbox,
   listPlants,
+  closedEntriesNewestFirst,
+  goalOfEntry,
   OpenGoalScanner,
   readActiveThreads,
   readConversationMessages,
   readEvents,
   readGoal,
   readRun,
-  recentClosedIds,
   runIdsForGoal,
   runMetaFile,
 } from '../store/index.js';
@@ -55,12 +56,22 @@ export async function readThreads(paths: GardenPaths, plant: string, problems: s
 
 /**
  * Incremental loader behind the snapshot source: keeps caches between loads
- * (open goals by mtime, closed goals forever, run records by mtime, the event
- * log offset for today's cost) so a reload reads only what changed.
+ * (open goals by mtime, the shown closed goals, run records by mtime, the
+ * event log offset for today's cost) so a reload reads only what changed.
+ *
+ * The shown closed goals come from the closed ledger's end: the first load
+ * opens no closed goal file (each row is its ledger entry, body empty);
+ * later loads read the shown ones' files (at most {@link CLOSED_SHOWN}) so the
+ * detail view and the filter have their bodies. Memory: the open goals, the
+ * shown closed goals and their latest runs, whatever the history.
  */
 export class SnapshotLoader {
   private readonly scanner: OpenGoalScanner;
+  /** Full records of shown closed goals (closed goals never change), by id. */
   private readonly closedCache = new Map<string, GoalRecord>();
+  private loads = 0;
+  /** True when some shown closed goal is still only its ledger entry: the next load reads its file. */
+  pendingClosed = false;
   private readonly runCache = new Map<string, { mtimeMs: number; run: RunRecord }>();
   /** Provenance records found, by run id: written once at close, so kept for good. */
   private readonly provenanceCache = new Map<string, RuntimeHistoryRecord>();
@@ -133,22 +144,35 @@ export class SnapshotLoader {
     const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3 };
     open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
 
-    const closedIds = await recentClosedIds(paths, CLOSED_SHOWN);
+    const openIds = new Set(open.map((g) => g.id));
+    const first = this.loads === 0;
+    this.loads += 1;
     const closed: GoalRecord[] = [];
-    for (const id of closedIds) {
-      let goal = this.closedCache.get(id);
-      if (!goal) {
+    const closedIds = new Set<string>();
+    let pending = false;
+    for await (const entry of closedEntriesNewestFirst(paths)) {
+      if (openIds.has(entry.id)) continue; // the goal file says open: it wins over the ledger
+      let goal = this.closedCache.get(entry.id);
+      const summary = goal ? undefined : goalOfEntry(entry);
+      if (!goal && summary && first) {
+        goal = summary;
+        pending = true;
+      } else if (!goal) {
         try {
-          goal = await readGoal(paths, id);
-          this.closedCache.set(id, goal);
+          goal = await readGoal(paths, entry.id);
+          this.closedCache.set(entry.id, goal);
         } catch (error) {
           problems.push((error as Error).message);
-          continue;
+          goal = summary;
         }
       }
+      if (!goal) continue;
       closed.push(goal);
+      closedIds.add(goal.id);
+      if (closed.length >= CLOSED_SHOWN) break;
     }
-    for (const id of this.closedCache.keys()) if (!closedIds.includes(id)) this.closedCache.delete(id);
+    this.pendingClosed = pending;
+    for (const id of this.closedCache.keys()) if (!closedIds.has(id)) this.closedCache.delete(id);
 
     const rows: GoalRow[] = await Promise.all(
       [...open, ...closed].map(async (goal) => {
@@ -165,6 +189,7 @@ export class SnapshotLoader {
     );
     const shownRuns = new Set(rows.map((r) => r.run?.id));
     for (const id of this.provenanceCache.keys()) if (!shownRuns.has(id)) this.provenanceCache.delete(id);
+    for (const id of this.runCache.keys()) if (!shownRuns.has(id)) this.runCache.delete(id);
 
     const listed = await listPlants(paths);
     problems.push(...listed.problems.map((p) => p.message));

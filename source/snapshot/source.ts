@@ -1,7 +1,7 @@
-import fs from 'node:fs';
-import { watch, type FSWatcher } from 'chokidar';
+import path from 'node:path';
 import type { Garden } from '../garden/index.js';
-import { runEventsFile } from '../store/index.js';
+import { replyDir, runEventsFile } from '../store/index.js';
+import { DirectoryWake } from '../watch.js';
 import { SnapshotLoader } from './load.js';
 import { RunTail } from './tail.js';
 import type { CoordinatorView, ServerView, Snapshot } from './types.js';
@@ -26,6 +26,9 @@ export interface SnapshotSourceOptions {
   tailPollMs?: number;
 }
 
+/** How many reported problems (coordinator errors) a source keeps, the newest. */
+export const REPORTED_PROBLEMS_MAX = 50;
+
 /** The snapshot before the first load: an empty, read-only garden. */
 export const EMPTY_SNAPSHOT: Snapshot = {
   version: 0,
@@ -44,16 +47,19 @@ export const EMPTY_SNAPSHOT: Snapshot = {
 
 /**
  * The read model (STYLE.md, "The seam between core and views"): watches the
- * garden with chokidar and publishes immutable snapshots through
- * `getSnapshot()` / `subscribe(listener)`. Bursts of file events are coalesced;
- * the followed run's tail is read from its last offset. File events only wake
- * a reload; they carry no payload.
+ * garden's directories (DirectoryWake: one watch per directory, no stat of
+ * their entries, so starting costs the same whatever the history) and
+ * publishes immutable snapshots through `getSnapshot()` /
+ * `subscribe(listener)`. Bursts of file events are coalesced; the followed
+ * run's tail is read from its last offset. File events only wake a reload;
+ * they carry no payload.
  */
 export class SnapshotSource {
   private snapshot: Snapshot = EMPTY_SNAPSHOT;
   private readonly listeners = new Set<() => void>();
   private readonly loader: SnapshotLoader;
-  private watcher: FSWatcher | undefined;
+  private wake: DirectoryWake | undefined;
+  private wakeKey = '';
   private timer: NodeJS.Timeout | undefined;
   private tailTimer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | undefined;
@@ -79,29 +85,42 @@ export class SnapshotSource {
 
   /** Loads the first snapshot and starts watching. */
   async start(): Promise<void> {
-    const { paths } = this.options.garden;
     await this.reload();
-    this.watcher = watch(this.watchable(), {
-      ignoreInitial: true,
-      depth: 2,
-      ignored: (p: string) => p.endsWith('.lock') || p.includes(`${paths.runsDir}`),
-    });
-    this.watcher.on('all', () => this.schedule());
-    await new Promise<void>((resolve) => this.watcher!.once('ready', () => resolve()));
+    this.rewatch();
     this.options.coordinator?.on('state', this.onCoordinator);
     this.options.coordinator?.on('pass', this.onCoordinator);
     this.tailTimer = setInterval(() => this.pollTail(), this.options.tailPollMs ?? 500);
     this.tailTimer.unref();
   }
 
-  private readonly watched = new Set<string>();
+  /**
+   * The directories whose changes the snapshot shows: goals, events, the
+   * inbox and its reply notes, conversations and the one shown, plants and
+   * each plant's memory, skills and knowledge. Those that do not exist yet
+   * are watched once they appear.
+   */
+  private wakeDirs(): string[] {
+    const { paths, config } = this.options.garden;
+    const dirs = [paths.goalsDir, paths.eventsDir, paths.inboxDir, replyDir(paths, config), paths.conversationsDir, paths.plantsDir];
+    const shown = this.snapshot.chat.conversationId;
+    if (shown) dirs.push(path.join(paths.conversationsDir, shown));
+    for (const view of this.snapshot.plants) {
+      const dir = path.join(paths.plantsDir, view.plant.name);
+      dirs.push(dir, path.join(dir, 'memory'), path.join(dir, 'skills'), path.join(dir, 'knowledge'));
+    }
+    return dirs;
+  }
 
-  /** The garden directories that exist now and are not watched yet (a fresh garden grows them later). */
-  private watchable(): string[] {
-    const { paths } = this.options.garden;
-    const fresh = [paths.goalsDir, paths.eventsDir, paths.plantsDir, paths.inboxDir, paths.conversationsDir].filter((p) => !this.watched.has(p) && fs.existsSync(p));
-    for (const p of fresh) this.watched.add(p);
-    return fresh;
+  /** Watches the directories of {@link wakeDirs}, anew when that set changed (a new plant, another conversation shown). */
+  private rewatch(): void {
+    if (this.stopped) return;
+    const dirs = this.wakeDirs();
+    const key = dirs.join('\n');
+    if (this.wake && key === this.wakeKey) return;
+    this.wake?.close();
+    this.wakeKey = key;
+    this.wake = new DirectoryWake(dirs, () => this.schedule(), (name) => name.endsWith('.lock'));
+    this.wake.start();
   }
 
   /** Stops watching. Idempotent. */
@@ -111,7 +130,7 @@ export class SnapshotSource {
     if (this.tailTimer) clearInterval(this.tailTimer);
     this.options.coordinator?.off('state', this.onCoordinator);
     this.options.coordinator?.off('pass', this.onCoordinator);
-    await this.watcher?.close();
+    this.wake?.close();
     await this.loading;
   }
 
@@ -173,20 +192,42 @@ export class SnapshotSource {
       const probe = this.options.coordinator;
       const base = {
         ...loaded,
+        problems: this.withReported(loaded.problems),
         garden: { ...loaded.garden, readOnly: this.options.readOnly ?? !probe },
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
         ...(this.server ? { server: this.server } : {}),
       };
       this.retarget(base);
-      const grown = this.watcher ? this.watchable() : [];
-      if (grown.length) this.watcher!.add(grown);
+      if (this.wake) this.rewatch();
     })();
     await this.loading;
     this.loading = undefined;
     if (this.again) {
       this.again = false;
       this.schedule(0);
-    }
+    } else if (this.loader.pendingClosed) this.schedule(); // the shown closed goals' bodies, read after the first frame
+  }
+
+  /** Problems no file shows (coordinator errors), reported by the session; and the last load's own. */
+  private reported: string[] = [];
+  private loadedProblems: string[] = [];
+
+  /**
+   * Reports a problem no file shows (a coordinator error) as one line:
+   * every snapshot lists it, once, after the files' problems, until the
+   * source restarts or the same line is reported `fixed`. At most
+   * {@link REPORTED_PROBLEMS_MAX} are kept, the newest. Published at once.
+   */
+  reportProblem(line: string, options: { fixed?: boolean } = {}): void {
+    const known = this.reported.includes(line);
+    if (options.fixed ? !known : known) return;
+    this.reported = options.fixed ? this.reported.filter((l) => l !== line) : [...this.reported, line].slice(-REPORTED_PROBLEMS_MAX);
+    if (this.snapshot.version > 0) this.publish({ ...this.snapshot, problems: this.withReported(this.loadedProblems) });
+  }
+
+  private withReported(loaded: string[]): string[] {
+    this.loadedProblems = loaded;
+    return this.reported.length ? [...loaded, ...this.reported] : loaded;
   }
 
   private publish(next: Snapshot): void {

@@ -32,6 +32,8 @@ export class RunTail {
   private usage: TailUsage = { inputTokens: 0, outputTokens: 0, costUsd: undefined };
   private truncated = false;
   private opened = false;
+  /** True while the rest of an overlong line is being skipped. */
+  private dropping = false;
 
   constructor(
     readonly runId: string,
@@ -61,14 +63,31 @@ export class RunTail {
         this.partial = '';
       }
       if (size === this.offset) return false;
+      let jumped = false;
+      if (size - this.offset > TAIL_OPEN_BYTES) {
+        // More came since the last read than a tail ever shows (a burst, or a run followed late):
+        // read only its end, as on opening, so memory stays bounded whatever the stream's size.
+        this.offset = size - TAIL_OPEN_BYTES;
+        this.partial = '';
+        this.dropping = false;
+        this.truncated = true;
+        jumped = true;
+      }
       const buffer = Buffer.alloc(size - this.offset);
       fs.readSync(fd, buffer, 0, buffer.length, this.offset);
-      const skipFirst = this.truncated && this.offset > 0 && this.lines.length === 0 && this.partial === '';
+      const skipFirst = jumped || (this.truncated && this.offset > 0 && this.lines.length === 0 && this.partial === '');
       this.offset = size;
       const text = this.partial + buffer.toString('utf8');
       const parts = text.split('\n');
       this.partial = parts.pop() ?? '';
-      if (skipFirst) parts.shift(); // the first line of a mid-file start is cut
+      const ended = parts.length > 0; // a newline came: a dropped line ends here
+      if (skipFirst || this.dropping) parts.shift(); // the first line of a mid-file start is cut; so is the rest of a dropped one
+      this.dropping = this.dropping && !ended;
+      // A line that never ends is not kept whole: past TAIL_OPEN_BYTES it is dropped, up to its newline.
+      if (this.partial.length > TAIL_OPEN_BYTES) {
+        this.partial = '';
+        this.dropping = true;
+      }
       for (const raw of parts) this.lines.push(...renderRawLine(raw, this.usage));
       if (this.lines.length > TAIL_MAX_LINES) this.lines = this.lines.slice(-TAIL_MAX_LINES);
       return true;

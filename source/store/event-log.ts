@@ -84,16 +84,21 @@ export async function findEventsAfter(paths: GardenPaths, since: string): Promis
       if (key !== undefined && key <= since) lo = next;
       else hi = mid;
     }
-    // Look for the exact cursor a little before and after the search point.
+    // Look for the exact cursor a little before and after the search point: one read of the window, lines split in memory.
     const start = await lineStartFrom(handle, Math.max(0, lo - SKEW_WINDOW), size);
-    let at = start;
+    const stop = Math.min(size, lo + SKEW_WINDOW);
+    const window = Buffer.allocUnsafe(Math.max(0, Math.min(size, stop + 64 * 1024) - start));
+    const { bytesRead } = await handle.read(window, 0, window.length, start);
     let firstGreater: number | undefined;
-    while (at < size && at < lo + SKEW_WINDOW) {
-      const { line, next } = await readLineAt(handle, at, size);
+    for (let i = 0; start + i < stop && i < bytesRead; ) {
+      const at = start + i;
+      const newline = window.subarray(0, bytesRead).indexOf(0x0a, i);
+      // A line running past the window is read on its own.
+      const { line, next } = newline >= 0 ? { line: window.toString('utf8', i, newline), next: start + newline + 1 } : await readLineAt(handle, at, size);
+      i = next - start;
       const key = keyOfLine(line);
       if (key === since) return { offset: next, exact: true };
       if (firstGreater === undefined && key !== undefined && key > since && at >= lo) firstGreater = at;
-      at = next;
     }
     return { offset: firstGreater ?? Math.min(lo, size), exact: false };
   } finally {

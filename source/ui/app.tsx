@@ -1,22 +1,26 @@
-import { Box, useInput, type Key } from 'ink';
+import { Box, type Key } from 'ink';
 import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { GoalRecord } from '../contracts/index.js';
 import type { SubmitGoalInput } from '../submit/index.js';
+import { dispatchKey, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
+import { useKeys, type KeyEvent } from './hooks/use-keys.js';
 import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
 import { useTerminalSize } from './hooks/use-terminal-size.js';
-import { commandFor, type CommandId } from './keymap.js';
+import { Confirm } from './overlays/confirm.js';
 import { ConfirmQuit } from './overlays/confirm-quit.js';
-import { Detail, goalDetail, textLines, type DetailSection } from './overlays/detail.js';
+import { Detail, goalDetail } from './overlays/detail.js';
 import { GoalForm } from './overlays/goal-form.js';
-import { formKey, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
+import type { FormChoices } from './overlays/goal-form-state.js';
 import { Help } from './overlays/help.js';
+import { Problems } from './overlays/problems.js';
+import { TextPrompt } from './overlays/text-prompt.js';
 import { Chat } from './panes/chat.js';
 import { GoalQueue, matchesFilter } from './panes/goal-queue.js';
 import { Inbox } from './panes/inbox.js';
 import { Plants } from './panes/plants.js';
 import { RunTail } from './panes/run-tail.js';
-import { StatusLine } from './status-line.js';
-import { applyEditKey, editState, type EditState } from './text-edit.js';
+import { StatusLine, type StatusMessage } from './status-line.js';
+import { editState, type EditState } from './text-edit.js';
 
 /**
  * What the workbench may do. The live workbench passes the same core
@@ -46,17 +50,7 @@ export interface AppProps {
   interactive?: boolean;
 }
 
-/** The panes in tab order. */
-export const PANES = ['goals', 'tail', 'plants', 'inbox', 'chat'] as const;
-export type PaneName = (typeof PANES)[number];
-
-type Overlay =
-  | { kind: 'none' }
-  | { kind: 'help' }
-  | { kind: 'detail'; title: string; sections: DetailSection[]; goalId?: string }
-  | { kind: 'form'; form: GoalFormState }
-  | { kind: 'quit' }
-  | { kind: 'stopping' };
+export { PANES, type PaneName } from './dispatch.js';
 
 /**
  * Pane rectangles for a terminal size: goals and tail on top, plants / inbox
@@ -89,8 +83,9 @@ export function computeLayout(columns: number, rows: number) {
 
 /**
  * The workbench (issue 3): the goal queue, the run tail, plants, inbox and
- * chat, and a status line, all from one snapshot store. One root `useInput`
- * routes keys through the keymap; components never touch the file system.
+ * chat, and a status line, all from one snapshot store. One root input
+ * hook routes keys through the keymap (`dispatch.ts`); components never
+ * touch the file system.
  */
 export function App({ store, actions, size, now: fixedNow, interactive = true }: AppProps): React.JSX.Element {
   const snapshot = useSnapshot(store);
@@ -113,8 +108,8 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const [editingFilter, setEditingFilter] = useState(false);
   const [draft, setDraft] = useState<EditState | undefined>(undefined);
   const [overlay, setOverlay] = useState<Overlay>({ kind: 'none' });
-  const [detailScroll, setDetailScroll] = useState(0);
-  const [message, setMessage] = useState<{ text: string; error: boolean } | undefined>(undefined);
+  const [scroll, setScroll] = useState(0);
+  const [message, setMessage] = useState<StatusMessage | undefined>(undefined);
 
   const goals = useMemo(() => snapshot.goals.filter((row) => matchesFilter(row, filter.text)), [snapshot.goals, filter.text]);
   const clamp = (pane: PaneName, value: number) => {
@@ -135,144 +130,35 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     [snapshot.plants, snapshot.garden.drivers],
   );
 
-  const flash = useCallback((text: string, error = false) => setMessage({ text, error }), []);
-
   // Key handling reads the latest state through a ref, so the handler stays stable (ink re-subscribes otherwise).
-  const state = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, choices, layout, detailScroll };
+  const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3 };
   const ref = useRef(state);
   ref.current = state;
-
-  const move = useCallback((command: CommandId) => {
-    const s = ref.current;
-    const page = Math.max(1, s.layout.goals.height - 3);
-    const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
-    if (s.overlay.kind === 'detail' || s.overlay.kind === 'help') {
-      setDetailScroll((v) => Math.max(0, v + delta));
-      return;
-    }
-    if (s.focus === 'tail') {
-      setCursor((c) => ({ ...c, tail: Math.max(0, c.tail - delta) })); // up scrolls back
-      return;
-    }
-    setCursor((c) => {
-      const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.inbox.length : 0;
-      return { ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) };
-    });
+  // The controls write the ref at once too: one read from stdin can hold many keys (typing, a report, a paste), each seeing the one before.
+  const controls = useMemo<WorkbenchControls>(() => {
+    const now = <K extends keyof WorkbenchState>(field: K, value: WorkbenchState[K]) => {
+      ref.current = { ...ref.current, [field]: value };
+      return value;
+    };
+    return {
+      setFocus: (value) => setFocus(now('focus', value)),
+      setCursor: (update) => setCursor(now('cursor', update(ref.current.cursor))),
+      setFilter: (value) => setFilter(now('filter', value)),
+      setEditingFilter: (value) => setEditingFilter(now('editingFilter', value)),
+      setDraft: (value) => setDraft(now('draft', value)),
+      setOverlay: (value) => setOverlay(now('overlay', value)),
+      setScroll,
+      flash: setMessage,
+    };
   }, []);
-
   const handler = useCallback(
-    (input: string, key: Key) => {
-      const s = ref.current;
+    (input: string, key: Key, event: KeyEvent) => {
       setMessage(undefined);
-      if (s.overlay.kind === 'stopping') return;
-      if (s.overlay.kind === 'quit') {
-        if (input === 'y' || input === 'Y') {
-          setOverlay({ kind: 'stopping' });
-          actions.quit();
-        }
-        else if (input === 'n' || input === 'N' || key.escape) setOverlay({ kind: 'none' });
-        return;
-      }
-      if (s.overlay.kind === 'form') {
-        const outcome = formKey(s.overlay.form, input, key, s.choices);
-        if (outcome.cancel) return setOverlay({ kind: 'none' });
-        setOverlay({ kind: 'form', form: outcome.state });
-        if (outcome.submit && actions.submitGoal) {
-          const form = outcome.state;
-          actions.submitGoal(outcome.submit).then(
-            (goal) => {
-              setOverlay({ kind: 'none' });
-              setFocus('goals');
-              flash(`queued ${goal.id}`);
-            },
-            (error: Error) => setOverlay({ kind: 'form', form: { ...form, error: error.message } }),
-          );
-        }
-        return;
-      }
-      if (s.draft) {
-        if (key.escape) return setDraft(undefined);
-        if (key.return || (key.ctrl && input === 's')) {
-          const text = s.draft.text;
-          setDraft(undefined);
-          if (text.trim() && actions.sendMessage) actions.sendMessage(text).then(() => flash('message sent'), (error: Error) => flash(error.message, true));
-          return;
-        }
-        setDraft(applyEditKey(s.draft, input, key, false));
-        return;
-      }
-      if (s.editingFilter) {
-        if (key.escape) {
-          setFilter(editState());
-          setEditingFilter(false);
-        } else if (key.return || key.tab) setEditingFilter(false);
-        else {
-          setFilter(applyEditKey(s.filter, input, key, false));
-          setCursor((c) => ({ ...c, goals: 0 }));
-        }
-        return;
-      }
-      const command = commandFor(input, key, 'global');
-      if (!command) return;
-      switch (command) {
-        case 'help':
-          setDetailScroll(0);
-          return setOverlay(s.overlay.kind === 'help' ? { kind: 'none' } : { kind: 'help' });
-        case 'quit':
-          if (s.snapshot.coordinator.liveRuns.length > 0) return setOverlay({ kind: 'quit' });
-          return actions.quit();
-        case 'back':
-          if (s.overlay.kind !== 'none') return setOverlay({ kind: 'none' });
-          if (s.filter.text) return setFilter(editState());
-          return;
-        case 'focus.next':
-        case 'focus.prev': {
-          if (s.overlay.kind !== 'none') return;
-          const i = PANES.indexOf(s.focus);
-          return setFocus(PANES[(i + (command === 'focus.next' ? 1 : PANES.length - 1)) % PANES.length]!);
-        }
-        case 'cursor.up':
-        case 'cursor.down':
-        case 'cursor.pageUp':
-        case 'cursor.pageDown':
-        case 'cursor.top':
-        case 'cursor.bottom':
-          return move(command);
-        case 'goal.new':
-          if (!actions.submitGoal) return flash('read-only dashboard: submit goals with pak2 submit or the workbench', true);
-          if (s.choices.plants.length === 0) return flash('no plants yet: run pak2 genesis', true);
-          return setOverlay({ kind: 'form', form: newGoalForm(s.choices) });
-        case 'filter':
-          setFocus('goals');
-          return setEditingFilter(true);
-        case 'chat.compose':
-          if (!actions.sendMessage) return flash('read-only dashboard: chat is off', true);
-          setFocus('chat');
-          return setDraft(editState());
-        case 'open': {
-          if (s.overlay.kind !== 'none') return;
-          if (s.focus === 'goals' || s.focus === 'tail') {
-            if (!s.selectedGoal) return;
-            setDetailScroll(0);
-            return setOverlay({ kind: 'detail', title: `Goal ${s.selectedGoal.goal.id}`, sections: goalDetail(s.selectedGoal.goal, s.selectedGoal.run, s.selectedGoal.provenance), goalId: s.selectedGoal.goal.id });
-          }
-          if (s.focus === 'inbox') {
-            const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
-            if (!note) return;
-            setDetailScroll(0);
-            if (note.unread) void actions.markNoteRead?.(note.name);
-            return setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: textLines(note.body) }] });
-          }
-          if (s.focus === 'chat' && actions.sendMessage) return setDraft(editState());
-          return;
-        }
-        default:
-          return;
-      }
+      dispatchKey(ref.current, input, key, event, controls, actions);
     },
-    [actions, flash, move],
+    [actions, controls],
   );
-  useInput(handler, { isActive: interactive });
+  useKeys(handler, { isActive: interactive });
 
   // A detail view follows its goal as the snapshot changes (a run finishing while it is open).
   const shownOverlay = useMemo((): Overlay => {
@@ -282,12 +168,16 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   }, [overlay, snapshot.goals]);
 
   const full = { width: columns, height: layout.area };
+  const o = shownOverlay;
   let main: React.JSX.Element | null;
   if (layout.area < 3) main = null; // no room for a bordered pane: the status line alone
-  else if (shownOverlay.kind === 'help') main = <Help {...full} />;
-  else if (shownOverlay.kind === 'detail') main = <Detail title={shownOverlay.title} sections={shownOverlay.sections} scroll={detailScroll} {...full} />;
-  else if (shownOverlay.kind === 'form') main = <GoalForm state={shownOverlay.form} choices={choices} {...full} />;
-  else if (shownOverlay.kind === 'quit' || shownOverlay.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} maxHeight={layout.area} stopping={shownOverlay.kind === 'stopping'} />;
+  else if (o.kind === 'help') main = <Help scroll={scroll} {...full} />;
+  else if (o.kind === 'problems') main = <Problems problems={snapshot.problems} root={snapshot.garden.root} scroll={scroll} {...full} />;
+  else if (o.kind === 'detail') main = <Detail title={o.title} sections={o.sections} scroll={scroll} {...full} />;
+  else if (o.kind === 'form') main = <GoalForm state={o.form} choices={choices} {...full} />;
+  else if (o.kind === 'confirm') main = <Confirm title={o.prompt.title} lines={o.prompt.lines} question={o.prompt.question} width={columns} maxHeight={layout.area} />;
+  else if (o.kind === 'supplement') main = <TextPrompt title={`Supplement to ${o.goalId}`} lines={SUPPLEMENT_ABOUT} edit={o.edit} width={columns} maxHeight={layout.area} />;
+  else if (o.kind === 'quit' || o.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} maxHeight={layout.area} stopping={o.kind === 'stopping'} />;
   else
     main = (
       <Box flexDirection="column" height={layout.area}>
@@ -311,3 +201,6 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     </Box>
   );
 }
+
+/** What the supplement prompt says above its field. */
+const SUPPLEMENT_ABOUT = ['A supplement adds to the goal before it is dispatched: the run reads it with the body (only a goal that came from the chat takes supplements).'];

@@ -1,12 +1,26 @@
 import { Text } from 'ink';
 import React from 'react';
 import type { ServerView, Snapshot } from '../snapshot/types.js';
+import { hint } from './keymap.js';
 import { fit } from './layout.js';
 
-/** Props of {@link StatusLine}. `message` is the latest flash (submitted, error). */
+/**
+ * The latest notice (submitted, cancelled, an error). With a `subject` the
+ * status line describes the goal or run as the current snapshot has it
+ * (`queued 3-fix` becomes `running 3-fix`, then `closed:success 3-fix`);
+ * `text` is shown until the snapshot has news of it.
+ */
+export interface StatusMessage {
+  text: string;
+  error: boolean;
+  /** `from`: the goal's status when the message was made; the text shows until it changes. */
+  subject?: { goal: string; run?: string; from?: string };
+}
+
+/** Props of {@link StatusLine}. */
 export interface StatusLineProps {
   snapshot: Snapshot;
-  message: { text: string; error: boolean } | undefined;
+  message: StatusMessage | undefined;
   width: number;
 }
 
@@ -19,15 +33,46 @@ export function serveSegment(server: ServerView | undefined): string | undefined
   return `serve ${where}${hooks}`;
 }
 
-/** The status line: coordinator state, live runs, cost today, the garden's name, and the latest message. */
+/** `⚠ 2 problems` when the snapshot names any (unreadable files, coordinator errors). */
+export function problemsSegment(problems: readonly string[]): string | undefined {
+  return problems.length ? `⚠ ${problems.length} problem${problems.length === 1 ? '' : 's'}` : undefined;
+}
+
+/** A goal's status as the queue shows it: the status, or `closed:<reason>`. */
+export function goalStatusCell(goal: { status: string; closed_reason?: string | undefined }): string {
+  return goal.status === 'closed' ? `closed:${goal.closed_reason ?? '?'}` : goal.status;
+}
+
+/**
+ * A message's text as of this snapshot. A goal reads as its status now
+ * (`closed:cancelled 3-fix`); a stopped run, once it has ended, as its
+ * status and reason with its goal's (`killed (operator_stopped) 3-fix-r1 ·
+ * closed:cancelled 3-fix`). Otherwise, and while the run is still live,
+ * the message's own text.
+ */
+export function messageText(snapshot: Snapshot, message: StatusMessage): string {
+  const subject = message.subject;
+  if (!subject) return message.text;
+  const row = snapshot.goals.find((r) => r.goal.id === subject.goal);
+  if (!row) return message.text;
+  const goal = goalStatusCell(row.goal);
+  if (!subject.run) return goal === subject.from ? message.text : `${goal} ${subject.goal}`;
+  const run = row.run?.id === subject.run ? row.run : undefined;
+  if (!run || run.status === 'running') return message.text;
+  return `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''} ${run.id} · ${goal} ${subject.goal}`;
+}
+
+/** The status line: coordinator state, problems, live runs, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
   const cost = `$${s.costToday.usd.toFixed(4)} today${s.costToday.unknown ? ` (+${s.costToday.unknown} unknown)` : ''}`;
   const serve = serveSegment(s.server);
-  const left = [`● ${state}`, `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const problems = problemsSegment(s.problems);
+  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
-  const text = message ? `${message.text} │ ${left}` : `${left} │ ? help`;
+  const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
+  const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
   return (
     <Text color={message?.error ? 'red' : s.coordinator.liveRuns.length ? 'yellow' : 'green'} wrap="truncate">
       {fit(text, width)}

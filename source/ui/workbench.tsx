@@ -69,12 +69,20 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   const instance = render(<App store={source} actions={actions} />, { stdout: keepScrollback(process.stdout), exitOnCtrlC: false, patchConsole: false });
   unmount = () => instance.unmount();
   const unhandle = session.handleSignals(() => quit());
+  // Pasted text arrives bracketed, so its line breaks are text, not enter (the input hook reads the brackets).
+  bracketedPaste(process.stdout, true);
   try {
     await instance.waitUntilExit();
     await quitting;
   } finally {
+    bracketedPaste(process.stdout, false);
     unhandle();
   }
+}
+
+/** Turns the terminal's bracketed paste mode on or off; nothing when the terminal is gone (its errors are the CLI's to ignore). */
+function bracketedPaste(stream: NodeJS.WriteStream, on: boolean): void {
+  if (stream.isTTY && stream.writable && !stream.destroyed) stream.write(on ? '\x1b[?2004h' : '\x1b[?2004l');
 }
 
 /** Erase Scrollback (ED 3): part of the clear Ink sends when the last frame was as high as the terminal. */

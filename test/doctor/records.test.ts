@@ -120,8 +120,10 @@ describe('pak2 doctor: the closed ledger', () => {
     const second = await closedRun(g, 'second');
     const open = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'still open' });
     const ledger = path.join(g.paths.goalsDir, CLOSED_LEDGER);
-    expect(fs.readFileSync(ledger, 'utf8')).toBe(`${first.goal}\n${second.goal}\n`);
-    // The second close never reached the ledger; an open goal got in by mistake.
+    // One entry line per closed goal (docs/goal/level2.md): `{"id":…,"type":…,…}`.
+    const ledgerIds = () => fs.readFileSync(ledger, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ledgerIds()).toEqual([first.goal, second.goal]);
+    // The second close never reached the ledger (an old bare-id line is still read); an open goal got in by mistake.
     fs.writeFileSync(ledger, `${first.goal}\n${open.id}\n`);
 
     const text = await doctor(g.paths.gardenRoot);
@@ -136,7 +138,7 @@ describe('pak2 doctor: the closed ledger', () => {
     expect(fixed.code).toBe(0);
     const copy = path.join(asideDir(g), 'goals', CLOSED_LEDGER);
     expect(findingLines(fixed.stdout)[0]).toContain(`— fixed: rewrote the ledger from the goal files (2 closed goal(s)); the old ledger is at ${path.relative(g.paths.gardenRoot, copy)}`);
-    expect(fs.readFileSync(ledger, 'utf8')).toBe(`${first.goal}\n${second.goal}\n`);
+    expect(ledgerIds()).toEqual([first.goal, second.goal]);
     expect(fs.readFileSync(copy, 'utf8')).toBe(`${first.goal}\n${open.id}\n`);
     expectNothingLost(before, filesUnder(g.paths.gardenRoot));
     expect((await doctor(g.paths.gardenRoot)).code).toBe(0);

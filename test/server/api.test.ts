@@ -40,6 +40,20 @@ describe('auth', () => {
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it('the token and webhook secrets stay out of the runtime history repo (git add -A in the runtime root)', async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const { addSubscription } = await import('../../source/server/index.js');
+    const { subscription } = await addSubscription(g.paths, { url: 'http://127.0.0.1:9/', events: ['GoalClosed'], secret: 's' });
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('git', ['init', '-q'], { cwd: g.paths.runtimeRoot });
+    const added = execFileSync('git', ['add', '-A', '-n', '.'], { cwd: g.paths.runtimeRoot }).toString();
+    expect(added).toContain('webhooks/subscriptions.json');
+    expect(added).not.toContain('serve/token');
+    expect(added).not.toContain(`secrets/${subscription.id}`);
+    expect(fs.readFileSync(server.tokenFile, 'utf8').trim()).toBe(server.token);
+  });
+
   it('a wrong or missing token is 401 and changes nothing: no goal, no event', async () => {
     const g = await garden();
     const server = await serve(g, cleanups, { webhooks: false });

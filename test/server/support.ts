@@ -89,6 +89,9 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
 /** fetch with the bearer token. */
 export function api(server: RunningServer, route: string, init: RequestInit & { token?: string | null } = {}): Promise<Response> {
   const { token, ...rest } = init;
-  const auth = token === null ? {} : { authorization: `Bearer ${token ?? server.token}` };
-  return fetch(`${server.url}${route}`, { ...rest, headers: { ...auth, ...(rest.body ? { 'content-type': 'application/json' } : {}), ...(rest.headers as Record<string, string> | undefined) } });
+  const headers: Record<string, string> = {};
+  if (token !== null) headers.authorization = `Bearer ${token ?? server.token}`;
+  if (rest.body) headers['content-type'] = 'application/json';
+  Object.assign(headers, rest.headers as Record<string, string> | undefined);
+  return fetch(`${server.url}${route}`, { ...rest, headers });
 }

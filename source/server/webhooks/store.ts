@@ -184,6 +184,8 @@ export async function addSubscription(paths: GardenPaths, input: SubscriptionInp
   });
   const secretFile = path.join(wp.secrets, subscription.id);
   await fsp.mkdir(wp.secrets, { recursive: true, mode: 0o700 });
+  // The runtime root is a git repo (runtime history commits it): secrets never go in.
+  await fsp.writeFile(path.join(wp.secrets, '.gitignore'), '*\n!.gitignore\n', { flag: 'wx' }).catch(() => undefined);
   await fsp.writeFile(secretFile, `${secret.trim()}\n`, { mode: 0o600 });
   return { subscription, secretFile };
 }

@@ -84,26 +84,50 @@ export class WebhookWorker {
   private running = false;
   private release: (() => Promise<void>) | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
+  private lockTimer: NodeJS.Timeout | undefined;
   private stamp = -1;
   private reloading: Promise<void> | undefined;
   private readonly retired: Promise<void>[] = [];
 
   constructor(private readonly options: WebhookWorkerOptions) {}
 
-  /** Takes the worker lock and starts delivering; returns false when another process holds it. */
+  /**
+   * Takes the worker lock and starts delivering. When another process holds
+   * it, says so once and tries again every few seconds (a crashed holder's
+   * lock goes stale after 10 s), so deliveries never stop for good.
+   *
+   * @returns whether this worker delivers now.
+   */
   async start(): Promise<boolean> {
-    const { paths } = this.options.garden;
-    const dir = webhookPaths(paths).dir;
+    const dir = webhookPaths(this.options.garden.paths).dir;
     await fsp.mkdir(dir, { recursive: true });
+    if (await this.lock(dir)) return true;
+    this.notice('webhooks: another pak2 serve of this garden delivers them (webhooks/worker.lock is held); this one takes over if it stops');
+    this.changed();
+    this.lockTimer = setInterval(() => {
+      void this.lock(dir).then((ok) => {
+        if (ok && this.lockTimer) clearInterval(this.lockTimer);
+      });
+    }, 3000);
+    this.lockTimer.unref();
+    return false;
+  }
+
+  private async lock(dir: string): Promise<boolean> {
+    if (this.stopping || this.running) return this.running;
     try {
-      this.release = await lockfile.lock(dir, {
+      // The target is a name of its own: proper-lockfile keys its locks by target, and subscriptions.json's lock targets the directory.
+      this.release = await lockfile.lock(path.join(dir, 'worker'), {
+        realpath: false,
         lockfilePath: path.join(dir, 'worker.lock'),
         stale: 10_000,
         onCompromised: () => this.notice('webhooks: the worker lock was lost (another pak2 serve took it); deliveries stop here'),
       });
     } catch {
-      this.notice('webhooks: another pak2 serve of this garden delivers them (worker.lock is held); this one does not');
-      this.changed();
+      return false;
+    }
+    if (this.stopping) {
+      await this.release().catch(() => undefined);
       return false;
     }
     this.running = true;
@@ -118,6 +142,7 @@ export class WebhookWorker {
     if (this.stopping) return;
     this.stopping = true;
     if (this.reloadTimer) clearInterval(this.reloadTimer);
+    if (this.lockTimer) clearInterval(this.lockTimer);
     await this.reloading;
     const grace = setTimeout(() => {
       for (const loop of this.loops.values()) loop.inFlight?.abort();

@@ -1,5 +1,6 @@
 import { Text } from 'ink';
 import React from 'react';
+import { keyOf } from '../keymap.js';
 import { fit } from '../layout.js';
 import { innerWidth, Pane } from '../pane.js';
 
@@ -13,7 +14,7 @@ export function ConfirmQuit({ live, width, maxHeight = Number.POSITIVE_INFINITY,
     'coordinator_stopped; the next coordinator puts its goal back',
     'in the queue for a new attempt. Queued goals stay queued.',
     '',
-    'Quit now? y / n',
+    `Quit now? ${keyOf('confirm.yes')} / ${keyOf('confirm.no')}`,
   ];
   if (stopping) {
     lines.splice(0, lines.length, `Stopping: ${live.length ? `killing ${live.join(', ')} and closing ${live.length === 1 ? 'it' : 'them'}` : 'closing the coordinator'}…`);

@@ -2,6 +2,7 @@ import { Text } from 'ink';
 import React, { useMemo } from 'react';
 import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
 import { clipUnits, formatCost, runNoticeLines } from '../../format.js';
+import { hint } from '../keymap.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
@@ -147,7 +148,7 @@ export function Detail({ title, sections, scroll, width, height }: DetailProps):
   const h = innerHeight(height);
   const shown = useMemo(() => detailRows(sections, w, scroll, h), [sections, w, scroll, h]);
   return (
-    <Pane title={title} note="esc back · ↑↓ scroll" width={width} height={height} focused>
+    <Pane title={title} note={`${hint('back', 'back')} · ${hint(['cursor.up', 'cursor.down'], 'scroll')}`} width={width} height={height} focused>
       {shown.map((line, i) => (
         <Text key={i} bold={line.heading} color={line.heading ? 'cyan' : undefined} wrap="truncate">
           {fit(line.text, w)}

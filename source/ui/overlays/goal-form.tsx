@@ -1,6 +1,7 @@
 import { Text } from 'ink';
 import React from 'react';
 import { GOAL_TYPES } from '../../contracts/index.js';
+import { hint, keyOf } from '../keymap.js';
 import { withCursor } from '../panes/chat.js';
 import { fit, wrapTail } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
@@ -13,6 +14,9 @@ export interface GoalFormProps {
   width: number;
   height: number;
 }
+
+/** The form's keys, in its top border. */
+const FORM_HINT = [hint('form.nextField', 'next field'), hint(['form.choosePrev', 'form.chooseNext'], 'choose'), hint('form.submit', 'submit'), hint('form.cancel', 'cancel')].join(' · ');
 
 /** The new-goal form: type, plant, priority, driver, model and a multi-line body. */
 export function GoalForm({ state, choices, width, height }: GoalFormProps): React.JSX.Element {
@@ -28,11 +32,11 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
     { label: 'driver', value: choice('driver', choices.drivers), active: at('driver') },
     { label: 'model', value: text('model', '(default)'), active: at('model') },
   ];
-  const bodyText = at('body') ? withCursor(state.body) : state.body.text || '(the task: enter adds a line)';
+  const bodyText = at('body') ? withCursor(state.body) : state.body.text || `(the task: ${keyOf('form.enter')} adds a line)`;
   const room = Math.max(1, h - rows.length - 4);
   const bodyLines = wrapTail(bodyText, w - 2, room);
   return (
-    <Pane title="New goal" note="tab next field · ←→ choose · ctrl-s submit · esc cancel" width={width} height={height} focused>
+    <Pane title="New goal" note={FORM_HINT} width={width} height={height} focused>
       {rows.map((row) => (
         <Text key={row.label} color={row.active ? 'cyan' : undefined} bold={row.active} wrap="truncate">
           {fit(`${fit(row.label, 9)} ${row.value}`, w)}

@@ -2,7 +2,8 @@ import { Text } from 'ink';
 import React from 'react';
 import type { ChatMessage } from '../../store/index.js';
 import type { EditState } from '../text-edit.js';
-import { fit, wrapLines } from '../layout.js';
+import { hint, keyOf } from '../keymap.js';
+import { fit, wrapLines, wrapTail } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link Chat}: the conversation, and the message being written (when composing). */
@@ -20,6 +21,14 @@ const SENDER_COLOR: Record<string, string> = { operator: 'cyan', garden: 'green'
 /** Renders a field's text with a block cursor. */
 export function withCursor(state: EditState): string {
   return `${state.text.slice(0, state.cursor)}█${state.text.slice(state.cursor)}`;
+}
+
+/** At most this many rows show the message being written (its end). */
+const DRAFT_ROWS = 4;
+
+/** The message being written as rows of `width`: its last `rows` rows (pasted lines stay lines), the first marked `›`. */
+export function draftRows(draft: EditState, width: number, rows: number): string[] {
+  return wrapTail(withCursor(draft), Math.max(1, width - 2), rows).map((line, i) => `${i === 0 ? '›' : ' '} ${line}`);
 }
 
 /**
@@ -41,20 +50,23 @@ export function chatRows(messages: readonly ChatMessage[], width: number, room: 
 export const Chat = React.memo(function Chat({ messages, draft, readOnly, width, height, focused }: ChatProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  const input = draft ? `› ${withCursor(draft)}` : readOnly ? 'read-only' : focused ? 'press c or enter to write' : '';
-  const room = Math.max(0, h - 1);
+  const input = draft ? draftRows(draft, w, Math.max(1, Math.min(DRAFT_ROWS, h - 1))) : [readOnly ? 'read-only' : focused ? `press ${keyOf('chat.compose')} or ${keyOf('open')} to write` : ''];
+  const room = Math.max(0, h - input.length);
   const shown = chatRows(messages, w, room);
+  const note = draft ? `${hint('input.send', 'send')} · ${hint('input.cancel', 'cancel')}` : undefined;
   return (
-    <Pane title="Chat" width={width} height={height} focused={focused}>
+    <Pane title="Chat" note={note} width={width} height={height} focused={focused}>
       {messages.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
       {shown.map((line, i) => (
         <Text key={i} color={SENDER_COLOR[line.sender]} wrap="truncate">
           {fit(line.text, w)}
         </Text>
       ))}
-      <Text color={draft ? 'cyan' : 'gray'} wrap="truncate">
-        {fit(input, w)}
-      </Text>
+      {input.map((line, i) => (
+        <Text key={`input-${i}`} color={draft ? 'cyan' : 'gray'} wrap="truncate">
+          {fit(line, w)}
+        </Text>
+      ))}
     </Pane>
   );
 });

@@ -2,6 +2,7 @@ import { Text } from 'ink';
 import React from 'react';
 import { age, formatCost } from '../../format.js';
 import type { GoalRow } from '../../snapshot/types.js';
+import { keyOf } from '../keymap.js';
 import { fit, windowRange } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
@@ -23,7 +24,7 @@ const FIXED: { name: Exclude<ColumnName, 'id'>; width: number }[] = [
   { name: 'type', width: 8 },
   { name: 'plant', width: 10 },
   { name: 'pri', width: 3 },
-  { name: 'status', width: 15 },
+  { name: 'status', width: 16 }, // closed:cancelled
   { name: 'age', width: 4 },
   { name: 'cost', width: 8 },
 ];
@@ -70,7 +71,7 @@ export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, w
       </Text>
       {rows.length === 0 ? (
         <Text dimColor wrap="truncate">
-          {fit(filter ? 'no goal matches the filter (esc clears it)' : 'no goals yet: press n to submit one', w)}
+          {fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w)}
         </Text>
       ) : (
         rows.slice(start, end).map((row, i) => {

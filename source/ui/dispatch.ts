@@ -1,0 +1,289 @@
+import type { Key } from 'ink';
+import type { RunRecord } from '../contracts/index.js';
+import type { GoalRow, Snapshot } from '../snapshot/types.js';
+import type { WorkbenchActions } from './app.js';
+import type { KeyEvent } from './hooks/use-keys.js';
+import { commandFor, type CommandId } from './keymap.js';
+import { goalDetail, textLines, type DetailSection } from './overlays/detail.js';
+import { formKey, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
+import { cancelPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
+import { goalStatusCell, type StatusMessage } from './status-line.js';
+import { applyEditKey, editState, insertText, type EditState } from './text-edit.js';
+
+/** The panes in tab order. */
+export const PANES = ['goals', 'tail', 'plants', 'inbox', 'chat'] as const;
+export type PaneName = (typeof PANES)[number];
+
+/** What covers the panes, if anything; one at a time. */
+export type Overlay =
+  | { kind: 'none' }
+  | { kind: 'help' }
+  | { kind: 'problems' }
+  | { kind: 'detail'; title: string; sections: DetailSection[]; goalId?: string }
+  | { kind: 'form'; form: GoalFormState }
+  | { kind: 'confirm'; prompt: ActionPrompt }
+  | { kind: 'supplement'; goalId: string; edit: EditState }
+  | { kind: 'quit' }
+  | { kind: 'stopping' };
+
+/** What the dispatcher reads: the workbench's state at the key. */
+export interface WorkbenchState {
+  snapshot: Snapshot;
+  focus: PaneName;
+  cursor: Record<PaneName, number>;
+  filter: EditState;
+  editingFilter: boolean;
+  draft: EditState | undefined;
+  overlay: Overlay;
+  /** The goal rows the filter lets through, and the selected one. */
+  goals: readonly GoalRow[];
+  selectedGoal: GoalRow | undefined;
+  /** The run the run pane shows. */
+  tailRun: RunRecord | undefined;
+  choices: FormChoices;
+  /** Rows of a page in the goals pane. */
+  pageRows: number;
+}
+
+/** What the dispatcher may change. */
+export interface WorkbenchControls {
+  setFocus(focus: PaneName): void;
+  setCursor(update: (cursor: Record<PaneName, number>) => Record<PaneName, number>): void;
+  setFilter(filter: EditState): void;
+  setEditingFilter(editing: boolean): void;
+  setDraft(draft: EditState | undefined): void;
+  setOverlay(overlay: Overlay): void;
+  /** Scroll of the detail, help and problems overlays. */
+  setScroll(update: (scroll: number) => number): void;
+  flash(message: StatusMessage | undefined): void;
+}
+
+const notice = (text: string): StatusMessage => ({ text, error: true });
+
+/**
+ * Routes one key through the keymap (STYLE.md: one root input, keys to
+ * command ids, the open overlay or field first): the y / n of a question,
+ * the goal form, a supplement, the chat message, the filter, then the
+ * panes. Operator actions are the core's (`WorkbenchActions`); their
+ * errors become a one-line notice, never a crash.
+ */
+export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: KeyEvent, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  const o = s.overlay;
+  if (o.kind === 'stopping') return;
+  if (o.kind === 'quit' || o.kind === 'confirm') {
+    if (event.paste) return;
+    const command = commandFor(input, key, 'confirm');
+    if (command === 'confirm.no') return ui.setOverlay({ kind: 'none' });
+    if (command !== 'confirm.yes') return;
+    if (o.kind === 'quit') {
+      ui.setOverlay({ kind: 'stopping' });
+      return actions.quit();
+    }
+    ui.setOverlay({ kind: 'none' });
+    return perform(o.prompt.action, s, ui, actions);
+  }
+  if (o.kind === 'form') return formInput(o.form, s, input, key, event, ui, actions);
+  if (o.kind === 'supplement') {
+    return textInput(o.edit, input, key, event, {
+      update: (edit) => ui.setOverlay({ ...o, edit }),
+      cancel: () => ui.setOverlay({ kind: 'none' }),
+      send: (text) => {
+        ui.setOverlay({ kind: 'none' });
+        if (!text.trim() || !actions.addSupplement) return;
+        settle(actions.addSupplement(o.goalId, text), ui, { text: `supplement added to ${o.goalId}`, error: false });
+      },
+    });
+  }
+  if (s.draft) {
+    return textInput(s.draft, input, key, event, {
+      update: (draft) => ui.setDraft(draft),
+      cancel: () => ui.setDraft(undefined),
+      send: (text) => {
+        ui.setDraft(undefined);
+        if (text.trim() && actions.sendMessage) settle(actions.sendMessage(text), ui, { text: 'message sent', error: false });
+      },
+    });
+  }
+  if (s.editingFilter) {
+    const command = event.paste ? undefined : commandFor(input, key, 'filter');
+    if (command === 'filter.clear') {
+      ui.setFilter(editState());
+      return ui.setEditingFilter(false);
+    }
+    if (command === 'filter.done') return ui.setEditingFilter(false);
+    const edited = event.paste ? insertText(s.filter, input, false) : applyEditKey(s.filter, input, key, false);
+    if (edited === s.filter) return;
+    ui.setFilter(edited);
+    return ui.setCursor((c) => ({ ...c, goals: 0 }));
+  }
+  if (event.paste) return; // a paste is text: no field takes it here
+  const command = commandFor(input, key, 'panes');
+  if (command) paneCommand(command, s, ui, actions);
+}
+
+/** A text field that sends (the chat message, a supplement): enter sends, a paste's line breaks are text. */
+function textInput(edit: EditState, input: string, key: Key, event: KeyEvent, on: { update: (edit: EditState) => void; cancel: () => void; send: (text: string) => void }): void {
+  if (event.paste) return on.update(insertText(edit, input, true));
+  switch (commandFor(input, key, 'input')) {
+    case 'input.cancel':
+      return on.cancel();
+    case 'input.send':
+      return on.send(edit.text);
+    case 'input.newline':
+      return on.update(insertText(edit, '\n', true));
+    default: {
+      const edited = applyEditKey(edit, input, key, true);
+      if (edited !== edit) on.update(edited);
+    }
+  }
+}
+
+function formInput(form: GoalFormState, s: WorkbenchState, input: string, key: Key, event: KeyEvent, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  const outcome = formKey(form, input, key, s.choices, event.paste);
+  if (outcome.cancel) return ui.setOverlay({ kind: 'none' });
+  ui.setOverlay({ kind: 'form', form: outcome.state });
+  if (!outcome.submit || !actions.submitGoal) return;
+  const filled = outcome.state;
+  actions.submitGoal(outcome.submit).then(
+    (goal) => {
+      ui.setOverlay({ kind: 'none' });
+      ui.setFocus('goals');
+      ui.flash({ text: `queued ${goal.id}`, error: false, subject: { goal: goal.id } });
+    },
+    (error: Error) => ui.setOverlay({ kind: 'form', form: { ...filled, error: error.message } }),
+  );
+}
+
+/** Says when an action is done, or its error, on the status line; never throws. */
+function settle(work: Promise<unknown>, ui: WorkbenchControls, done: StatusMessage): void {
+  work.then(
+    () => ui.flash(done),
+    (error: unknown) => ui.flash(notice(error instanceof Error ? error.message : String(error))),
+  );
+}
+
+/** Runs an action the operator said yes to. */
+function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  if (action.kind === 'cancel') {
+    if (!actions.cancelGoal) return ui.flash(notice('read-only dashboard: cancel goals with pak2 cancel'));
+    const row = s.snapshot.goals.find((r) => r.goal.id === action.goalId);
+    const subject = { goal: action.goalId, ...(action.runId ? { run: action.runId } : {}), ...(row ? { from: goalStatusCell(row.goal) } : {}) };
+    const text = action.runId ? `cancelling ${action.goalId}: stopping ${action.runId}…` : `cancelling ${action.goalId}…`;
+    ui.flash({ text, error: false, subject });
+    return settle(actions.cancelGoal(action.goalId), ui, { text, error: false, subject });
+  }
+  if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
+  const subject = { goal: action.goalId, run: action.runId };
+  const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
+  ui.flash({ text, error: false, subject });
+  settle(actions.stopRun(action.runId, action.requeue ? { requeue: true } : {}), ui, { text, error: false, subject });
+}
+
+/** The run a stop key means: the run pane's run there, else the selected goal's. */
+function runToStop(s: WorkbenchState): { row: GoalRow | undefined; run: RunRecord | undefined } {
+  if (s.focus === 'tail') return { row: s.goals.find((r) => r.run?.id === s.tailRun?.id) ?? s.selectedGoal, run: s.tailRun };
+  const row = s.selectedGoal;
+  return { row, run: row?.run?.status === 'running' ? row.run : undefined };
+}
+
+function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  const o = s.overlay;
+  const onGoal = s.focus === 'goals' || s.focus === 'tail';
+  const ask = (prompt: ReturnType<typeof cancelPrompt>) => ('refusal' in prompt ? ui.flash(notice(prompt.refusal)) : ui.setOverlay({ kind: 'confirm', prompt }));
+  switch (command) {
+    case 'help':
+      ui.setScroll(() => 0);
+      return ui.setOverlay(o.kind === 'help' ? { kind: 'none' } : { kind: 'help' });
+    case 'problems':
+      ui.setScroll(() => 0);
+      return ui.setOverlay(o.kind === 'problems' ? { kind: 'none' } : { kind: 'problems' });
+    case 'quit':
+      if (s.snapshot.coordinator.liveRuns.length > 0) return ui.setOverlay({ kind: 'quit' });
+      return actions.quit();
+    case 'back':
+      if (o.kind !== 'none') return ui.setOverlay({ kind: 'none' });
+      if (s.filter.text) return ui.setFilter(editState());
+      return;
+    case 'focus.next':
+    case 'focus.prev': {
+      if (o.kind !== 'none') return;
+      const i = PANES.indexOf(s.focus);
+      return ui.setFocus(PANES[(i + (command === 'focus.next' ? 1 : PANES.length - 1)) % PANES.length]!);
+    }
+    case 'cursor.up':
+    case 'cursor.down':
+    case 'cursor.pageUp':
+    case 'cursor.pageDown':
+    case 'cursor.top':
+    case 'cursor.bottom':
+      return move(command, s, ui);
+    default:
+      break;
+  }
+  // The rest act on the panes: not while an overlay covers them.
+  if (o.kind !== 'none') return;
+  switch (command) {
+    case 'goal.new':
+      if (!actions.submitGoal) return ui.flash(notice('read-only dashboard: submit goals with pak2 submit or the workbench'));
+      if (s.choices.plants.length === 0) return ui.flash(notice('no plants yet: run pak2 genesis'));
+      return ui.setOverlay({ kind: 'form', form: newGoalForm(s.choices) });
+    case 'goal.cancel':
+      if (!actions.cancelGoal) return ui.flash(notice('read-only dashboard: cancel goals with pak2 cancel'));
+      if (!onGoal) return ui.flash(notice('select a goal in the goals pane first'));
+      return ask(cancelPrompt(s.selectedGoal));
+    case 'run.stop':
+    case 'run.stopRequeue': {
+      if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
+      if (!onGoal) return ui.flash(notice('select a running goal, or the run pane, first'));
+      const { row, run } = runToStop(s);
+      return ask(stopPrompt(row, run, command === 'run.stopRequeue'));
+    }
+    case 'goal.supplement': {
+      if (!actions.addSupplement) return ui.flash(notice('read-only dashboard: add supplements with pak2 supplement'));
+      if (!onGoal) return ui.flash(notice('select a queued goal in the goals pane first'));
+      const refused = supplementRefusal(s.selectedGoal);
+      if (refused) return ui.flash(notice(refused.refusal));
+      return ui.setOverlay({ kind: 'supplement', goalId: s.selectedGoal!.goal.id, edit: editState() });
+    }
+    case 'filter':
+      ui.setFocus('goals');
+      return ui.setEditingFilter(true);
+    case 'chat.compose':
+      if (!actions.sendMessage) return ui.flash(notice('read-only dashboard: chat is off'));
+      ui.setFocus('chat');
+      return ui.setDraft(editState());
+    case 'open':
+      return open(s, ui, actions);
+    default:
+      return;
+  }
+}
+
+function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  if (s.focus === 'goals' || s.focus === 'tail') {
+    const row = s.selectedGoal;
+    if (!row) return;
+    ui.setScroll(() => 0);
+    return ui.setOverlay({ kind: 'detail', title: `Goal ${row.goal.id}`, sections: goalDetail(row.goal, row.run, row.provenance), goalId: row.goal.id });
+  }
+  if (s.focus === 'inbox') {
+    const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
+    if (!note) return;
+    ui.setScroll(() => 0);
+    if (note.unread) void actions.markNoteRead?.(note.name).catch(() => undefined);
+    return ui.setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: textLines(note.body) }] });
+  }
+  if (s.focus === 'chat' && actions.sendMessage) ui.setDraft(editState());
+}
+
+/** Moves the selection of the focused pane, scrolls the run pane back, or scrolls an overlay. */
+function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): void {
+  const page = Math.max(1, s.pageRows);
+  const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
+  const kind = s.overlay.kind;
+  if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => Math.max(0, v + delta));
+  if (kind !== 'none') return;
+  if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: Math.max(0, c.tail - delta) })); // up scrolls back
+  const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.inbox.length : 0;
+  ui.setCursor((c) => ({ ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) }));
+}

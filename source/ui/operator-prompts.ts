@@ -1,0 +1,83 @@
+import type { RunRecord } from '../contracts/index.js';
+import type { GoalRow } from '../snapshot/types.js';
+import { keyOf } from './keymap.js';
+
+/** An operator action waiting for a yes. */
+export type PendingAction = { kind: 'cancel'; goalId: string; runId?: string } | { kind: 'stop'; goalId: string; runId: string; requeue: boolean };
+
+/** A y / n question before an action: what will happen, in the core's words. */
+export interface ActionPrompt {
+  title: string;
+  lines: string[];
+  question: string;
+  action: PendingAction;
+}
+
+/** Why an action does not apply to what is selected (a one-line notice instead of a question). */
+export interface Refusal {
+  refusal: string;
+}
+
+const yesNo = () => `${keyOf('confirm.yes')} / ${keyOf('confirm.no')}`;
+const closedText = (row: GoalRow) => `${row.goal.status}${row.goal.closed_reason ? ` (${row.goal.closed_reason})` : ''}`;
+
+/**
+ * The question before cancelling a goal (`pak2 cancel`): a queued goal
+ * closes cancelled at once; a dispatched or running goal has its run
+ * stopped (killed, operator_stopped) and closes cancelled.
+ */
+export function cancelPrompt(row: GoalRow | undefined): ActionPrompt | Refusal {
+  if (!row) return { refusal: 'no goal selected' };
+  const g = row.goal;
+  if (g.status === 'closed' || g.status === 'completed') return { refusal: `goal ${g.id} is already ${closedText(row)}: nothing to cancel` };
+  if (g.status === 'queued') {
+    return {
+      title: 'Cancel goal?',
+      lines: [`${g.id} (${g.type}, ${g.assigned_to ?? 'no plant'}) is queued.`, 'Cancelling closes it cancelled; it never runs.'],
+      question: `Cancel ${g.id}? ${yesNo()}`,
+      action: { kind: 'cancel', goalId: g.id },
+    };
+  }
+  const run = row.run?.status === 'running' ? row.run : undefined;
+  return {
+    title: 'Cancel goal?',
+    lines: [
+      run ? `${g.id} is ${g.status}: its run ${run.id} is live.` : `${g.id} is ${g.status}: its run is starting.`,
+      'Cancelling stops the run (its whole process group): the run closes killed, failure_reason operator_stopped, and the goal closes cancelled. No automatic tend follows.',
+    ],
+    question: `Cancel ${g.id}? ${yesNo()}`,
+    action: { kind: 'cancel', goalId: g.id, ...(run ? { runId: run.id } : {}) },
+  };
+}
+
+/**
+ * The question before stopping a live run (`pak2 stop`): it closes killed,
+ * failure_reason operator_stopped; its goal closes cancelled, or goes back
+ * to the queue with `requeue`.
+ */
+export function stopPrompt(row: GoalRow | undefined, run: RunRecord | undefined, requeue: boolean): ActionPrompt | Refusal {
+  if (!run) {
+    if (row?.goal.status === 'queued') return { refusal: `goal ${row.goal.id} is queued: no live run to stop (${keyOf('goal.cancel')} cancels it)` };
+    return { refusal: row ? `goal ${row.goal.id} has no live run` : 'no run selected' };
+  }
+  if (run.status !== 'running') return { refusal: `run ${run.id} is already ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}: nothing to stop` };
+  const after = requeue
+    ? `goal ${run.goal} goes back to the queue for a new attempt.`
+    : `goal ${run.goal} closes cancelled (${keyOf('run.stopRequeue')} puts it back in the queue instead).`;
+  return {
+    title: requeue ? 'Stop run and requeue?' : 'Stop run?',
+    lines: [
+      `Run ${run.id} of goal ${run.goal} is live (${run.driver}/${run.model}).`,
+      `Stopping kills it (its whole process group): it closes killed, failure_reason operator_stopped, and ${after} No automatic tend follows.`,
+    ],
+    question: `Stop ${run.id}? ${yesNo()}`,
+    action: { kind: 'stop', goalId: run.goal, runId: run.id, requeue },
+  };
+}
+
+/** Whether a supplement may be written for the goal: it must be queued (the core checks the rest: a goal from the chat). */
+export function supplementRefusal(row: GoalRow | undefined): Refusal | undefined {
+  if (!row) return { refusal: 'no goal selected' };
+  if (row.goal.status !== 'queued') return { refusal: `goal ${row.goal.id} is ${closedText(row)}: supplements are added before dispatch` };
+  return undefined;
+}

@@ -1,0 +1,183 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GardenPaths } from '../../source/garden/index.js';
+import {
+  CLOSED_LEDGER,
+  closedEntriesNewestFirst,
+  compareGoalIds,
+  createGoal,
+  goalFile,
+  goalOfEntry,
+  OpenGoalScanner,
+  parseClosedLine,
+  readGoal,
+  recentClosed,
+  recentClosedIds,
+  setClosedLedgerNoticeListener,
+  transitionGoal,
+} from '../../source/store/index.js';
+import { cleanupFixtures, makeGarden, writeJson } from '../helpers/fixtures.js';
+
+let notices: string[] = [];
+let restore: () => void = () => undefined;
+beforeEach(() => {
+  notices = [];
+  restore = setClosedLedgerNoticeListener((line) => notices.push(line));
+});
+afterEach(() => {
+  restore();
+  cleanupFixtures();
+});
+
+const ledgerFile = (paths: GardenPaths) => path.join(paths.goalsDir, CLOSED_LEDGER);
+const ledgerLines = (paths: GardenPaths) => fs.readFileSync(ledgerFile(paths), 'utf8').split('\n').filter(Boolean);
+const ids = (paths: GardenPaths) => ledgerLines(paths).map((l) => parseClosedLine(l)!.id);
+
+/** Writes a closed goal file directly (no ledger line), closed at `closedAt`. */
+function writeClosedGoal(paths: GardenPaths, id: string, closedAt: string, extra: Record<string, unknown> = {}): void {
+  fs.mkdirSync(paths.goalsDir, { recursive: true });
+  writeJson(goalFile(paths, id), {
+    id,
+    type: 'fix',
+    status: 'closed',
+    priority: 50,
+    assigned_to: 'gardener',
+    body: `body of ${id}`,
+    submitted_at: '2024-01-01T00:00:00.000Z',
+    closed_at: closedAt,
+    closed_reason: 'success',
+    ...extra,
+  });
+}
+
+describe('the closed ledger carries what a listing shows', () => {
+  it('a close appends one JSON entry, id first: id, type, plant, priority, closed_reason, closed_at, submitted_at', async () => {
+    const { paths } = makeGarden();
+    const goal = await createGoal(paths, { type: 'fix', plant: 'gardener', body: 'mend it', priority: 70 });
+    const closed = await transitionGoal(paths, goal.id, 'closed', { closedReason: 'cancelled', now: new Date('2024-06-01T10:00:00.000Z') });
+    const lines = ledgerLines(paths);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith(`{"id":"${goal.id}"`)).toBe(true);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      id: goal.id,
+      type: 'fix',
+      plant: 'gardener',
+      priority: 70,
+      closed_reason: 'cancelled',
+      closed_at: '2024-06-01T10:00:00.000Z',
+      submitted_at: goal.submitted_at,
+    });
+    // The listing's view of the goal equals the record but for the body.
+    expect(goalOfEntry(parseClosedLine(lines[0]!)!)).toEqual({ ...closed, body: '', updated_at: undefined, closed_at: closed.closed_at });
+  });
+
+  it('reads bare-id lines of old ledgers beside entries; a line that is neither is damage (undefined)', () => {
+    expect(parseClosedLine('12-fix-the-parser')).toEqual({ id: '12-fix-the-parser' });
+    expect(parseClosedLine('{"id":"3-a","type":"build","priority":10,"plant":7}')).toEqual({ id: '3-a', type: 'build', priority: 10 });
+    for (const bad of ['', 'not an id', '{"id":"../x"}', '{"type":"fix"}', '{"id":"3-a"', '12-Fix']) expect(parseClosedLine(bad), bad).toBeUndefined();
+    expect(goalOfEntry({ id: '12-fix-the-parser' })).toBeUndefined();
+  });
+
+  it('recentClosed reads from the end: newest first, old and new lines mixed, a repeat once, a torn last line left out', async () => {
+    const { paths } = makeGarden();
+    fs.mkdirSync(paths.goalsDir, { recursive: true });
+    const entry = (id: string) => JSON.stringify({ id, type: 'fix', priority: 50, closed_reason: 'success', closed_at: '2024-01-01T00:00:00.000Z', submitted_at: '2024-01-01T00:00:00.000Z' });
+    fs.writeFileSync(ledgerFile(paths), ['1-old', '2-old', entry('3-new'), entry('2-old'), entry('4-new'), '{"id":"5-tor'].join('\n'));
+    expect(await recentClosedIds(paths, 10)).toEqual(['4-new', '2-old', '3-new', '1-old']);
+    expect((await recentClosed(paths, 2)).map((e) => e.id)).toEqual(['4-new', '2-old']);
+    expect((await recentClosed(paths, 2))[1]).toMatchObject({ id: '2-old', type: 'fix' });
+  });
+
+  it('streams a ledger much longer than one read backwards, every entry once, newest first', async () => {
+    const { paths } = makeGarden();
+    fs.mkdirSync(paths.goalsDir, { recursive: true });
+    const count = 5000;
+    const lines: string[] = [];
+    for (let n = 1; n <= count; n += 1) lines.push(JSON.stringify({ id: `${n}-goal-number-${n}`, type: 'build', priority: 50, submitted_at: '2024-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(ledgerFile(paths), `${lines.join('\n')}\n`);
+    const seen: number[] = [];
+    for await (const e of closedEntriesNewestFirst(paths)) seen.push(Number.parseInt(e.id, 10));
+    expect(seen).toEqual(Array.from({ length: count }, (_, i) => count - i));
+  });
+
+  it('compareGoalIds orders by N, never as strings', () => {
+    expect(['50001-b', '9999-a', '10-c', '9999-0'].sort(compareGoalIds)).toEqual(['10-c', '9999-0', '9999-a', '50001-b']);
+  });
+});
+
+describe('a missing or damaged ledger is rebuilt once, from the goal files', () => {
+  it('missing: rebuilt streaming from the goal files in close order (closed_at, then N), open goals left out, with one notice', async () => {
+    const { paths } = makeGarden();
+    const open = await createGoal(paths, { type: 'build', body: 'still open' });
+    writeClosedGoal(paths, '50001-late', '2024-03-01T00:00:00.000Z');
+    writeClosedGoal(paths, '9999-early', '2024-02-01T00:00:00.000Z');
+    writeClosedGoal(paths, '10000-tie', '2024-03-01T00:00:00.000Z');
+    expect(fs.existsSync(ledgerFile(paths))).toBe(false);
+
+    const scan = await new OpenGoalScanner(paths).scan();
+    expect(scan.goals.map((g) => g.id)).toEqual([open.id]);
+    expect(ids(paths)).toEqual(['9999-early', '10000-tie', '50001-late']);
+    expect(JSON.parse(ledgerLines(paths)[0]!)).toMatchObject({ id: '9999-early', plant: 'gardener', closed_reason: 'success' });
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatch(/\.closed was missing: rebuilt it from 4 goal file\(s\), 3 closed$/);
+    expect(fs.readdirSync(paths.goalsDir).filter((n) => n.startsWith(`${CLOSED_LEDGER}.`))).toEqual([]);
+
+    // Once: a second scan (and a fresh scanner) reads it and says nothing more.
+    await new OpenGoalScanner(paths).scan();
+    expect(notices).toHaveLength(1);
+  });
+
+  it('missing, with no closed goal: nothing is written and nothing said', async () => {
+    const { paths } = makeGarden();
+    const open = await createGoal(paths, { type: 'build', body: 'only open' });
+    expect((await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id)).toEqual([open.id]);
+    expect(fs.existsSync(ledgerFile(paths))).toBe(false);
+    expect(notices).toEqual([]);
+  });
+
+  it('damaged: a line that is neither an entry nor an id gets the ledger rebuilt once; the goal files win', async () => {
+    const { paths } = makeGarden();
+    const a = await createGoal(paths, { type: 'build', body: 'a' });
+    const b = await createGoal(paths, { type: 'build', body: 'b' });
+    const open = await createGoal(paths, { type: 'build', body: 'open' });
+    await transitionGoal(paths, a.id, 'closed', { closedReason: 'cancelled', now: new Date('2024-01-01T00:00:00.000Z') });
+    await transitionGoal(paths, b.id, 'closed', { closedReason: 'cancelled', now: new Date('2024-01-02T00:00:00.000Z') });
+    // Garbage in the middle, and an open goal listed by mistake.
+    fs.writeFileSync(ledgerFile(paths), `${ledgerLines(paths)[0]}\n\u0000\u0000garbage\n${ledgerLines(paths)[1]}\n${open.id}\n`);
+
+    const scan = await new OpenGoalScanner(paths).scan();
+    expect(scan.goals.map((g) => g.id)).toEqual([open.id]);
+    expect(ids(paths)).toEqual([a.id, b.id]);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2 .*\): rebuilt it from 3 goal file\(s\), 2 closed$/)]);
+  });
+
+  it('a ledger replaced by one of the same size is read again (no stale view), and a closed goal it lacks is re-added', async () => {
+    const { paths } = makeGarden();
+    const a = await createGoal(paths, { type: 'build', body: 'aaaa' });
+    const b = await createGoal(paths, { type: 'build', body: 'bbbb' });
+    await transitionGoal(paths, a.id, 'closed', { closedReason: 'cancelled' });
+    const scanner = new OpenGoalScanner(paths);
+    expect((await scanner.scan()).goals.map((g) => g.id)).toEqual([b.id]);
+    // Another tool rewrites the ledger: same length, b instead of a (b's file still says queued; a's says closed).
+    const line = ledgerLines(paths)[0]!;
+    const swapped = line.replace(a.id, b.id);
+    expect(swapped.length).toBe(line.length);
+    fs.writeFileSync(`${ledgerFile(paths)}.new`, `${swapped}\n`);
+    fs.renameSync(`${ledgerFile(paths)}.new`, ledgerFile(paths));
+    await new Promise((r) => setTimeout(r, 5));
+    const scan = await scanner.scan();
+    // a is found closed from its file and re-added; b is skipped as the ledger says (pak2 doctor names that).
+    expect(scan.goals).toEqual([]);
+    expect(ids(paths)).toEqual([b.id, a.id]);
+  });
+
+  it('a scan never opens the file of a goal the ledger lists (the file may be garbage)', async () => {
+    const { paths } = makeGarden();
+    const a = await createGoal(paths, { type: 'build', body: 'a' });
+    await transitionGoal(paths, a.id, 'closed', { closedReason: 'cancelled' });
+    fs.writeFileSync(goalFile(paths, a.id), '{{{ garbage');
+    expect(await new OpenGoalScanner(paths).scan()).toEqual({ goals: [], problems: [] });
+    await expect(readGoal(paths, a.id)).rejects.toThrow(/malformed JSON/);
+  });
+});
