@@ -4,7 +4,7 @@ import path from 'node:path';
 import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine, readJsonFile } from './files.js';
+import { appendJsonLine } from './files.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -321,6 +321,7 @@ class LedgerState {
   damagedLines = 0;
   busy: Promise<void> | undefined;
   listing: { mtimeMs: number; generation: number; candidates: string[]; strays: ListingProblem[] } | undefined;
+  listingInFlight: { mtimeMs: number; generation: number; listing: Promise<{ candidates: string[]; strays: ListingProblem[] }> } | undefined;
 
   constructor(
     readonly paths: GardenPaths,
@@ -375,6 +376,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(1, stat.size - state.offset)));
     let carried = 0;
     let position = state.offset;
+    const from = state.offset;
     let lineNumber = 0;
     while (position < stat.size) {
       if (carried === buf.length) {
@@ -400,7 +402,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
           } else {
             const entry = parseClosedLine(data.toString('utf8', start, end));
             if (entry) state.set.add(entry.id);
-            else if (!state.rebuildTried) return { missing: false, damaged: `line ${lineNumber} after byte ${state.offset}` };
+            else if (!state.rebuildTried) return { missing: false, damaged: from > 0 ? `line ${lineNumber} after byte ${from}` : `line ${lineNumber}` };
             else state.damagedLines += 1;
           }
         }
@@ -492,25 +494,42 @@ export class ClosedLedger {
     } catch {
       return { ids: [], strays: [] };
     }
+    const settled = Date.now() - mtimeMs > 2000;
     const l = state.listing;
-    if (l && l.mtimeMs === mtimeMs && l.generation === state.generation && Date.now() - mtimeMs > 2000) {
+    if (l && l.mtimeMs === mtimeMs && l.generation === state.generation && settled) {
       return { ids: l.candidates.filter((id) => !state.set.has(id)), strays: l.strays };
     }
+    // Scanners that start together (recovery, reclaim, the first pass, the snapshot) share one listing of a settled directory.
+    const f = state.listingInFlight;
+    if (f && f.mtimeMs === mtimeMs && f.generation === state.generation && settled) {
+      const shared = await f.listing;
+      return { ids: shared.candidates.filter((id) => !state.set.has(id)), strays: shared.strays };
+    }
     const generation = state.generation;
-    const candidates: string[] = [];
-    const strays: ListingProblem[] = [];
-    await forEachName(dir, (name) => {
-      if (!name.endsWith('.json')) return;
-      const id = name.slice(0, -5);
-      if (state.set.has(id)) return; // closed (the ledger holds goal ids only)
-      if (GOAL_ID_PATTERN.test(id)) candidates.push(id);
-      else {
-        const file = path.join(dir, name);
-        strays.push({ file, message: `${file}: not a goal file name (goal files are <N-slug>.json); not read` });
-      }
-    });
-    if (generation === state.generation) state.listing = { mtimeMs, generation, candidates, strays };
-    return { ids: candidates, strays };
+    const listing = (async () => {
+      const candidates: string[] = [];
+      const strays: ListingProblem[] = [];
+      await forEachName(dir, (name) => {
+        if (!name.endsWith('.json')) return;
+        const id = name.slice(0, -5);
+        if (state.set.has(id)) return; // closed (the ledger holds goal ids only)
+        if (GOAL_ID_PATTERN.test(id)) candidates.push(id);
+        else {
+          const file = path.join(dir, name);
+          strays.push({ file, message: `${file}: not a goal file name (goal files are <N-slug>.json); not read` });
+        }
+      });
+      return { candidates, strays };
+    })();
+    const inFlight = { mtimeMs, generation, listing };
+    state.listingInFlight = inFlight;
+    try {
+      const { candidates, strays } = await listing;
+      if (generation === state.generation) state.listing = { mtimeMs, generation, candidates, strays };
+      return { ids: candidates.filter((id) => !state.set.has(id)), strays };
+    } finally {
+      if (state.listingInFlight === inFlight) state.listingInFlight = undefined;
+    }
   }
 }
 
@@ -643,7 +662,7 @@ class EntryTable {
 }
 
 /** How many goal files a rebuild reads at once. */
-const REBUILD_BATCH = 64;
+const REBUILD_BATCH = 256;
 
 /**
  * Rebuilds the ledger from the goal files, streaming: the goals directory is
@@ -665,18 +684,23 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
   const temp = path.join(dir, `${CLOSED_LEDGER}.rebuild-${stamp}`);
   const table = new EntryTable();
   let files = 0;
-  let out: fsp.FileHandle | undefined;
+  let out: number | undefined; // the scratch file
   let scratchSize = 0;
   try {
     let batch: string[] = [];
-    const flush = async () => {
+    // Synchronous reads and writes, a batch at a time, the event loop served between batches: a
+    // thread-pool round trip per open, stat, read and close left the rebuild idle most of its time.
+    const flush = () => {
       const ids = batch;
       batch = [];
-      const reads = await Promise.all(ids.map(async (id) => ({ id, read: await readJsonFile(path.join(dir, `${id}.json`)) })));
       const lines: Buffer[] = [];
-      for (const { id, read } of reads) {
-        if (!read.ok) continue;
-        const goal = read.value as GoalRecord;
+      for (const id of ids) {
+        let goal: GoalRecord;
+        try {
+          goal = JSON.parse(fs.readFileSync(path.join(dir, `${id}.json`), 'utf8')) as GoalRecord;
+        } catch {
+          continue; // unreadable: left out (pak2 doctor names it)
+        }
         if (!goal || typeof goal !== 'object' || goal.status !== 'closed' || goal.id !== id || validateGoal(goal).length > 0) continue;
         const line = Buffer.from(`${JSON.stringify(closedEntryOf(goal))}\n`);
         const at = Date.parse(goal.closed_at ?? goal.updated_at ?? goal.submitted_at);
@@ -685,20 +709,20 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
         lines.push(line);
       }
       if (lines.length > 0) {
-        out ??= await fsp.open(scratch, 'w+');
-        await out.write(Buffer.concat(lines));
+        out ??= fs.openSync(scratch, 'w+');
+        fs.writeSync(out, Buffer.concat(lines));
       }
     };
-    const listed = await forEachName(dir, async (name) => {
+    const listed = await forEachName(dir, (name) => {
       if (!name.endsWith('.json')) return;
       const id = name.slice(0, -5);
       if (!GOAL_ID_PATTERN.test(id)) return;
       files += 1;
       batch.push(id);
-      if (batch.length >= REBUILD_BATCH) await flush();
+      if (batch.length >= REBUILD_BATCH) flush();
     });
     if (!listed) return undefined;
-    await flush();
+    flush();
     // Nothing closed: nothing to index (a garden whose goals are all open needs no ledger yet).
     if (table.count === 0) return undefined;
 
@@ -706,35 +730,37 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
     for (let i = 0; i < order.length; i += 1) order[i] = i;
     order.sort((a, b) => table.at[a]! - table.at[b]! || table.n[a]! - table.n[b]!);
 
-    const target = await fsp.open(temp, 'w');
+    const target = fs.openSync(temp, 'w');
     try {
       const buffer = Buffer.allocUnsafe(1024 * 1024);
       let used = 0;
+      let copied = 0;
       for (const i of order) {
         const length = table.length[i]!;
         if (used + length > buffer.length) {
-          await target.write(buffer, 0, used);
+          fs.writeSync(target, buffer, 0, used);
           used = 0;
         }
         if (length > buffer.length) {
           const big = Buffer.allocUnsafe(length);
-          await out!.read(big, 0, length, table.offset[i]!);
-          await target.write(big);
-          continue;
+          fs.readSync(out!, big, 0, length, table.offset[i]!);
+          fs.writeSync(target, big);
+        } else {
+          fs.readSync(out!, buffer, used, length, table.offset[i]!);
+          used += length;
         }
-        await out!.read(buffer, used, length, table.offset[i]!);
-        used += length;
+        if (++copied % 65536 === 0) await yieldToLoop();
       }
-      if (used > 0) await target.write(buffer, 0, used);
-      await target.sync();
+      if (used > 0) fs.writeSync(target, buffer, 0, used);
+      fs.fsyncSync(target);
     } finally {
-      await target.close();
+      fs.closeSync(target);
     }
     await fsp.rename(temp, ledger);
     notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`);
     return { files, closed: table.count };
   } finally {
-    await out?.close();
+    if (out !== undefined) fs.closeSync(out);
     await fsp.rm(scratch, { force: true });
     await fsp.rm(temp, { force: true });
   }

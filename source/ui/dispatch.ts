@@ -90,7 +90,7 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
       send: (text) => {
         ui.setOverlay({ kind: 'none' });
         if (!text.trim() || !actions.addSupplement) return;
-        settle(actions.addSupplement(o.goalId, text), ui, { text: `supplement added to ${o.goalId}`, error: false });
+        settle(() => actions.addSupplement!(o.goalId, text), ui, { text: `supplement added to ${o.goalId}`, error: false });
       },
     });
   }
@@ -100,7 +100,7 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
       cancel: () => ui.setDraft(undefined),
       send: (text) => {
         ui.setDraft(undefined);
-        if (text.trim() && actions.sendMessage) settle(actions.sendMessage(text), ui, { text: 'message sent', error: false });
+        if (text.trim() && actions.sendMessage) settle(() => actions.sendMessage!(text), ui, { text: 'message sent', error: false });
       },
     });
   }
@@ -144,7 +144,8 @@ function formInput(form: GoalFormState, s: WorkbenchState, input: string, key: K
   ui.setOverlay({ kind: 'form', form: outcome.state });
   if (!outcome.submit || !actions.submitGoal) return;
   const filled = outcome.state;
-  actions.submitGoal(outcome.submit).then(
+  const submitted = outcome.submit;
+  attempt(() => actions.submitGoal!(submitted)).then(
     (goal) => {
       ui.setOverlay({ kind: 'none' });
       ui.setFocus('goals');
@@ -154,9 +155,18 @@ function formInput(form: GoalFormState, s: WorkbenchState, input: string, key: K
   );
 }
 
+/** Calls a core action; a throw becomes a rejection (the key handler never throws). */
+function attempt<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return call();
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
 /** Says when an action is done, or its error, on the status line; never throws. */
-function settle(work: Promise<unknown>, ui: WorkbenchControls, done: StatusMessage): void {
-  work.then(
+function settle(work: () => Promise<unknown>, ui: WorkbenchControls, done: StatusMessage): void {
+  attempt(work).then(
     () => ui.flash(done),
     (error: unknown) => ui.flash(notice(error instanceof Error ? error.message : String(error))),
   );
@@ -170,13 +180,13 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
     const subject = { goal: action.goalId, ...(action.runId ? { run: action.runId } : {}), ...(row ? { from: goalStatusCell(row.goal) } : {}) };
     const text = action.runId ? `cancelling ${action.goalId}: stopping ${action.runId}…` : `cancelling ${action.goalId}…`;
     ui.flash({ text, error: false, subject });
-    return settle(actions.cancelGoal(action.goalId), ui, { text, error: false, subject });
+    return settle(() => actions.cancelGoal!(action.goalId), ui, { text, error: false, subject });
   }
   if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
   const subject = { goal: action.goalId, run: action.runId };
   const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
   ui.flash({ text, error: false, subject });
-  settle(actions.stopRun(action.runId, action.requeue ? { requeue: true } : {}), ui, { text, error: false, subject });
+  settle(() => actions.stopRun!(action.runId, action.requeue ? { requeue: true } : {}), ui, { text, error: false, subject });
 }
 
 /** The run a stop key means: the run pane's run there, else the selected goal's. */
@@ -270,7 +280,7 @@ function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchAction
     const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
     if (!note) return;
     ui.setScroll(() => 0);
-    if (note.unread) void actions.markNoteRead?.(note.name).catch(() => undefined);
+    if (note.unread && actions.markNoteRead) void attempt(() => actions.markNoteRead!(note.name)).catch(() => undefined);
     return ui.setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: textLines(note.body) }] });
   }
   if (s.focus === 'chat' && actions.sendMessage) ui.setDraft(editState());

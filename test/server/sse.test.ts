@@ -85,6 +85,27 @@ describe('the event stream', () => {
     expect(client.messages).toHaveLength(1000);
   });
 
+  it('a client that stops reading is taken off the live feed and caught up from the file: every event once, in order', async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const slow = sseConnect(`${server.url}/events/stream`, server.token);
+    const brisk = sseConnect(`${server.url}/events/stream`, server.token);
+    cleanups.push(() => slow.close(), () => brisk.close());
+    await Promise.all([slow.ready, brisk.ready]);
+    slow.pause();
+    // ~12 MB of events: far more than the socket buffers hold while the slow client does not read.
+    const padding = 'x'.repeat(2000);
+    const written: string[] = [];
+    for (let i = 0; i < 6000; i += 1) written.push((await appendEvent(g.paths, { type: 'GoalSubmitted', goal: `${i + 1}-slow`, detail: padding })).id!);
+    await until(() => brisk.messages.length >= 6000, 30_000, 'the brisk client');
+    expect(slow.messages.length).toBeLessThan(6000);
+    slow.resume();
+    await until(() => slow.messages.length >= 6000, 30_000, 'the slow client, caught up');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(slow.messages.map((m) => m.id)).toEqual(written);
+    expect(brisk.messages.map((m) => m.id)).toEqual(written);
+  }, 90_000);
+
   it('filters by type and goal, and starts at the end of the log without a cursor', async () => {
     const g = await garden();
     await appendEvent(g.paths, { type: 'GoalClosed', goal: '1-before', reason: 'success' });

@@ -25,6 +25,9 @@ export interface SseClient {
   ready: Promise<{ status: number; body?: string }>;
   close(): void;
   closed: Promise<void>;
+  /** Stops and restarts reading the socket (a slow client). */
+  pause(): void;
+  resume(): void;
 }
 
 /** Connects to `url` (the stream) with the token and extra headers; `onMessage` sees each event as it is parsed. */
@@ -37,13 +40,17 @@ export function sseConnect(url: string, token: string | undefined, headers: Reco
     ready: new Promise((r) => (resolveReady = r)),
     closed: new Promise((r) => (resolveClosed = r)),
     close: () => request.destroy(),
+    pause: () => response?.pause(),
+    resume: () => response?.resume(),
   };
-  const request = http.get(url, { headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } }, (response) => {
+  let response: http.IncomingMessage | undefined;
+  const request = http.get(url, { headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } }, (res) => {
+    response = res;
     response.setEncoding('utf8');
     if (response.statusCode !== 200) {
       let body = '';
       response.on('data', (d: string) => (body += d));
-      response.on('end', () => resolveReady({ status: response.statusCode!, body }));
+      response.on('end', () => resolveReady({ status: res.statusCode!, body }));
       return;
     }
     resolveReady({ status: 200 });

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { decodeTime } from 'ulid';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { validateEvent, type EventRecord, type EventType } from '../../source/contracts/index.js';
 import { appendEvent, onEvent, readEvents, StoreError } from '../../source/store/index.js';
@@ -24,7 +25,9 @@ describe('appendEvent', () => {
     const { paths } = makeGarden();
     expect(fs.existsSync(paths.coordinatorLog)).toBe(false);
     const event = await appendEvent(paths, { type: 'GoalSubmitted', goal: '1-a', detail: 'build' }, NOW);
-    expect(event).toEqual({ ts: NOW.toISOString(), type: 'GoalSubmitted', goal: '1-a', detail: 'build' });
+    expect(event).toEqual({ id: expect.stringMatching(/^[0-9A-HJKMNP-TV-Z]{26}$/), ts: NOW.toISOString(), type: 'GoalSubmitted', goal: '1-a', detail: 'build' });
+    // The id's time is the event's time (a ULID's first 10 characters).
+    expect(decodeTime(event.id!)).toBe(NOW.getTime());
     const text = fs.readFileSync(paths.coordinatorLog, 'utf8');
     expect(text).toBe(`${JSON.stringify(event)}\n`);
     expect(validateEvent(JSON.parse(text))).toEqual([]);
@@ -40,7 +43,7 @@ describe('appendEvent', () => {
     const { paths } = makeGarden();
     const event = await appendEvent(paths, { type: 'CoordinatorStarted', ts: undefined }, NOW);
     expect(event.ts).toBe(NOW.toISOString());
-    expect(readLog(paths)).toEqual([{ ts: NOW.toISOString(), type: 'CoordinatorStarted' }]);
+    expect(readLog(paths)).toEqual([{ id: event.id, ts: NOW.toISOString(), type: 'CoordinatorStarted' }]);
   });
 
   it('uses the current time when no clock is given', async () => {

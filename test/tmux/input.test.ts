@@ -117,6 +117,8 @@ describe('the workbench’s text inputs in a real terminal', () => {
       return messages.length >= 2;
     });
     expect(messages).toEqual([FOUR_LINES.join('\n'), FOUR_LINES.join('\n')]);
+    // Each message queues a reply goal: quit once they have run (q asks first while a run is live).
+    await tmux.waitFor('the replies run', (s) => /coordinator idle · 0 live · 0 queued/.test(statusLine(s)));
     tmux.type('q');
     expect(await tmux.exitStatus()).toBe(0);
   }, 90_000);

@@ -105,6 +105,13 @@ describe('x cancels the selected goal', () => {
     await press('j', 'x', 'y');
     await tick();
     expect(status()).toContain(`ID ${queued.id}: the goal is already closed (cancelled)`);
+    // Even an action that throws instead of rejecting.
+    actions.stopRun!.mockImplementationOnce(() => {
+      throw new Error('the coordinator socket is gone');
+    });
+    await press('k', 's', 'y');
+    await tick();
+    expect(status()).toContain('the coordinator socket is gone');
     await press('?');
     expect(frame()).toContain('Keys');
   });
@@ -160,7 +167,7 @@ describe('a adds a supplement to a queued goal', () => {
     const { press, frame, status, actions } = setup();
     await press('j', 'a');
     expect(frame()).toContain(`Supplement to ${queued.id}`);
-    expect(frame()).toContain('enter send');
+    expect(frame()).toContain('enter sends · alt-enter adds a line · esc cancels');
     await press('Also check the ', '\u001b[200~edge case\rand the other\u001b[201~');
     expect(frame()).toContain('› Also check the edge case');
     expect(frame()).toContain('and the other█');
@@ -213,6 +220,20 @@ describe('problems', () => {
     await press('G');
     expect(frame()).toContain('59-bad.json');
     expect(frame().split('\n').length).toBeLessThanOrEqual(30);
+  });
+});
+
+describe('the quit question follows the snapshot', () => {
+  it('when the live run ends while it is open, it says no run is live any more', async () => {
+    const { press, frame, store, actions } = setup();
+    await press('q');
+    expect(frame()).toContain(`1 run is live: ${running.id}-r1`);
+    store.set(snapshotOf({ goals: rows(), plants: [gardener] }));
+    await tick();
+    expect(frame()).toContain('No run is live any more. Quitting stops the coordinator;');
+    expect(frame()).toContain('Quit now? y / n');
+    await press('y');
+    expect(actions.quit).toHaveBeenCalledTimes(1);
   });
 });
 

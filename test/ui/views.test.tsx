@@ -3,6 +3,7 @@ import React from 'react';
 import stringWidth from 'string-width';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { displayWidth } from '../../source/format.js';
 import type { GoalRow, PlantView, Snapshot } from '../../source/snapshot/index.js';
 import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
@@ -145,5 +146,43 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     expect(frame).toContain('● ');
     expect(frame).toContain('Flaky date test');
     await expect(plain(frame)).toMatchFileSnapshot('frames/busy-80x24.txt');
+  });
+
+  it('the operator actions at 80×24: the stop question, a supplement being written, the problems list, the help', async () => {
+    const live = goal(2, { status: 'running' });
+    const waiting = goal(3, { body: 'Summarise the chat' });
+    const snapshot = snapshotOf({
+      goals: [{ goal: live, run: run(live.id) }, { goal: waiting, run: undefined }],
+      coordinator: { state: 'running', liveRuns: [`${live.id}-r1`] },
+      plants: [gardener],
+      problems: ['/work/garden/.runtime/goals/5-broken.json: malformed JSON (Expected property name or \'}\' in JSON at position 1)', 'coordinator: startup note not delivered: ENOSPC'],
+    });
+    const actions: WorkbenchActions = { ...noop, cancelGoal: async () => undefined, stopRun: async () => undefined, addSupplement: async () => undefined };
+    const frames: Record<string, string> = {};
+    const { lastFrame, stdin } = app(snapshot, { columns: 80, rows: 24 }, actions);
+    const press = async (...keys: string[]) => {
+      for (const key of keys) {
+        stdin.write(key);
+        await tick();
+      }
+    };
+    await press('s');
+    frames.stop = lastFrame()!;
+    await press('n', 'j', 'a', 'Also look at the', '\u001b[200~ thread\rfrom Tuesday\u001b[201~');
+    frames.supplement = lastFrame()!;
+    await press('\u001b', 'p');
+    frames.problems = lastFrame()!;
+    await press('\u001b', '?');
+    frames.help = lastFrame()!;
+    for (const frame of Object.values(frames)) {
+      expect(frame.split('\n').length).toBeLessThanOrEqual(23);
+      // ⚠ (text presentation) is one column, as terminals draw it (test/tmux/hostile.test.ts); string-width says two.
+      for (const line of stripVTControlCharacters(frame).split('\n')) {
+        expect(displayWidth(line)).toBeLessThanOrEqual(80);
+        if (/[│╮╯]$/.test(line)) expect(displayWidth(line)).toBe(80);
+      }
+    }
+    const all = Object.entries(frames).map(([name, frame]) => `--- ${name}\n${plain(frame)}`).join('');
+    await expect(all).toMatchFileSnapshot('frames/actions-80x24.txt');
   });
 });

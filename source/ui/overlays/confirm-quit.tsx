@@ -16,6 +16,10 @@ export function ConfirmQuit({ live, width, maxHeight = Number.POSITIVE_INFINITY,
     '',
     `Quit now? ${keyOf('confirm.yes')} / ${keyOf('confirm.no')}`,
   ];
+  if (live.length === 0 && !stopping) {
+    // The runs ended while the question was open.
+    lines.splice(0, lines.length - 1, 'No run is live any more. Quitting stops the coordinator;', 'queued goals stay queued.', '');
+  }
   if (stopping) {
     lines.splice(0, lines.length, `Stopping: ${live.length ? `killing ${live.join(', ')} and closing ${live.length === 1 ? 'it' : 'them'}` : 'closing the coordinator'}…`);
   }

@@ -24,11 +24,11 @@ export function TextPrompt({ title, lines, edit, width, maxHeight }: TextPromptP
   const w = innerWidth(width);
   const inner = Math.max(1, maxHeight - 2);
   const field = draftRows(edit, w, Math.max(1, Math.min(FIELD_ROWS, inner - 1)));
-  const about = lines.flatMap((line) => wrapLines(line, w)).slice(0, Math.max(0, inner - field.length - 1));
+  const keys = `${hint('input.send', 'sends')} · ${hint('input.newline', 'adds a line')} · ${hint('input.cancel', 'cancels')}`;
+  const about = [...lines, keys].flatMap((line) => wrapLines(line, w)).slice(0, Math.max(0, inner - field.length - 1));
   const rows = [...about, ...(about.length ? [''] : [])].slice(0, Math.max(0, inner - field.length));
-  const note = `${hint('input.send', 'send')} · ${hint('input.newline', 'new line')} · ${hint('input.cancel', 'cancel')}`;
   return (
-    <Pane title={title} note={note} width={width} height={rows.length + field.length + 2} focused>
+    <Pane title={title} width={width} height={rows.length + field.length + 2} focused>
       {rows.map((line, i) => (
         <Text key={i} wrap="truncate">
           {fit(line, w)}
