@@ -60,7 +60,7 @@ describe('pak2 doctor: config', () => {
     expect(text.code).toBe(1);
     const lines = findingLines(text.stdout);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^config: PAK2\.toml: 2 problems: .*coordinator\.watchdog_seconds = -5: INVALID_CONFIG_VALUE.*coordinator\.bogus = 1: unknown key.*doctor stops here/);
+    expect(lines[0]).toMatch(/^config: PAK2\.toml: 2 problems: .*coordinator\.watchdog_seconds: INVALID_CONFIG_VALUE \(must be a whole number of seconds from 1 to 2147483; got -5\).*coordinator\.bogus: UNKNOWN_CONFIG_KEY \(not a PAK2\.toml key; got 1\).*doctor stops here/);
 
     const json = await doctorJson(g.paths.gardenRoot, '--fix');
     expect(json.code).toBe(1);

@@ -1,11 +1,11 @@
 /**
- * The crash-injection harness in CI: PAK2_HARNESS_ITERATIONS (default 6)
+ * The crash-injection harness in CI: PAK2_HARNESS_ITERATIONS (default 5)
  * kills at spread-out moments. `npm run harness:crash -- --iterations N` runs more.
  */
 import { describe, expect, it } from 'vitest';
 import { crashIteration } from './crash-harness.js';
 
-const ITERATIONS = Number(process.env.PAK2_HARNESS_ITERATIONS ?? 6);
+const ITERATIONS = Number(process.env.PAK2_HARNESS_ITERATIONS ?? 5);
 
 describe(`crash-injection harness (${ITERATIONS} iterations)`, () => {
   it('kill -9 at spread-out moments of dispatch, close and capture, then a restart: nothing lost, doubled or stuck', async () => {

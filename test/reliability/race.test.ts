@@ -2,7 +2,7 @@
  * The race harness (issue 15): two `pak2 cycle --no-ui` started together on
  * a garden whose lock is live, dead (holder pid gone) or stale (an old lock
  * directory with no holder record). Exactly one may run: 0 double starts.
- * CI runs PAK2_HARNESS_ITERATIONS (default 4) per case; `npm run harness --
+ * CI runs PAK2_HARNESS_ITERATIONS (default 3) per case; `npm run harness --
  * --iterations N` runs more and prints the figures.
  */
 import { spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ import { cleanupAll, exitOf, robustGarden, start, waitFor, type Started } from '
 
 afterEach(cleanupAll);
 
-const ITERATIONS = Number(process.env.PAK2_HARNESS_ITERATIONS ?? 4);
+const ITERATIONS = Number(process.env.PAK2_HARNESS_ITERATIONS ?? 3);
 
 type Garden = Awaited<ReturnType<typeof robustGarden>>;
 

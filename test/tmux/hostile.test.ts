@@ -114,7 +114,8 @@ async function openWorkbench(gardenDir: string, env: Record<string, string>): Pr
 /** Enter on the goal: its detail, the 10 MB body's first rows. */
 async function openDetail(tmux: TmuxSession): Promise<string> {
   tmux.keys('Enter');
-  const screen = await tmux.waitFor('the goal detail', (s) => s.startsWith('╭─ Goal 1-survey-the-garden ') && /^│ Body\s+│$/m.test(s) && s, 15_000);
+  // A closed goal's body comes with the snapshot after the first (the first reads only the closed index).
+  const screen = await tmux.waitFor('the goal detail', (s) => s.startsWith('╭─ Goal 1-survey-the-garden ') && /^│ Body\s+│$/m.test(s) && s.includes('Hostile body') && s, 15_000);
   show('the 10 MB detail', screen);
   const lines = screen.split('\n');
   const body = lines.findIndex((line) => /^│ Body\s+│$/.test(line));
