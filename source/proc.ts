@@ -1,5 +1,14 @@
 import fs from 'node:fs';
 
+/** The pids (as `/proc` entry names) of every process but this one; empty where there is no `/proc`. */
+export function otherProcesses(): string[] {
+  try {
+    return fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  } catch {
+    return [];
+  }
+}
+
 /**
  * Pids of live processes (other than this one) holding any of `files` open
  * (Linux `/proc/<pid>/fd`). A descendant that cleared its environment and
@@ -10,14 +19,7 @@ export function fileHolders(files: string[]): number[] {
   const targets = new Set(files.map((file) => safeRealpath(file)).filter((file): file is string => Boolean(file)));
   const pids: number[] = [];
   if (targets.size === 0) return pids;
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+  for (const name of otherProcesses()) {
     let fds: string[];
     try {
       fds = fs.readdirSync(`/proc/${name}/fd`);

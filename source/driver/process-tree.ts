@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { commandOf, fileHolders } from '../proc.js';
+import { commandOf, fileHolders, otherProcesses } from '../proc.js';
 
 export { commandOf, fileHolders } from '../proc.js';
 
@@ -19,14 +19,7 @@ export const RUN_MARK_ENV = 'PAK2_RUN_MARK';
 export function markedProcesses(mark: string): number[] {
   const needle = `${RUN_MARK_ENV}=${mark}\0`;
   const pids: number[] = [];
-  let names: string[];
-  try {
-    names = fs.readdirSync('/proc');
-  } catch {
-    return pids;
-  }
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+  for (const name of otherProcesses()) {
     try {
       if (fs.readFileSync(`/proc/${name}/environ`, 'latin1').includes(needle)) pids.push(Number(name));
     } catch {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { validateEvent, type EventRecord } from '../contracts/index.js';
+import type { EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { eventKey } from '../store/index.js';
+import { eventKey, parseEventLine } from '../store/index.js';
 
 /** One event read from the log with the byte offset just after its line. */
 export interface LoggedEvent {
@@ -49,15 +49,8 @@ export async function scanEvents(paths: GardenPaths, from: number, visit: (event
         const end = base + nl + 1;
         const line = data.toString('utf8', start, nl);
         start = nl + 1;
-        if (!line.trim()) continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (validateEvent(value).length > 0) continue;
-        if (await visit(value as EventRecord, end)) return end;
+        const event = parseEventLine(line);
+        if (event && (await visit(event, end))) return end;
       }
       base += start;
       pending = Buffer.from(data.subarray(start));

@@ -147,15 +147,8 @@ export async function streamEvents(paths: GardenPaths, fromOffset: number, onEve
       const end = data.lastIndexOf(0x0a) + 1;
       carry = Buffer.from(data.subarray(end));
       for (const line of data.subarray(0, end).toString('utf8').split('\n')) {
-        if (!line.trim()) continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (validateEvent(value).length > 0) continue;
-        if (matchesEvent(value as EventRecord, filter)) await onEvent(value as EventRecord);
+        const event = parseEventLine(line);
+        if (event && matchesEvent(event, filter)) await onEvent(event);
       }
       offset = at - carry.length;
     }
@@ -163,6 +156,18 @@ export async function streamEvents(paths: GardenPaths, fromOffset: number, onEve
     await handle.close();
   }
   return offset;
+}
+
+/** One line of the event log as a valid event, or undefined for a blank, torn or invalid line. */
+export function parseEventLine(line: string): EventRecord | undefined {
+  if (!line.trim()) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  return validateEvent(value).length === 0 ? (value as EventRecord) : undefined;
 }
 
 /** True when `id` looks like an event id (a ULID). */
