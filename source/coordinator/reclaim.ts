@@ -1,10 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import { closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { closeFromStream } from '../driver/dispatch.js';
 import type { RunRecord } from '../contracts/index.js';
 import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
@@ -13,16 +12,19 @@ import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError }
  * group, its run mark, and whatever still holds its output files, found from
  * its `process.json` on this host.
  */
-export async function sweepOrphanRun(garden: Garden, run: { id: string }): Promise<void> {
+export async function sweepOrphanRun(garden: Garden, run: { id: string }, record = readProcessRecord(garden, run.id)): Promise<void> {
+  if (!record || record.host !== os.hostname()) return;
   const dir = runDir(garden.paths, run.id);
-  let record: RunProcessRecord | undefined;
-  try {
-    record = JSON.parse(fs.readFileSync(path.join(dir, RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
-  } catch {
-    return;
-  }
-  if (record.host !== os.hostname()) return;
   await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
+}
+
+/** A run's `process.json` (its agent process: pid, mark, host, start, driver, model), or undefined when it is missing or unreadable. */
+function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(runDir(garden.paths, runId), RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -48,12 +50,7 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     const ids = await runIdsForGoal(paths, goal.id);
     const runId = ids.at(-1);
     if (!runId) continue;
-    let record: RunProcessRecord | undefined;
-    try {
-      record = JSON.parse(fs.readFileSync(path.join(runDir(paths, runId), RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
-    } catch {
-      record = undefined;
-    }
+    const record = readProcessRecord(garden, runId);
     let run: RunRecord;
     let rebuilt: string | undefined;
     try {
@@ -71,10 +68,7 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
       });
     }
     if (run.status !== 'running') continue;
-    if (record && record.host === os.hostname()) {
-      const dir = runDir(paths, run.id);
-      await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
-    }
+    await sweepOrphanRun(garden, run, record);
     try {
       // Closed from its stream: the session id and any cost it reported are kept.
       const closed = await closeFromStream(

@@ -39,17 +39,6 @@ export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): v
   }
 }
 
-/** SIGKILLs the process group and every process carrying the run's mark. */
-export function killRunProcesses(pgid: number | undefined, mark: string): void {
-  signalGroup(pgid, 'SIGKILL');
-  for (const pid of markedProcesses(mark)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-}
 
 /** A process the sweep could not end, named for the one-line report. */
 export interface Survivor {
