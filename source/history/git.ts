@@ -119,3 +119,19 @@ export function describeFailure(args: string[], result: GitResult): string {
   const why = (firstLine(result.stderr) || firstLine(result.stdout)).replace(/^(fatal|error): /, '');
   return why ? `${command}: ${why}` : `${command}: exit code ${result.exitCode}`;
 }
+
+/**
+ * The top of the git work tree that holds `dir` (`git rev-parse
+ * --show-toplevel`, with the authored repo's environment, as the worktree
+ * baseline probes it), or why there is none: not a repository, a bare one,
+ * or no git. Never throws.
+ */
+export async function gitWorkTreeOf(dir: string, env: NodeJS.ProcessEnv): Promise<{ root: string } | { problem: string }> {
+  const args = ['rev-parse', '--is-inside-work-tree', '--show-toplevel'];
+  const result = await runGit(args, dir, authoredGitEnv(env));
+  if (result.spawnError) return { problem: `git could not be started (${result.spawnError.replace(/^Error: /, '')})` };
+  if (!result.ok) return { problem: /not a git repository/i.test(result.stderr) ? 'not a git repository' : describeFailure(args, result) };
+  const [inside, root] = result.stdout.split('\n').map((l) => l.trim());
+  if (inside !== 'true' || !root) return { problem: 'not inside a git work tree (a bare repository?)' };
+  return { root };
+}

@@ -16,6 +16,7 @@ import {
 } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
+import { VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
 import {
   dispatchOrder,
   eventKey,
@@ -96,13 +97,61 @@ const SUBMIT_FIELDS: Record<string, string> = {
   model: '/model',
   title: '/title',
   conversation: '/conversation_id',
+  verify: '/guard/verify',
+  allow: '/guard/allowed_files',
+  forbid: '/guard/forbidden_paths',
+  'verify-timeout': '/guard/timeout_seconds',
+  'pass-env': '/guard/env_passthrough',
+  contract: '/guard/contract_id',
+  'no-redact': '/guard/redact',
+  guard: '/guard',
+  'task-class': '/task_class',
 };
+
+/** `POST /goals`' `guard`: the goal record's own field names (docs/guarded-runs/level2.md); `{}` is guarded with the `[guard]` defaults. */
+const GUARD_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'makes the goal a guarded run: only the fields given are kept on the goal; [guard] in PAK2.toml fills the rest at dispatch',
+  properties: {
+    verify: { type: 'string', minLength: 1, description: 'a shell command run after the agent; exit 0 passes' },
+    allowed_files: { type: 'array', items: { type: 'string' }, description: 'globs relative to the garden root the agent may change' },
+    forbidden_paths: { type: 'array', items: { type: 'string' }, description: 'globs the agent must not change' },
+    timeout_seconds: { type: 'integer', minimum: 1, maximum: VERIFY_TIMEOUT_MAX, description: "the verify command's limit" },
+    env_passthrough: { type: 'array', items: { type: 'string' }, description: 'environment variable names passed through (and redacted)' },
+    contract_id: { type: 'string', minLength: 1 },
+    redact: { type: 'boolean', description: "false keeps secrets in the run's artifacts" },
+  },
+};
+
+/** The `guard` of a `POST /goals` body as the submit action takes it. */
+function guardInputOf(g: GuardBody): GuardInput {
+  return {
+    ...(g.verify !== undefined ? { verify: g.verify } : {}),
+    ...(g.allowed_files !== undefined ? { allowedFiles: g.allowed_files } : {}),
+    ...(g.forbidden_paths !== undefined ? { forbiddenPaths: g.forbidden_paths } : {}),
+    ...(g.timeout_seconds !== undefined ? { timeoutSeconds: g.timeout_seconds } : {}),
+    ...(g.env_passthrough !== undefined ? { envPassthrough: g.env_passthrough } : {}),
+    ...(g.contract_id !== undefined ? { contractId: g.contract_id } : {}),
+    ...(g.redact !== undefined ? { redact: g.redact } : {}),
+  };
+}
+
+interface GuardBody {
+  verify?: string;
+  allowed_files?: string[];
+  forbidden_paths?: string[];
+  timeout_seconds?: number;
+  env_passthrough?: string[];
+  contract_id?: string;
+  redact?: boolean;
+}
 
 /** An operator action's refusal (UserError, with its message naming the field) as an HTTP answer. */
 function refusal(error: unknown, fields: Record<string, string>, fallback: string): never {
   const e = error as { name?: string; message: string; exitCode?: number };
   if (e?.name !== 'UserError') throw error;
-  const word = /^([A-Za-z_]+)/.exec(e.message)?.[1] ?? '';
+  const word = /^([A-Za-z_-]+)/.exec(e.message)?.[1] ?? '';
   const field = fields[word] ?? (/driver/i.test(e.message) ? (fields.driver ?? fallback) : fallback);
   const status = /no such goal|no such run/.test(e.message) ? 404 : e.exitCode === 1 ? 409 : 400;
   throw new HttpError(status, e.message, field);
@@ -215,6 +264,8 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
             reasoning_effort: { type: 'string', minLength: 1 },
             title: { type: 'string', minLength: 1 },
             conversation_id: { type: 'string', minLength: 1 },
+            guard: GUARD_BODY,
+            task_class: { type: 'string', minLength: 1, description: 'routes the goal through the tiers of [routing.<task_class>] in PAK2.toml' },
           },
         },
         response: { 201: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 409: ref('Error') },
@@ -222,7 +273,19 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     },
     async (
       request: FastifyRequest<{
-        Body: { type: string; plant: string; body: string; priority?: number; driver?: string; model?: string; reasoning_effort?: string; title?: string; conversation_id?: string };
+        Body: {
+          type: string;
+          plant: string;
+          body: string;
+          priority?: number;
+          driver?: string;
+          model?: string;
+          reasoning_effort?: string;
+          title?: string;
+          conversation_id?: string;
+          guard?: GuardBody;
+          task_class?: string;
+        };
       }>,
       reply: FastifyReply,
     ) => {
@@ -238,6 +301,8 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           ...(b.reasoning_effort !== undefined ? { reasoningEffort: b.reasoning_effort } : {}),
           ...(b.title !== undefined ? { title: b.title } : {}),
           ...(b.conversation_id !== undefined ? { conversationId: b.conversation_id } : {}),
+          ...(b.guard !== undefined ? { guard: guardInputOf(b.guard) } : {}),
+          ...(b.task_class !== undefined ? { taskClass: b.task_class } : {}),
         })
         .catch((error: unknown) => refusal(error, SUBMIT_FIELDS, '/body'));
       return reply.code(201).header('location', `${API_PREFIX}/goals/${goal.id}`).send({ goal });

@@ -13,6 +13,7 @@ import {
   validateGoal,
   type ClosedReason,
   type GoalRecord,
+  type GoalGuard,
   type GoalStatus,
   type GoalType,
 } from '../contracts/index.js';
@@ -47,6 +48,10 @@ export interface GoalInput {
   commission?: { plant: string; seed: string; purpose: string; first_goal: { type: string; body: string } };
   /** Retrospective goals only: the window and the goals it covers (docs/retrospective/level2.md), kept as the record's `retrospective` field. */
   retrospective?: { since: string; until: string; goals: string[]; focus?: string };
+  /** A guarded goal's `guard` (docs/guarded-runs/level2.md): kept as given; `[guard]` defaults fill the rest at dispatch. */
+  guard?: GoalGuard;
+  /** The routing class (`[routing.<task_class>]`), kept as the record's `task_class`. */
+  task_class?: string;
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -111,6 +116,8 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.tend ? { tend: input.tend } : {}),
       ...(input.commission ? { commission: input.commission } : {}),
       ...(input.retrospective ? { retrospective: input.retrospective } : {}),
+      ...(input.guard ? { guard: input.guard } : {}),
+      ...(input.task_class ? { task_class: input.task_class } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

@@ -25,6 +25,9 @@ import {
   type ChatMessage,
   type GoalSupplement,
 } from '../store/index.js';
+import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
+
+export { globProblem, VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
 
 /** What an operator gives to queue a goal (the CLI's flags, the workbench's form). */
 export interface SubmitGoalInput {
@@ -38,6 +41,10 @@ export interface SubmitGoalInput {
   title?: string;
   /** Queue it from a conversation: a conversation-origin durable goal, which takes supplements. */
   conversationId?: string;
+  /** A guarded run (docs/guarded-runs/level2.md): present, even `{}`, makes the goal guarded. */
+  guard?: GuardInput;
+  /** Routes the goal through `[routing.<task_class>]`'s tiers. */
+  taskClass?: string;
 }
 
 /**
@@ -48,7 +55,10 @@ export interface SubmitGoalInput {
  * @throws UserError naming the field: `type`, `plant` (unknown, archived, or
  *   not a valid name), `priority` (not 0–100), `driver` (unknown, or the
  *   default from PAK2_DEFAULT_DRIVER / `[defaults].driver` cannot launch),
- *   `body` (empty).
+ *   `body` (empty); for a guarded or routed goal `verify`, `allow`,
+ *   `forbid`, `verify-timeout`, `pass-env`, `contract` (bad values),
+ *   `task-class` (not a `[routing]` class), and (exit 1) the argument that
+ *   asked for it when the garden is not in a git repository.
  */
 export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
   if (!(GOAL_TYPES as readonly string[]).includes(input.type)) throw new UserError(`type ${JSON.stringify(input.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
@@ -84,6 +94,9 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     const where: Record<string, string> = { goal: `driver ${settings.driver}`, env: ENV_DEFAULT_DRIVER, toml: `[defaults].driver in ${garden.paths.configFile}`, plugin: `driver ${settings.driver} (the built-in default)` };
     throw new UserError(`${where[settings.sources.driver] ?? 'driver'}: ${problem}`);
   }
+  const guard = input.guard ? guardOf(input.guard) : undefined;
+  const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
+  if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
   return createGoal(
     garden.paths,
     {
@@ -96,6 +109,8 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
       ...(input.title ? { title: input.title } : {}),
       ...(input.conversationId ? { conversation_id: input.conversationId } : {}),
+      ...(guard ? { guard } : {}),
+      ...(taskClass ? { task_class: taskClass } : {}),
     },
     now,
   );

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { cancelGoal, stopRun, submitGoal } from '../../submit/index.js';
+import { cancelGoal, stopRun, submitGoal, VERIFY_TIMEOUT_MAX, type GuardInput } from '../../submit/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -19,6 +19,15 @@ function parseType(value: string): GoalType {
   if (!(GOAL_TYPES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${GOAL_TYPES.join(', ')}`);
   return value as GoalType;
 }
+
+function parseSeconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1 || n > VERIFY_TIMEOUT_MAX) throw new InvalidArgumentError(`must be a whole number of seconds from 1 to ${VERIFY_TIMEOUT_MAX}`);
+  return n;
+}
+
+/** A repeatable option's values, in order. */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /** The largest body accepted, in bytes. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -54,7 +63,34 @@ interface SubmitOptions {
   title?: string;
   conversation?: string;
   json?: boolean;
+  verify?: string;
+  allow?: string[];
+  forbid?: string[];
+  verifyTimeout?: number;
+  passEnv?: string[];
+  contract?: string;
+  /** false with --no-redact. */
+  redact?: boolean;
+  guard?: boolean;
+  taskClass?: string;
 }
+
+/** The guard the flags ask for; undefined when no guard flag is given. */
+function guardInput(opts: SubmitOptions): GuardInput | undefined {
+  const guard: GuardInput = {
+    ...(opts.verify !== undefined ? { verify: opts.verify } : {}),
+    ...(opts.allow ? { allowedFiles: opts.allow } : {}),
+    ...(opts.forbid ? { forbiddenPaths: opts.forbid } : {}),
+    ...(opts.verifyTimeout !== undefined ? { timeoutSeconds: opts.verifyTimeout } : {}),
+    ...(opts.passEnv ? { envPassthrough: opts.passEnv } : {}),
+    ...(opts.contract !== undefined ? { contractId: opts.contract } : {}),
+    ...(opts.redact === false ? { redact: false } : {}),
+  };
+  return opts.guard || Object.keys(guard).length ? guard : undefined;
+}
+
+/** The words a submit refusal starts with that are flags of `pak2 submit`: the CLI prefixes them with `--`. */
+const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
 
 /** `pak2 submit`: queues one goal and prints its id. */
 export function registerSubmit(program: Command, io: CliIO): void {
@@ -71,6 +107,15 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--conversation <id>', 'queue it from a conversation (it then takes supplements: pak2 supplement)')
     .option('--body <text>', 'the task')
     .option('--body-file <file>', 'read the task from a file (- for stdin)')
+    .option('--verify <cmd>', 'guarded run: a shell command run after the agent; the run succeeds only when it exits 0')
+    .option('--allow <glob>', 'guarded run: a path the agent may change (repeatable; relative to the garden root)', collect)
+    .option('--forbid <glob>', 'guarded run: a path the agent must not change (repeatable)', collect)
+    .option('--verify-timeout <seconds>', 'guarded run: the verify command\'s time limit', parseSeconds)
+    .option('--pass-env <name>', 'guarded run: an environment variable passed through to the agent and verify, redacted in artifacts (repeatable)', collect)
+    .option('--contract <id>', 'guarded run: the contract id the run answers to')
+    .option('--no-redact', 'guarded run: keep secrets in the run\'s artifacts (redacted by default)')
+    .option('--guard', 'guarded run with only the [guard] defaults of PAK2.toml')
+    .option('--task-class <name>', 'route the goal through the tiers of [routing.<name>] in PAK2.toml')
     .option('--json', 'print the goal record as JSON')
     .action(async (opts: SubmitOptions, command: Command) => {
       const garden = gardenOf(command, io);
@@ -80,6 +125,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
       let body = opts.body ?? '';
       if (opts.bodyFile !== undefined) body = readBodyFile(opts.bodyFile, io.cwd);
       if (!body.trim()) throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
+      const guard = guardInput(opts);
       let goal;
       try {
         goal = await submitGoal(
@@ -94,13 +140,15 @@ export function registerSubmit(program: Command, io: CliIO): void {
           ...(opts.effort ? { reasoningEffort: opts.effort } : {}),
           ...(opts.title ? { title: opts.title } : {}),
             ...(opts.conversation ? { conversationId: opts.conversation } : {}),
+            ...(guard ? { guard } : {}),
+            ...(opts.taskClass !== undefined ? { taskClass: opts.taskClass } : {}),
           },
           new Date(),
           io.env,
         );
       } catch (error) {
         // Name the flag, not the field.
-        if (error instanceof UserError) throw new UserError(/^(type|plant|priority|driver|body|conversation) /.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
+        if (error instanceof UserError) throw new UserError(FLAG_WORDS.test(error.message) ? `--${error.message}` : error.message, { exitCode: error.exitCode });
         throw error;
       }
       if (opts.json) printJson(io, goal);

@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import type { Command } from 'commander';
+import { RUN_ID_PATTERN } from '../../contracts/index.js';
+import { UserError } from '../../errors.js';
+import { sanitize } from '../../format.js';
+import { routingAttemptsMax, traceText } from '../../guard/describe.js';
+import { GUARD_RECORD_FILES, readGuardRecord } from '../../guard/read.js';
+import { readGoal, readRun, runMetaFile } from '../../store/index.js';
+import { gardenOf, printJson } from '../context.js';
+import type { CliIO } from '../main.js';
+
+/**
+ * `pak2 trace RUN [--json]`: what a guarded run did (seed 001,
+ * docs/guarded-runs/level2.md "pak2 trace"): the phase timeline with
+ * durations, the decision and diagnostic, violations, verify, mutations,
+ * rollback and the routing attempts with their costs. A malformed guard
+ * file is named (file and field) and makes the command exit 1; the rest is
+ * still printed.
+ */
+export function registerTrace(program: Command, io: CliIO): void {
+  program
+    .command('trace')
+    .description('what a guarded run did: phases with durations, decision, violations, verify, mutations, rollback, routing attempts and costs')
+    .argument('<run>', 'the run id (N-slug-rN)')
+    .option('--json', 'print {envelope, outcome, phases, problems} as JSON')
+    .action(async (runId: string, opts: { json?: boolean }, command: Command) => {
+      const garden = gardenOf(command, io);
+      if (!RUN_ID_PATTERN.test(runId)) throw new UserError(`RUN ${runId}: not a run id (N-slug-rN)`);
+      if (!fs.existsSync(runMetaFile(garden.paths, runId))) throw new UserError(`no run ${runId} in ${garden.paths.runtimeRoot}`);
+      const record = await readGuardRecord(garden.paths, runId);
+      if (!record.guarded) throw new UserError(`run ${runId} is not a guarded run (no ${GUARD_RECORD_FILES.envelope})`, { exitCode: 1 });
+      const problems = [...record.problems];
+      // The run record gives the header its status; the goal, the routing class's bounds. Neither is needed for the trace.
+      let status: string | undefined;
+      let maxAttempts: number | undefined;
+      try {
+        const run = await readRun(garden.paths, runId);
+        status = `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`;
+        const goal = await readGoal(garden.paths, run.goal).catch(() => undefined);
+        maxAttempts = routingAttemptsMax(garden.config.routing, record.envelope?.routing?.task_class ?? goal?.task_class);
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+      if (opts.json) {
+        printJson(io, { envelope: record.envelope ?? null, outcome: record.outcome ?? null, phases: record.phases, problems });
+      } else {
+        io.out(sanitize(traceText({ ...record, problems }, runId, { ...(status ? { status } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}) })));
+      }
+      if (problems.length) {
+        if (!opts.json) io.err(`pak2: ${problems.length} problem(s) in ${runId}'s guard files; the trace is incomplete`);
+        io.exitCode = 1;
+      }
+    });
+}

@@ -1,0 +1,265 @@
+import type { PhaseEvent, RoutingAttempt, TaskOutcome } from '../contracts/index.js';
+import type { GardenConfig } from '../garden/index.js';
+import type { GuardRecord } from './read.js';
+
+/**
+ * A guarded run for a person, from its {@link GuardRecord}: the full trace
+ * (`pak2 trace`, the workbench's detail view) and the compact block of the
+ * run pane. Pure: no file is read here.
+ */
+
+/** How many lines of verify stdout / stderr the trace shows. */
+export const VERIFY_LINES_SHOWN = 5;
+/** How many paths of each mutation list the trace shows. */
+export const PATHS_SHOWN = 10;
+/** How many violations the trace lists (the compact block: {@link VIOLATIONS_COMPACT}). */
+export const VIOLATIONS_SHOWN = 20;
+export const VIOLATIONS_COMPACT = 3;
+
+/** `12 ms`, `4.2 s`, `3m 12s`. */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return `${Math.floor(s / 60)}m ${s % 60}s`;
+}
+
+/** `1.2 KB`, `340 B`, `2.0 MB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** `$0.0123`, `?` when unknown. */
+export function formatUsd(usd: number | null | undefined): string {
+  return typeof usd === 'number' ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : '?';
+}
+
+/** One phase of the timeline: when it was logged after the first phase, and how long it took. */
+export interface TimelineRow {
+  phase: string;
+  outcome: string;
+  /** ms since the first phase's `ts` (undefined when a `ts` does not parse). */
+  offsetMs: number | undefined;
+  /** `duration_ms` as logged, else the gap to the next phase (`derived`). */
+  durationMs: number | undefined;
+  derived: boolean;
+  detail: string | undefined;
+}
+
+/** The phase log as a timeline (seed 001: baseline, executor_start, executor_done, scope_check, verify, decision, rollback). */
+export function phaseTimeline(phases: readonly PhaseEvent[]): TimelineRow[] {
+  const times = phases.map((p) => Date.parse(p.ts));
+  const start = times.find((t) => Number.isFinite(t));
+  return phases.map((p, i) => {
+    const at = times[i]!;
+    const next = times[i + 1];
+    const gap = next !== undefined && Number.isFinite(next) && Number.isFinite(at) ? Math.max(0, next - at) : undefined;
+    return {
+      phase: p.phase,
+      outcome: p.outcome,
+      offsetMs: start !== undefined && Number.isFinite(at) ? at - start : undefined,
+      durationMs: p.duration_ms ?? gap,
+      derived: p.duration_ms === undefined && gap !== undefined,
+      detail: p.detail,
+    };
+  });
+}
+
+/** How many attempts `[routing.<task_class>]` allows at most: its tiers, bounded by max_escalations + 1. */
+export function routingAttemptsMax(routing: GardenConfig['routing'] | undefined, taskClass: string | undefined): number | undefined {
+  const r = taskClass ? routing?.[taskClass] : undefined;
+  return r ? Math.min(r.tiers.length, r.maxEscalations + 1) : undefined;
+}
+
+/** Where this run stands in its routing chain: attempt k of n. */
+export function routingPosition(record: GuardRecord, runId: string, maxAttempts?: number): { k: number; n: number } | undefined {
+  const routing = record.envelope?.routing;
+  if (!routing) return undefined;
+  const found = routing.attempts.findIndex((a) => a.run_id === runId);
+  const k = found >= 0 ? found + 1 : routing.attempts.length;
+  const n = routing.stop_reason ? routing.attempts.length : Math.max(k, maxAttempts ?? routing.attempts.length);
+  return { k, n };
+}
+
+/** What was kept and what was refused: kept = mutated_files; rejected = attempted but not kept. */
+export function mutationCounts(outcome: TaskOutcome): { kept: number; rejected: number } {
+  const kept = new Set(outcome.mutated_files);
+  return { kept: kept.size, rejected: new Set(outcome.attempted_mutations.filter((p) => !kept.has(p))).size };
+}
+
+function firstLines(text: string, max: number): string[] {
+  const lines = text.replace(/\s+$/, '').split('\n');
+  if (lines.length === 1 && lines[0] === '') return [];
+  return lines.length > max ? [...lines.slice(0, max), `… ${lines.length - max} more line(s)`] : lines;
+}
+
+function pathList(paths: readonly string[], max = PATHS_SHOWN): string {
+  if (!paths.length) return '';
+  return paths.length > max ? `${paths.slice(0, max).join(', ')}, … ${paths.length - max} more` : paths.join(', ');
+}
+
+const pad = (text: string, width: number) => (text.length >= width ? `${text} ` : text.padEnd(width));
+
+function verifyWords(o: TaskOutcome): string {
+  if (o.verifier_was_skipped || o.verify_ok === null) return 'skipped';
+  return `${o.verify_ok ? 'ok' : 'failed'}${o.verify_exit_code !== null ? ` · exit ${o.verify_exit_code}` : ''}`;
+}
+
+function attemptLine(a: RoutingAttempt, i: number, runId: string): string {
+  const me = a.run_id === runId ? '▸' : ' ';
+  return `${me} ${i + 1}  ${pad(a.run_id, 24)} tier ${a.tier_index}  ${pad(`${a.executor}/${a.model}`, 24)} ${pad(a.diagnostic_code, 18)} ${formatUsd(a.cost_usd)}`;
+}
+
+/**
+ * The trace of a guarded run, section by section (`pak2 trace RUN`, the
+ * workbench detail): decision and diagnostic, executor, baseline, the
+ * phase timeline with durations, verify, violations, mutations, rollback,
+ * routing with each attempt's cost, and the problems of the files.
+ */
+export function traceSections(record: GuardRecord, runId: string, options: { maxAttempts?: number } = {}): { heading: string; lines: string[] }[] {
+  const sections: { heading: string; lines: string[] }[] = [];
+  const { envelope: e, outcome: o } = record;
+  const decision: string[] = [];
+  if (o) {
+    decision.push(`${o.state} / ${o.status} · ${o.diagnostic_code}`);
+    if (o.next_command) decision.push(`next ${o.next_command}`);
+    decision.push(`contract ${o.contract_id ?? '-'} · acceptance ${o.acceptance_state}`);
+    decision.push(`wall time ${formatMs(o.wall_time_seconds * 1000)}`);
+  } else decision.push(record.phases.length ? `no task_outcome.json yet (last phase: ${record.phases.at(-1)!.phase} ${record.phases.at(-1)!.outcome})` : 'no task_outcome.json');
+  sections.push({ heading: 'Decision', lines: decision });
+
+  const executor: string[] = [];
+  if (e) {
+    const x = e.executor;
+    executor.push(`${x.name}${x.kind ? ` (${x.kind})` : ''}${x.model ? ` · model ${x.model}` : ''}${x.version ? ` · version ${x.version}` : ''} · sandbox ${x.sandbox ? 'on' : 'off'}`);
+    executor.push(`exit ${e.executor_exit_code ?? '-'} · timeout ${e.timeout_seconds} s${e.env_passthrough.length ? ` · env ${e.env_passthrough.join(', ')}` : ''}`);
+    executor.push(`baseline head ${e.baseline.head ? e.baseline.head.slice(0, 12) : '-'} · branch ${e.baseline.branch ?? '-'}`);
+  }
+  if (o) {
+    const x = o.executor;
+    executor.push(
+      [`ran ${formatMs(x.duration_seconds * 1000)}`, x.timed_out ? 'timed out' : '', `cost ${formatUsd(x.cost_usd)}`, x.turns !== null ? `${x.turns} turns` : '', x.self_status ? `self-reported ${x.self_status}` : '']
+        .filter(Boolean)
+        .join(' · '),
+    );
+  }
+  if (executor.length) sections.push({ heading: 'Executor', lines: executor });
+
+  const timeline = phaseTimeline(record.phases);
+  sections.push({
+    heading: 'Phases',
+    lines: timeline.length
+      ? timeline.map((r) => {
+          const at = r.offsetMs !== undefined ? `+${formatMs(r.offsetMs)}` : '?';
+          const took = r.durationMs !== undefined ? `${r.derived ? '~' : ''}${formatMs(r.durationMs)}` : '';
+          return `${pad(at, 10)} ${pad(r.phase, 15)} ${pad(r.outcome, 11)} ${pad(took, 10)} ${r.detail ?? ''}`.trimEnd();
+        })
+      : ['no phase_events.jsonl lines'],
+  });
+
+  if (o) {
+    const verify = [`${verifyWords(o)}${o.failed_command ? ` · ${o.failed_command}` : ''}`];
+    const out = firstLines(o.verify_stdout, VERIFY_LINES_SHOWN);
+    const err = firstLines(o.verify_stderr, VERIFY_LINES_SHOWN);
+    if (out.length) verify.push('stdout:', ...out.map((l) => `  ${l}`));
+    if (err.length) verify.push('stderr:', ...err.map((l) => `  ${l}`));
+    sections.push({ heading: 'Verify', lines: verify });
+
+    const v = o.scope_violations;
+    sections.push({
+      heading: `Violations (${v.length})`,
+      lines: v.length
+        ? [...v.slice(0, VIOLATIONS_SHOWN).map((x) => `${pad(x.kind, 16)} ${x.path}${x.detail ? ` — ${x.detail}` : ''}`), ...(v.length > VIOLATIONS_SHOWN ? [`… ${v.length - VIOLATIONS_SHOWN} more`] : [])]
+        : ['none'],
+    });
+
+    const lists: [string, string[]][] = [
+      ['mutated', o.mutated_files],
+      ['attempted', o.attempted_mutations],
+      ['accepted', o.accepted_mutations],
+      ['blocked', o.blocked_mutations],
+      ['unexpected', o.unexpected_mutations],
+    ];
+    const { kept, rejected } = mutationCounts(o);
+    sections.push({ heading: `Mutations (${kept} kept, ${rejected} rejected)`, lines: lists.map(([name, list]) => `${pad(name, 11)} ${pad(String(list.length), 4)} ${pathList(list)}`.trimEnd()) });
+
+    const rollback = [o.rollback_performed ? 'performed' : 'not performed'];
+    if (record.patch) rollback.push(`rejected.patch ${record.patch.file} (${formatBytes(record.patch.bytes)})`);
+    else if (o.rollback_performed) rollback.push('no rejected.patch');
+    for (const [name, text] of [['stdout', o.rollback_stdout], ['stderr', o.rollback_stderr]] as const) {
+      const lines = firstLines(text, VERIFY_LINES_SHOWN);
+      if (lines.length) rollback.push(`${name}:`, ...lines.map((l) => `  ${l}`));
+    }
+    sections.push({ heading: 'Rollback', lines: rollback });
+  } else if (record.patch) sections.push({ heading: 'Rollback', lines: [`rejected.patch ${record.patch.file} (${formatBytes(record.patch.bytes)})`] });
+
+  const routing = e?.routing;
+  if (routing) {
+    const pos = routingPosition(record, runId, options.maxAttempts);
+    const total = routing.attempts.reduce((sum, a) => sum + (a.cost_usd ?? 0), 0);
+    const unknown = routing.attempts.filter((a) => a.cost_usd === null).length;
+    sections.push({
+      heading: 'Routing',
+      lines: [
+        `${routing.task_class} · attempt ${pos?.k ?? '?'} of ${pos?.n ?? '?'} · tier ${routing.tier_index} · ${routing.escalations} escalation(s) · ${routing.stop_reason ? `stop ${routing.stop_reason}` : 'escalated (no stop reason on this attempt)'}`,
+        ...routing.attempts.map((a, i) => attemptLine(a, i, runId)),
+        `total ${formatUsd(total)} over ${routing.attempts.length} attempt(s)${unknown ? ` (${unknown} of unknown cost)` : ''}`,
+      ],
+    });
+  }
+  if (record.problems.length) sections.push({ heading: 'Problems', lines: record.problems });
+  return sections;
+}
+
+/** The trace as text: a header line, then each section with its lines indented. */
+export function traceText(record: GuardRecord, runId: string, options: { maxAttempts?: number; status?: string } = {}): string {
+  const lines = [`run ${runId} · guarded${options.status ? ` · ${options.status}` : ''}`];
+  for (const section of traceSections(record, runId, options)) lines.push('', section.heading.toLowerCase(), ...section.lines.map((l) => `  ${l}`));
+  return lines.join('\n');
+}
+
+/** One line of the run pane's guard block, with how it reads (the pane colours it). */
+export interface GuardLine {
+  text: string;
+  tone: 'ok' | 'bad' | 'warn' | 'info';
+}
+
+/**
+ * The run pane's compact guard block: the decision (state/status,
+ * diagnostic) and verify; changes kept and rejected with the first
+ * violations; the rollback and its patch; routing attempt k of n and its
+ * stop reason; a count of problems. A live run shows its last phase.
+ */
+export function guardSummaryLines(record: GuardRecord, runId: string, options: { maxAttempts?: number } = {}): GuardLine[] {
+  const lines: GuardLine[] = [];
+  const o = record.outcome;
+  if (o) {
+    lines.push({
+      text: `guard ${o.state}/${o.status} · ${o.diagnostic_code} · verify ${verifyWords(o).replace(' · ', ' ')}`,
+      tone: o.status === 'success' ? 'ok' : o.state === 'degraded' ? 'warn' : 'bad',
+    });
+    const { kept, rejected } = mutationCounts(o);
+    const v = o.scope_violations;
+    const shown = v
+      .slice(0, VIOLATIONS_COMPACT)
+      .map((x) => `${x.kind} ${x.path}`)
+      .join(', ');
+    lines.push({
+      text: `changes ${kept} kept · ${rejected} rejected${v.length ? ` · ${v.length} violation(s): ${shown}${v.length > VIOLATIONS_COMPACT ? ', …' : ''}` : ''}`,
+      tone: v.length ? 'bad' : 'info',
+    });
+    if (o.rollback_performed || record.patch) {
+      lines.push({ text: `rollback ${o.rollback_performed ? 'performed' : 'not performed'}${record.patch ? ` · rejected.patch ${formatBytes(record.patch.bytes)}` : ''}`, tone: 'warn' });
+    }
+  } else {
+    const last = record.phases.at(-1);
+    lines.push({ text: last ? `guard · ${last.phase} ${last.outcome}${last.detail ? ` · ${last.detail}` : ''}` : 'guard · no phase yet', tone: 'info' });
+  }
+  const routing = record.envelope?.routing;
+  const pos = routingPosition(record, runId, options.maxAttempts);
+  if (routing && pos) lines.push({ text: `routing ${routing.task_class} · attempt ${pos.k} of ${pos.n} · ${routing.stop_reason ? `stop ${routing.stop_reason}` : 'escalated'}`, tone: routing.stop_reason === 'kept' ? 'ok' : 'info' });
+  if (record.problems.length) lines.push({ text: `${record.problems.length} problem(s) in the guard files: pak2 trace ${runId}`, tone: 'bad' });
+  return lines;
+}
