@@ -212,7 +212,13 @@ export class SnapshotLoader {
     return {
       version: this.version,
       takenAt: new Date().toISOString(),
-      garden: { name: config.gardenName, root: paths.gardenRoot, runtimeRoot: paths.runtimeRoot, drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])] },
+      garden: {
+        name: config.gardenName,
+        root: paths.gardenRoot,
+        runtimeRoot: paths.runtimeRoot,
+        drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])],
+        taskClasses: Object.keys(config.routing ?? {}).sort(),
+      },
       goals: rows,
       counts: {
         queued: open.filter((g) => g.status === 'queued').length,

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { replyDir, runEventsFile } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
+import { GuardFollower } from './guard.js';
 import { SnapshotLoader } from './load.js';
 import { RunTail } from './tail.js';
 import type { CoordinatorView, ServerView, Snapshot } from './types.js';
@@ -69,9 +70,12 @@ export class SnapshotSource {
   private stopped = false;
   private server: ServerView | undefined;
   private readonly onCoordinator = () => this.schedule();
+  /** The followed run's guard files (one run), re-read only when they change. */
+  private readonly guard: GuardFollower;
 
   constructor(private readonly options: SnapshotSourceOptions) {
     this.loader = new SnapshotLoader(options.garden);
+    this.guard = new GuardFollower(options.garden);
   }
 
   /** The current snapshot (stable identity until something changes). */
@@ -142,14 +146,19 @@ export class SnapshotSource {
     if (runId === this.followed) return;
     this.followed = runId;
     // Only the tail changes: swap it on the current snapshot, no reload of the garden.
-    if (this.snapshot.version > 0) this.retarget(this.snapshot);
+    if (this.snapshot.version > 0) {
+      this.retarget(this.snapshot);
+      void this.pollGuard();
+    }
   }
 
   private retarget(base: Omit<Snapshot, 'tail' | 'version'>): void {
     const target = this.tailTarget(base);
     if (target !== this.tail?.runId) this.tail = target ? new RunTail(target, runEventsFile(this.options.garden.paths, target)) : undefined;
     this.tail?.read();
-    this.publish({ ...base, version: 0, tail: this.tail?.state() });
+    const { guard: _old, ...rest } = base as Omit<Snapshot, 'tail' | 'version'>;
+    const guard = this.guard.viewOf(target);
+    this.publish({ ...rest, version: 0, tail: this.tail?.state(), ...(guard ? { guard } : {}) });
   }
 
   /** Asks for a reload soon; bursts within the coalescing window make one reload. */
@@ -172,6 +181,16 @@ export class SnapshotSource {
 
   private pollTail(): void {
     if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
+    void this.pollGuard();
+  }
+
+  /** Re-reads the followed run's guard files when they changed (phases come as a guarded run goes) and publishes them. */
+  private async pollGuard(): Promise<void> {
+    const runId = this.tail?.runId;
+    if (!(await this.guard.refresh(runId)) || runId !== this.tail?.runId || this.snapshot.version === 0) return;
+    const { guard: _old, ...rest } = this.snapshot;
+    const guard = this.guard.viewOf(runId);
+    this.publish(guard ? { ...rest, guard } : rest);
   }
 
   private tailTarget(next: Omit<Snapshot, 'tail' | 'version'>): string | undefined {
@@ -197,6 +216,7 @@ export class SnapshotSource {
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
         ...(this.server ? { server: this.server } : {}),
       };
+      await this.guard.refresh(this.tailTarget(base));
       this.retarget(base);
       if (this.wake) this.rewatch();
     })();

@@ -1,4 +1,5 @@
 import type { GoalRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
+import type { GuardRecord } from '../guard/read.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
 
@@ -39,6 +40,15 @@ export interface ServerView {
 }
 
 /**
+ * The followed run's guard files (docs/guarded-runs/level2.md), read for
+ * that one run only; `maxAttempts` is what its `[routing]` class allows.
+ */
+export interface GuardView extends GuardRecord {
+  runId: string;
+  maxAttempts?: number;
+}
+
+/**
  * Everything the workbench shows, read from disk at one moment. Immutable:
  * a change produces a new snapshot. Views read only this.
  */
@@ -46,8 +56,8 @@ export interface Snapshot {
   /** Increases with every snapshot. */
   version: number;
   takenAt: string;
-  /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries). */
-  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[] };
+  /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names. */
+  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[] };
   coordinator: { state: CoordinatorView; liveRuns: string[] };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];
@@ -60,6 +70,8 @@ export interface Snapshot {
   costToday: { usd: number; runs: number; unknown: number };
   /** The followed run's tail: the selected run, else the running one. */
   tail: TailState | undefined;
+  /** The followed run's guard files, when it is a guarded run. */
+  guard?: GuardView;
   /** Files that could not be read, named; reported, never repaired. */
   problems: string[];
   /** The HTTP server when this session runs one (`cycle --serve`). */

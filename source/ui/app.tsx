@@ -126,8 +126,12 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
 
   const layout = computeLayout(columns, rows);
   const choices: FormChoices = useMemo(
-    () => ({ plants: snapshot.plants.filter((p) => p.plant.status === 'active').map((p) => p.plant.name), drivers: ['(default)', ...snapshot.garden.drivers] }),
-    [snapshot.plants, snapshot.garden.drivers],
+    () => ({
+      plants: snapshot.plants.filter((p) => p.plant.status === 'active').map((p) => p.plant.name),
+      drivers: ['(default)', ...snapshot.garden.drivers],
+      taskClasses: snapshot.garden.taskClasses ?? [],
+    }),
+    [snapshot.plants, snapshot.garden.drivers, snapshot.garden.taskClasses],
   );
 
   // Key handling reads the latest state through a ref, so the handler stays stable (ink re-subscribes otherwise).
@@ -164,8 +168,8 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const shownOverlay = useMemo((): Overlay => {
     if (overlay.kind !== 'detail' || !overlay.goalId) return overlay;
     const row = snapshot.goals.find((r) => r.goal.id === overlay.goalId);
-    return row ? { ...overlay, sections: goalDetail(row.goal, row.run, row.provenance) } : overlay;
-  }, [overlay, snapshot.goals]);
+    return row ? { ...overlay, sections: goalDetail(row.goal, row.run, row.provenance, snapshot.guard) } : overlay;
+  }, [overlay, snapshot.goals, snapshot.guard]);
 
   const full = { width: columns, height: layout.area };
   const o = shownOverlay;
@@ -183,7 +187,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       <Box flexDirection="column" height={layout.area}>
         <Box>
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         {layout.plants.height > 0 ? (
           <Box>

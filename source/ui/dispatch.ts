@@ -274,7 +274,7 @@ function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchAction
     const row = s.selectedGoal;
     if (!row) return;
     ui.setScroll(() => 0);
-    return ui.setOverlay({ kind: 'detail', title: `Goal ${row.goal.id}`, sections: goalDetail(row.goal, row.run, row.provenance), goalId: row.goal.id });
+    return ui.setOverlay({ kind: 'detail', title: `Goal ${row.goal.id}`, sections: goalDetail(row.goal, row.run, row.provenance, s.snapshot.guard), goalId: row.goal.id });
   }
   if (s.focus === 'inbox') {
     const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];

@@ -2,6 +2,8 @@ import { Text } from 'ink';
 import React, { useMemo } from 'react';
 import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
 import { clipUnits, formatCost, runNoticeLines } from '../../format.js';
+import { traceSections } from '../../guard/describe.js';
+import type { GuardView } from '../../snapshot/types.js';
 import { hint } from '../keymap.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
@@ -68,8 +70,30 @@ export function tendOriginLines(goal: GoalRecord): string[] | undefined {
   return lines;
 }
 
-/** The sections shown for a goal and its latest run: goal fields, body, run record, cost, provenance, reflection, final text. */
-export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord): DetailSection[] {
+/**
+ * The guard of a goal as the detail shows it: what the goal asked for
+ * (`guard`, `task_class`); empty for an unguarded goal.
+ */
+export function goalGuardLines(goal: GoalRecord): string[] {
+  const g = goal.guard;
+  const lines: string[] = [];
+  if (g) {
+    lines.push(`verify ${g.verify ?? '([guard] default)'}`);
+    if (g.allowed_files) lines.push(`allow ${g.allowed_files.join(' ') || '(any)'}`);
+    if (g.forbidden_paths) lines.push(`forbid ${g.forbidden_paths.join(' ') || '(none)'}`);
+    const more = [g.timeout_seconds !== undefined ? `verify timeout ${g.timeout_seconds} s` : '', g.env_passthrough?.length ? `env ${g.env_passthrough.join(', ')}` : '', g.contract_id ? `contract ${g.contract_id}` : '', g.redact === false ? 'not redacted' : ''].filter(Boolean);
+    if (more.length) lines.push(more.join('  '));
+  }
+  if (goal.task_class) lines.push(`task class ${goal.task_class}`);
+  return lines;
+}
+
+/**
+ * The sections shown for a goal and its latest run: goal fields, body, run
+ * record, cost, provenance, the guarded run's trace (when `guard` is that
+ * run's), reflection, final text.
+ */
+export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord, guard?: GuardView): DetailSection[] {
   const sections: DetailSection[] = [
     {
       heading: 'Goal',
@@ -83,6 +107,8 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
   ];
   const origin = tendOriginLines(goal);
   if (origin) sections.splice(1, 0, { heading: 'Tend origin', lines: origin });
+  const asked = goalGuardLines(goal);
+  if (asked.length) sections.splice(1, 0, { heading: 'Guard', lines: asked });
   if (!run) return [...sections, { heading: 'Run', lines: ['not dispatched yet'] }];
   const c = run.cost;
   const tokens = c && (c.input_tokens !== undefined || c.output_tokens !== undefined) ? `  tokens ${c.input_tokens ?? 0} in / ${c.output_tokens ?? 0} out` : '';
@@ -100,6 +126,9 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
   });
   const provenanceSection = provenanceLines(run, provenance);
   if (provenanceSection.length) sections.push({ heading: 'Provenance', lines: provenanceSection });
+  if (guard && guard.runId === run.id) {
+    for (const section of traceSections(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {})) sections.push({ heading: `Guard · ${section.heading}`, lines: section.lines });
+  }
   if (run.reflection) sections.push({ heading: 'Reflection', lines: textLines(run.reflection) });
   if (run.outputs?.final_text) sections.push({ heading: 'Final text', lines: textLines(run.outputs.final_text) });
   return sections;

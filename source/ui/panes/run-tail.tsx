@@ -2,6 +2,8 @@ import { Text } from 'ink';
 import React from 'react';
 import type { RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
+import { guardSummaryLines, type GuardLine } from '../../guard/describe.js';
+import type { GuardView } from '../../snapshot/types.js';
 import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
 import { fit, spinner, wrapLines } from '../layout.js';
@@ -17,7 +19,11 @@ export interface RunTailProps {
   height: number;
   focused: boolean;
   now: number;
+  /** The run's guard files when it is a guarded run (the snapshot holds them for the followed run only). */
+  guard?: GuardView | undefined;
 }
+
+const GUARD_COLORS: Record<GuardLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'gray' };
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
@@ -56,7 +62,7 @@ export function tailRows(tail: TailState, width: number, perLine: number, need: 
  * red), with a header of status, elapsed time, a spinner while running,
  * tokens and cost as they arrive.
  */
-export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, height, focused, now }: RunTailProps): React.JSX.Element {
+export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, height, focused, now, guard }: RunTailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   if (!tail || !run) {
@@ -72,7 +78,9 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   const tokens = tail.usage.inputTokens || tail.usage.outputTokens ? `${tail.usage.inputTokens} in/${tail.usage.outputTokens} out` : '';
   const cost = run.cost ? formatCost(run.cost) : tail.usage.costUsd !== undefined ? `$${tail.usage.costUsd.toFixed(4)}` : '';
   const header = [live ? `${spinner(now)} running` : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean).join(' · ');
-  const room = Math.max(0, h - 1);
+  // A guarded run: its compact guard block under the header, at most half the pane.
+  const guardLines = guard && guard.runId === run.id ? guardSummaryLines(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {}).slice(0, Math.max(0, Math.floor((h - 1) / 2))) : [];
+  const room = Math.max(0, h - 1 - guardLines.length);
   const body = tailRows(tail, w, Math.max(1, room), room + scroll);
   const last = Math.max(room, body.length - scroll);
   const shown = body.slice(Math.max(0, last - room), last);
@@ -81,6 +89,11 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
       <Text color={live ? 'yellow' : run.status === 'success' ? 'green' : 'red'} wrap="truncate">
         {fit(header, w)}
       </Text>
+      {guardLines.map((line, i) => (
+        <Text key={`guard-${i}`} color={GUARD_COLORS[line.tone]} wrap="truncate">
+          {fit(line.text, w)}
+        </Text>
+      ))}
       {shown.map((line, i) => (
         <Text key={i} color={COLORS[line.kind]} dimColor={line.kind === 'info'} wrap="truncate">
           {fit(line.text, w)}
