@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   PhaseEventSchema,
+  RUN_ID_PATTERN,
   validateExecutionEnvelope,
   validateTaskOutcome,
   type ExecutionEnvelope,
@@ -136,9 +137,11 @@ async function readPhases(file: string, problems: string[]): Promise<{ present: 
  * validators, `phase_events.jsonl` line by line, and the size of
  * `rejected.patch`. Never throws: a malformed file is a problem line
  * naming the file and field. A run that wrote none of them is
- * `guarded: false`.
+ * `guarded: false`; so is an id that is not `N-slug-rN` (with a problem
+ * line; no path outside `runs/` is ever read).
  */
 export async function readGuardRecord(paths: GardenPaths, runId: string): Promise<GuardRecord> {
+  if (!RUN_ID_PATTERN.test(runId)) return { guarded: false, phases: [], problems: [`run id ${JSON.stringify(runId)} is not of the form N-slug-rN`] };
   const dir = runDir(paths, runId);
   // One list per file, joined in file order: the problems read the same whichever file answers first.
   const found: [string[], string[], string[]] = [[], [], []];
