@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { collectIssues, type ValidationIssue } from './common.js';
+import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN } from './guard.js';
 
 /** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
 export const GARDEN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
@@ -18,6 +19,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.tool_silence_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
+  'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -36,6 +38,40 @@ const text = () => z.string({ error: 'INVALID_CONFIG_VALUE' }).min(1, { error: '
 export const DriverConfigSchema = z.strictObject(
   {
     command: z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+  },
+  section,
+);
+
+const textList = () => z.array(text(), { error: 'INVALID_CONFIG_VALUE' });
+
+/**
+ * `[guard]`: defaults for guarded goals (seed 001; docs/guarded-runs/level2.md).
+ * A goal's own `guard` fields win; lists are not merged.
+ */
+export const GuardConfigSchema = z.strictObject(
+  {
+    verify: text().optional(),
+    allowed_files: textList().optional(),
+    forbidden_paths: textList().optional(),
+    timeout_seconds: seconds(1).optional(),
+    env_passthrough: z.array(z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(ENV_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    redact: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+  },
+  section,
+);
+
+/** One routing tier: the driver, and optionally its model and reasoning effort. */
+export const RoutingTierSchema = z.strictObject({ driver: text(), model: text().optional(), effort: text().optional() }, section);
+
+/**
+ * `[routing.<task_class>]` (seed 001, routing): ordered tiers, how many
+ * escalations at most, and an optional budget in USD across the attempts.
+ */
+export const RoutingClassSchema = z.strictObject(
+  {
+    tiers: z.array(RoutingTierSchema, { error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' }),
+    max_escalations: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(100, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    budget_usd: z.number({ error: 'INVALID_CONFIG_VALUE' }).positive({ error: 'INVALID_CONFIG_VALUE' }).optional(),
   },
   section,
 );
@@ -64,6 +100,8 @@ export const ConfigSchema = z.strictObject({
     }, section)
     .optional(),
   drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
+  guard: GuardConfigSchema.optional(),
+  routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
 }, section);
 export type ConfigFile = z.infer<typeof ConfigSchema>;
 

@@ -9,6 +9,7 @@ import {
   timestamp,
   type ValidationIssue,
 } from './common.js';
+import { GoalGuardSchema, TASK_CLASS_PATTERN } from './guard.js';
 
 /** Goal types (DESIGN.md, "Goal record"). */
 export const GOAL_TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research', 'converse', 'retrospective', 'commission'] as const;
@@ -66,6 +67,10 @@ export const GoalSchema = z.looseObject({
   conversation_id: z.string().min(1).optional(),
   post_reply_hop: z.boolean().optional(),
   closed_reason: codedEnum(CLOSED_REASONS, 'INVALID_CLOSED_REASON').optional(),
+  /** Guarded run (seed 001, docs/guarded-runs/level2.md): verify, scope, env passthrough, redaction. */
+  guard: GoalGuardSchema.optional(),
+  /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
+  task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
 });
 export type GoalRecord = z.infer<typeof GoalSchema>;
 

@@ -8,3 +8,4 @@ export * from './operator-message.js';
 export * from './history.js';
 export * from './active-threads.js';
 export * from './goal-metadata.js';
+export * from './guard.js';

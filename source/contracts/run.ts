@@ -33,6 +33,9 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `operator_stopped`: the operator stopped the live run (`pak2 stop`)
  * - `driver_error`: pak2 itself failed while finishing a launched run (the agent's stream is kept)
  * - `permission_denied`: the agent reported success but tool calls it made were refused (`permission_denials`)
+ * - `verify_failed`: a guarded run's verify command failed or ran past its limit (task_outcome.json)
+ * - `scope_violation`: a guarded run changed a forbidden path or one outside allowed_files (rolled back)
+ * - `guard_error`: pak2 could not take a guarded run's baseline or check its tree (git failed)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -46,6 +49,10 @@ export const FAILURE_REASONS = [
   'operator_stopped',
   'driver_error',
   'permission_denied',
+  // guarded runs (seed 001, docs/guarded-runs/level2.md)
+  'verify_failed',
+  'scope_violation',
+  'guard_error',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 

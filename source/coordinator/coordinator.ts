@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
+import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
 import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
@@ -74,6 +75,11 @@ export class Coordinator extends EventEmitter {
       ...(options.onStderr ? { onStderr: options.onStderr } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.env ? { env: options.env } : {}),
+      guardFor: async (goal, run) => {
+        if (!isGuarded(goal)) return undefined;
+        const plan = await planRoute(options.garden.paths, options.garden.config, goal);
+        return createRunGuard({ garden: options.garden, goal, run, env: options.env ?? process.env, now: options.now ?? (() => new Date()), ...(plan ? { plan } : {}) });
+      },
     };
     this.dispatchFn = options.dispatch ?? ((goal, runId) => driverDispatch(goal, runId, driverCtx));
   }

@@ -23,6 +23,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
+import { isGuarded, planRoute, routingContinues } from '../guard/index.js';
 import type { LiveRuns } from './live-runs.js';
 import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type ClosedGoalInput, type WithheldTend } from './tend-policy.js';
 
@@ -142,10 +143,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // 1. Dispatch
   let inFlight = 0;
+  // A guarded run has the work tree to itself (docs/guarded-runs/level2.md, "Isolation"): its scope check and rollback see only its own changes.
+  let guardedLive = false;
   for (const goal of goals) {
     if (goal.status !== 'running') continue;
     const run = await loadRun(goal);
-    if (run && !isTerminalRunStatus(run.status)) inFlight += 1;
+    if (run && !isTerminalRunStatus(run.status)) {
+      inFlight += 1;
+      if (isGuarded(goal)) guardedLive = true;
+    }
   }
   // What is dispatched, and in which order, is what is on disk now: queued goals are read fresh (a cache may only speed up listing).
   const queued = (
@@ -177,7 +183,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
     }
-    if (inFlight >= config.coordinator.maxConcurrentRuns) {
+    if (inFlight >= config.coordinator.maxConcurrentRuns || guardedLive || (inFlight > 0 && isGuarded(goal))) {
       summary.queued += 1;
       continue;
     }
@@ -198,7 +204,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     let run: RunRecord;
     try {
       // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
-      const settings = resolveSettings(goal, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
+      // A goal with a task_class runs on its routing tier, unless it pins its model (seed 001, routing).
+      const plan = goal.task_class ? await planRoute(paths, config, goal) : undefined;
+      const routed = plan && !plan.pinned ? { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) } : goal;
+      const settings = resolveSettings(routed, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
       run = await openRun(
         paths,
         goal,
@@ -220,6 +229,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     goal.status = 'running';
     runOf.set(goal.id, run);
     inFlight += 1;
+    if (isGuarded(goal)) guardedLive = true;
     summary.dispatched.push(run.id);
     const work = options.dispatch(goal, run.id).catch((error: unknown) => failRun(options, goal, run.id, error));
     if (options.awaitDispatch) {
@@ -319,6 +329,13 @@ export async function settleGoals(
     if (!run || !isTerminalRunStatus(run.status)) continue;
     if (goal.status === 'running' && (run.failure_reason === 'coordinator_stopped' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
       // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
+      await transitionGoal(paths, goal.id, 'queued', { now: now() });
+      goal.status = 'queued';
+      out.requeued.push(goal.id);
+      continue;
+    }
+    if (goal.status === 'running' && run.status !== 'success' && goal.task_class && (await routingContinues(paths, run.id))) {
+      // A routed goal whose attempt escalates (or runs its tier again): back to the queue for the next attempt.
       await transitionGoal(paths, goal.id, 'queued', { now: now() });
       goal.status = 'queued';
       out.requeued.push(goal.id);

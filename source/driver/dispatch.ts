@@ -69,6 +69,44 @@ export interface DriverContext {
   now?: () => Date;
   /** The agents' base environment; default this process's (users' API keys and base URLs must reach the CLIs). */
   env?: NodeJS.ProcessEnv;
+  /** The guard of a guarded goal's run (seed 001), or undefined for an unguarded one. */
+  guardFor?: (goal: GoalRecord, run: RunRecord) => Promise<RunGuard | undefined>;
+}
+
+/** What the driver concluded about the agent's main phase, as a guard sees it. */
+export interface RunGuardVerdictInput {
+  /** False when the agent never started (launch_failed). */
+  launched: boolean;
+  status: CloseRunInput['status'];
+  failureReason?: FailureReason;
+  errorText?: string;
+  exitCode: number | null;
+  /** The agent's own word on its result (`success` / `failure`), when it reported one. */
+  agentStatus?: string;
+}
+
+/** The verdict a guard hands back: the driver's, or a failure of its own (verify_failed, scope_violation, guard_error). */
+export interface GuardVerdict {
+  status: CloseRunInput['status'];
+  failureReason?: FailureReason;
+  errorText?: string;
+}
+
+/**
+ * Hooks a guarded run (seed 001; source/guard/) plugs into dispatch. The
+ * driver calls them in this order: `promptBlock` and `environment` while
+ * preparing, `beforeLaunch` (the baseline; a returned close input refuses
+ * the run before the agent starts), `afterMain` once the main phase ended
+ * on any path (scope check, verify, decision, rollback; before the
+ * reflection, which only a kept run gets), and `beforeClose` with the
+ * final close input (records written, text redacted).
+ */
+export interface RunGuard {
+  promptBlock(): string;
+  environment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
+  beforeLaunch(prompt: string): Promise<CloseRunInput | undefined>;
+  afterMain(input: RunGuardVerdictInput): Promise<GuardVerdict>;
+  beforeClose(input: CloseRunInput): Promise<CloseRunInput>;
 }
 
 /** File in the run directory that keeps the agent's stderr. */
@@ -183,6 +221,7 @@ export async function closeFromStream(
   goalType: string,
   input: Omit<CloseRunInput, 'cost'> & { cost?: Cost },
   now: Date = new Date(),
+  prepare?: (input: CloseRunInput) => Promise<CloseRunInput>,
 ): Promise<RunRecord | undefined> {
   const { paths, config } = garden;
   const plugin = getDriverPlugin(run.driver, config);
@@ -190,7 +229,8 @@ export async function closeFromStream(
   const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model });
   const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost };
   try {
-    return await closeRun(paths, run.id, goalType, { ...facts, ...input, cost: input.cost ?? facts.cost }, now);
+    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost };
+    return await closeRun(paths, run.id, goalType, prepare ? await prepare(full) : full, now);
   } catch (error) {
     if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
     throw error;
@@ -223,8 +263,14 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const run = await readRun(paths, runId);
   const dir = runDir(paths, runId);
   const eventsFile = runEventsFile(paths, runId);
+  const guard = await ctx.guardFor?.(goal, run);
   const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
     try {
+      if (guard) {
+        // Already closed by the watchdog or the operator: the guard still checks and reverts the tree, but writes nothing over the record.
+        if (isTerminalRunStatus((await readRun(paths, runId)).status)) await guard.afterMain({ launched: true, status: input.status, failureReason: input.failureReason, errorText: input.errorText, exitCode: input.exitCode ?? null });
+        input = await guard.beforeClose(input);
+      }
       return await closeRun(paths, runId, goal.type, { by: 'driver', ...input }, now());
     } catch (error) {
       // The watchdog (or the operator) closed it first: the terminal record stands.
@@ -234,6 +280,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   };
   const failLaunch = async (message: string): Promise<RunRecord | undefined> => {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message });
+    await guard?.afterMain({ launched: false, status: 'failure', failureReason: 'launch_failed', errorText: message, exitCode: null });
     return close({ status: 'failure', failureReason: 'launch_failed', cost: { source: 'unknown' }, errorText: message });
   };
   const stderrLog = path.join(dir, RUN_STDERR_FILE);
@@ -251,6 +298,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     if (tend) extraBlocks.tend = tend;
     const commission = renderCommissionContextOf(goal);
     if (commission) extraBlocks.commission = commission;
+    if (guard) extraBlocks.guard = guard.promptBlock();
     if (route === 'standard') {
       const packet = await freezeDispatchPacket(paths, goal, runId, now());
       const rendered = packet && renderSupplements(packet);
@@ -277,6 +325,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   }
   const promptFile = path.join(dir, 'prompt.md');
   await fsp.writeFile(promptFile, prompt);
+  if (guard) {
+    const refused = await guard.beforeLaunch(prompt);
+    if (refused) {
+      await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: refused.errorText ?? 'guarded run refused' });
+      return close(refused);
+    }
+  }
 
   const launchCtx: LaunchContext = {
     prompt,
@@ -288,7 +343,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     resumeSessionId,
   };
   const leftovers: string[] = [];
-  const { env: agentEnv, removed } = agentEnvironment(ctx.env ?? process.env);
+  const { env: cleanedEnv, removed } = agentEnvironment(ctx.env ?? process.env);
+  const agentEnv = guard ? guard.environment(cleanedEnv) : cleanedEnv;
   if (removed.length > 0 && !cleanedReported.has(removed.join(','))) {
     cleanedReported.add(removed.join(','));
     await appendEvent(paths, { type: 'AgentEnvironmentCleaned', run: runId, goal: goal.id, detail: `removed ${removed.join(', ')} from the agents' environment: agents work in the garden's own repository (set by a git hook or a wrapper?)` }, now()).catch(() => undefined);
@@ -364,7 +420,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   } catch (error) {
     const message = `pak2 failed while finishing the run: ${(error as Error)?.message ?? String(error)}`;
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message }).catch(() => undefined);
-    return closeFromStream(ctx.garden, run, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'driver' }, now());
+    return closeFromStream(ctx.garden, run, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'driver' }, now(), guard ? (input) => guard.beforeClose(input) : undefined);
   }
 
   async function finish(main: LaunchResult): Promise<RunRecord | undefined> {
@@ -383,9 +439,14 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       const watchdog = main.stopDetail?.watchdog;
       const message = main.stopDetail?.message ?? stopMessage(main.stoppedBy, config.coordinator.runTimeoutSeconds);
       const operatorStop = main.stoppedBy === 'operator' ? { operator_stop: { requeue: Boolean(main.stopDetail?.requeue) } } : {};
+      await guard?.afterMain({ launched: true, status, failureReason: reason, errorText: message, exitCode: main.exitCode });
       return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}), ...operatorStop }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
     }
-    const verdict = judge(parsed, main);
+    let verdict = judge(parsed, main);
+    if (guard) {
+      const judged = await guard.afterMain({ launched: true, ...verdict, exitCode: main.exitCode, ...(parsed.reported ? { agentStatus: parsed.status } : {}) });
+      verdict = { status: judged.status, ...(judged.failureReason ? { failureReason: judged.failureReason } : {}), ...(judged.errorText ? { errorText: judged.errorText } : {}) };
+    }
     if (verdict.status !== 'success') return close({ ...base, ...verdict });
 
     if (route !== 'standard') {

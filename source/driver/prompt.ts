@@ -16,6 +16,7 @@ export const PROMPT_HEADINGS = {
   run: '# Your Current Run',
   tend: '# Tend Context',
   commission: '# Plant Commission Context',
+  guard: '# Guard',
   task: '# Task',
 } as const;
 
@@ -45,7 +46,7 @@ export interface PromptInput {
   /** The agent's working directory. */
   workingDirectory: string;
   /** Extra context blocks, already rendered, placed between the run block and the task. */
-  extraBlocks?: { tend?: string; commission?: string; supplements?: string; conversation?: string };
+  extraBlocks?: { tend?: string; commission?: string; supplements?: string; conversation?: string; guard?: string };
   /** The reply directory, named in the run block so the agent can leave reply notes there. */
   replyDirectory?: string;
 }
@@ -97,6 +98,7 @@ export function buildPrompt(input: PromptInput): string {
   if (input.extraBlocks?.commission) sections.push(`${PROMPT_HEADINGS.commission}\n\n${input.extraBlocks.commission.trim()}`);
   if (input.extraBlocks?.supplements) sections.push(`${PROMPT_HEADINGS.supplements}\n\n${input.extraBlocks.supplements.trim()}`);
   if (input.extraBlocks?.conversation) sections.push(`${PROMPT_HEADINGS.conversation}\n\n${input.extraBlocks.conversation.trim()}`);
+  if (input.extraBlocks?.guard) sections.push(`${PROMPT_HEADINGS.guard}\n\n${input.extraBlocks.guard.trim()}`);
   sections.push(`${PROMPT_HEADINGS.task}\n\n${goal.body.trim()}`);
   sections.push(`Your working directory is ${input.workingDirectory}. Begin.`);
   return `${sections.join('\n\n')}\n`;

@@ -35,7 +35,21 @@ export interface GardenConfig {
   };
   /** `[drivers.<name>].command`, normalised to argv form. */
   drivers: Record<string, { command?: string[] }>;
+  /** `[guard]` defaults for guarded goals (docs/guarded-runs/level2.md); `timeout_seconds` default 600, `redact` default true. */
+  guard: {
+    verify?: string;
+    allowedFiles: string[];
+    forbiddenPaths: string[];
+    timeoutSeconds: number;
+    envPassthrough: string[];
+    redact: boolean;
+  };
+  /** `[routing.<task_class>]`: ordered tiers, max escalations (default: tiers − 1), budget in USD. */
+  routing: Record<string, { tiers: { driver: string; model?: string; effort?: string }[]; maxEscalations: number; budgetUsd?: number }>;
 }
+
+/** The verify command's default limit, seconds. */
+export const GUARD_VERIFY_TIMEOUT_DEFAULT = 600;
 
 /** A loaded garden: where it is, and its configuration. */
 export interface Garden {
@@ -92,6 +106,20 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
     },
     drivers,
+    guard: {
+      ...(cfg.guard?.verify ? { verify: cfg.guard.verify } : {}),
+      allowedFiles: cfg.guard?.allowed_files ?? [],
+      forbiddenPaths: cfg.guard?.forbidden_paths ?? [],
+      timeoutSeconds: cfg.guard?.timeout_seconds ?? GUARD_VERIFY_TIMEOUT_DEFAULT,
+      envPassthrough: cfg.guard?.env_passthrough ?? [],
+      redact: cfg.guard?.redact ?? true,
+    },
+    routing: Object.fromEntries(
+      Object.entries(cfg.routing ?? {}).map(([name, r]) => [
+        name,
+        { tiers: r.tiers, maxEscalations: r.max_escalations ?? r.tiers.length - 1, ...(r.budget_usd !== undefined ? { budgetUsd: r.budget_usd } : {}) },
+      ]),
+    ),
   };
 }
 

@@ -66,7 +66,7 @@ export function runtimeGitEnv(env: NodeJS.ProcessEnv, runtimeRoot: string): Reco
 }
 
 /** The `GIT_*` variables pak2 itself sets; simple-git refuses any other. */
-const ALLOWED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_NOSYSTEM'];
+const ALLOWED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_NOSYSTEM', 'GIT_INDEX_FILE'];
 
 /**
  * Runs `git <args>` in `cwd` with exactly `env`, through simple-git. Never

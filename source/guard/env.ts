@@ -1,0 +1,33 @@
+/**
+ * The environment of a guarded run's agent and verify command (seed 001,
+ * `env_passthrough`). Unguarded runs inherit the coordinator's environment
+ * (users' API keys must reach the CLIs); a guarded run gets only what it
+ * needs: the basics of a login shell, the driver's own variables, and the
+ * names the goal or `[guard]` passes through.
+ */
+
+/** Always passed: what a shell and the agent CLIs need to start. */
+export const GUARD_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TERM', 'TMPDIR', 'TZ', 'COLORTERM', 'NO_COLOR'] as const;
+/** Prefixes passed as well: locales and XDG directories. */
+const BASE_PREFIXES = ['LC_', 'XDG_'];
+
+/** The driver's own variables (its API key and base URL reach it; verify does not get them). */
+export const DRIVER_ENV_PREFIXES: Readonly<Record<string, readonly string[]>> = {
+  claude: ['ANTHROPIC_', 'CLAUDE_', 'CLAUDE_CODE_'],
+  codex: ['OPENAI_', 'CODEX_'],
+};
+
+/**
+ * The environment for a guarded run: `base` filtered to {@link GUARD_BASE_ENV},
+ * `LC_*`, `XDG_*`, the driver's prefixes (when `driver` is given) and
+ * `passthrough` names. Names in `passthrough` that are unset are absent.
+ */
+export function guardedEnvironment(base: NodeJS.ProcessEnv, passthrough: readonly string[], driver?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  const prefixes = [...BASE_PREFIXES, ...(driver ? (DRIVER_ENV_PREFIXES[driver] ?? []) : [])];
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined) continue;
+    if ((GUARD_BASE_ENV as readonly string[]).includes(name) || prefixes.some((p) => name.startsWith(p)) || passthrough.includes(name)) env[name] = value;
+  }
+  return env;
+}

@@ -1,0 +1,195 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Coordinator } from '../../source/coordinator/index.js';
+import { validateExecutionEnvelope, validateTaskOutcome } from '../../source/contracts/index.js';
+import { loadGarden, runDir, type Garden } from '../../source/garden/index.js';
+import { commissionPlant, createGoal, readGoal, readRun, type GoalInput } from '../../source/store/index.js';
+
+/**
+ * Guarded runs through the coordinator with scripted shell agents (the
+ * `command` driver): scope check, verify, decision, rollback, records,
+ * routing and redaction, each observed on disk. The real claude and codex
+ * CLIs are driven in test/e2e/guarded.test.ts.
+ */
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()!();
+});
+
+const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
+
+/** An agent that runs `script` in sh when its prompt is a guarded run's (not the automatic tend that follows a failure), then reports success (cost in USD, 100 tokens). */
+function agent(script: string, cost = 0.01): string[] {
+  const result = JSON.stringify({ type: 'result', status: 'success', text: 'done', cost_usd: cost, session_id: 's1', num_turns: 1, usage: { input_tokens: 90, output_tokens: 10 } });
+  return ['sh', '-c', `prompt=$(cat); if [ "$PAK2_PHASE" = reflection ]; then echo '{"type":"result","status":"success","text":"learned","cost_usd":0}'; exit 0; fi; case "$prompt" in *"# Guard"*) ${script};; esac\necho '${result}'`];
+}
+
+async function gitGarden(drivers: Record<string, string[]>, extraToml = ''): Promise<Garden & { root: string }> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-guard-'));
+  cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
+  const toml = [
+    '[runtime]',
+    'root = ".runtime"',
+    '[defaults]',
+    `driver = "${Object.keys(drivers)[0]}"`,
+    '[coordinator]',
+    'interval_seconds = 3600',
+    ...Object.entries(drivers).map(([name, argv]) => `[drivers.${name}]\ncommand = ${JSON.stringify(argv)}`),
+    extraToml,
+  ].join('\n');
+  fs.writeFileSync(path.join(root, 'PAK2.toml'), toml);
+  fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# m\n');
+  fs.mkdirSync(path.join(root, 'seeds'));
+  fs.writeFileSync(path.join(root, 'seeds', 'gardener.md'), '# Seed\n');
+  fs.mkdirSync(path.join(root, 'src'));
+  fs.writeFileSync(path.join(root, 'src', 'app.txt'), 'v1\n');
+  fs.writeFileSync(path.join(root, 'notes.txt'), 'committed\n');
+  fs.writeFileSync(path.join(root, '.gitignore'), '.runtime/\n.env\n');
+  git(root, 'init', '-q', '-b', 'main');
+  git(root, 'add', '-A');
+  git(root, 'commit', '-q', '-m', 'start');
+  const garden = loadGarden(root);
+  await commissionPlant(garden.paths, 'gardener', 'gardener');
+  return { ...garden, root };
+}
+
+async function runGoal(garden: Garden, input: Partial<GoalInput>): Promise<string> {
+  const goal = await createGoal(garden.paths, { type: 'fix', body: 'do the thing', plant: 'gardener', ...input } as GoalInput);
+  const coordinator = new Coordinator({ garden, onStderr: () => undefined });
+  await coordinator.start();
+  try {
+    await coordinator.untilIdle();
+  } finally {
+    await coordinator.stop();
+  }
+  return goal.id;
+}
+
+/** `git status --porcelain` lines, less the plant directory pak2 writes (not committed in these gardens). */
+const status = (root: string) => git(root, 'status', '--porcelain').split('\n').filter((l) => l && !l.endsWith('plants/')).join('\n');
+
+const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, any>;
+
+describe('guarded runs', () => {
+  it('keeps an allowed change that verify passes, and writes every record', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
+    fs.writeFileSync(path.join(garden.root, 'notes.txt'), 'operator edit\n'); // dirty before the run
+    const goalId = await runGoal(garden, { guard: { verify: 'grep -q v2 src/app.txt', allowed_files: ['src/**'] } } as Partial<GoalInput>);
+    const runId = `${goalId}-r1`;
+    const dir = runDir(garden.paths, runId);
+    const run = await readRun(garden.paths, runId);
+    expect(run.status).toBe('success');
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v2\n');
+    const outcome = read(path.join(dir, 'task_outcome.json'));
+    expect(validateTaskOutcome(outcome)).toEqual([]);
+    expect(outcome).toMatchObject({ state: 'ready', status: 'success', diagnostic_code: 'ready', verify_ok: true, verify_exit_code: 0, mutated_files: ['src/app.txt'], accepted_mutations: ['src/app.txt'], rollback_performed: false, acceptance_state: 'raw_run_not_contract_accepted', verifier_was_skipped: false });
+    const envelope = read(path.join(dir, 'execution_envelope.json'));
+    expect(validateExecutionEnvelope(envelope)).toEqual([]);
+    expect(envelope.baseline.branch).toBe('main');
+    expect(envelope.baseline.head).toBe(git(garden.root, 'rev-parse', 'HEAD').trim());
+    expect(envelope.baseline.dirty_paths).toEqual(['notes.txt']);
+    const phases = fs.readFileSync(path.join(dir, 'phase_events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).phase);
+    expect(phases).toEqual(['baseline', 'executor_start', 'executor_done', 'scope_check', 'verify', 'decision', 'rollback']);
+    expect(fs.existsSync(path.join(dir, 'prompt_bundle.md'))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'rejected.patch'))).toBe(false);
+    expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('operator edit\n');
+  });
+
+  it('rolls back a forbidden write made through the shell, keeping the operator dirty file byte-identical', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt; mkdir -p secrets; echo TOKEN=abc > secrets/key.txt; echo SECRET=1 > .env; rm notes.txt') });
+    fs.writeFileSync(path.join(garden.root, 'src', 'app.txt'), 'operator wip\n');
+    fs.writeFileSync(path.join(garden.root, 'scratch.txt'), 'operator untracked\n');
+    const goalId = await runGoal(garden, { guard: { forbidden_paths: ['secrets/', '.env'] } } as Partial<GoalInput>);
+    const dir = runDir(garden.paths, `${goalId}-r1`);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.status).toBe('failure');
+    expect(run.failure_reason).toBe('scope_violation');
+    const outcome = read(path.join(dir, 'task_outcome.json'));
+    expect(outcome).toMatchObject({ state: 'degraded', status: 'failed', diagnostic_code: 'scope_violation', rollback_performed: true, mutated_files: [], verifier_was_skipped: true });
+    expect(outcome.blocked_mutations.sort()).toEqual(['.env', 'secrets/key.txt']);
+    expect(outcome.scope_violations.map((v: { kind: string; path: string }) => `${v.kind}:${v.path}`).sort()).toEqual(['forbidden_path:.env', 'forbidden_path:secrets/key.txt']);
+    expect(outcome.attempted_mutations.sort()).toEqual(['.env', 'notes.txt', 'secrets/key.txt', 'src/app.txt']);
+    // The tree is as the operator left it.
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('operator wip\n');
+    expect(fs.readFileSync(path.join(garden.root, 'scratch.txt'), 'utf8')).toBe('operator untracked\n');
+    expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('committed\n');
+    expect(fs.existsSync(path.join(garden.root, 'secrets'))).toBe(false);
+    expect(fs.existsSync(path.join(garden.root, '.env'))).toBe(false);
+    const patch = fs.readFileSync(path.join(dir, 'rejected.patch'), 'utf8');
+    expect(patch).toContain('secrets/key.txt');
+    expect(patch).toContain('+TOKEN=abc');
+    if (!patch.includes('+v2')) console.log('PATCH', JSON.stringify(patch));
+    expect(patch).toContain('+v2');
+    expect(status(garden.root).split('\n').sort()).toEqual([' M src/app.txt', '?? scratch.txt']);
+    expect((await readGoal(garden.paths, goalId)).closed_reason).toBe('failure');
+  });
+
+  it('rolls back when verify fails, keeps its exit code and output', async () => {
+    const garden = await gitGarden({ sh: agent('echo broken > src/app.txt; git add src/app.txt; git commit -qm agent') });
+    const head = git(garden.root, 'rev-parse', 'HEAD').trim();
+    const goalId = await runGoal(garden, { guard: { verify: 'echo checking; echo nope >&2; exit 3' } } as Partial<GoalInput>);
+    const dir = runDir(garden.paths, `${goalId}-r1`);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('verify_failed');
+    expect(run.outputs?.error ?? '').toMatch(/verify failed \(exit 3\)/);
+    const outcome = read(path.join(dir, 'task_outcome.json'));
+    expect(outcome).toMatchObject({ diagnostic_code: 'verify_failed', verify_ok: false, verify_exit_code: 3, verify_stdout: 'checking\n', verify_stderr: 'nope\n', failed_command: 'echo checking; echo nope >&2; exit 3', rollback_performed: true, mutated_files: [] });
+    expect(git(garden.root, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v1\n');
+    expect(status(garden.root)).toBe('');
+  });
+
+  it('escalates through routing tiers until verify passes, linking the attempts with their costs', async () => {
+    const garden = await gitGarden(
+      { weak: agent('echo weak > src/app.txt', 0.01), strong: agent('echo v2 > src/app.txt', 0.4) },
+      '[routing.simple]\ntiers = [{ driver = "weak", model = "small" }, { driver = "strong", model = "big" }]\nmax_escalations = 1\n',
+    );
+    const goalId = await runGoal(garden, { task_class: 'simple', guard: { verify: 'grep -q v2 src/app.txt' } } as Partial<GoalInput>);
+    const first = await readRun(garden.paths, `${goalId}-r1`);
+    const second = await readRun(garden.paths, `${goalId}-r2`);
+    expect([first.driver, first.status, first.failure_reason]).toEqual(['weak', 'failure', 'verify_failed']);
+    expect([second.driver, second.model, second.status]).toEqual(['strong', 'big', 'success']);
+    const envelope = read(path.join(runDir(garden.paths, second.id), 'execution_envelope.json'));
+    expect(envelope.routing).toMatchObject({ task_class: 'simple', tier_index: 1, escalations: 1, stop_reason: 'kept' });
+    expect(envelope.routing.attempts).toEqual([
+      { run_id: first.id, tier_index: 0, executor: 'weak', model: 'small', diagnostic_code: 'verify_failed', cost_usd: 0.01 },
+      { run_id: second.id, tier_index: 1, executor: 'strong', model: 'big', diagnostic_code: 'ready', cost_usd: 0.4 },
+    ]);
+    expect((await readGoal(garden.paths, goalId)).closed_reason).toBe('success');
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v2\n');
+  });
+
+  it('stops at the last tier when verify fails on every tier, leaving nothing changed', async () => {
+    const garden = await gitGarden(
+      { weak: agent('echo a > src/app.txt; echo x > new.txt'), strong: agent('echo b > src/app.txt') },
+      '[routing.simple]\ntiers = [{ driver = "weak" }, { driver = "strong" }]\nmax_escalations = 5\n',
+    );
+    const goalId = await runGoal(garden, { task_class: 'simple', guard: { verify: 'false' } } as Partial<GoalInput>);
+    const envelope = read(path.join(runDir(garden.paths, `${goalId}-r2`), 'execution_envelope.json'));
+    expect(envelope.routing.stop_reason).toBe('last_tier');
+    expect(fs.existsSync(runDir(garden.paths, `${goalId}-r3`))).toBe(false);
+    expect(status(garden.root)).toBe('');
+    expect((await readGoal(garden.paths, goalId)).closed_reason).toBe('failure');
+  });
+
+  it('redacts a passed-through secret from every file of the run directory, and keeps it with redact off', async () => {
+    const secret = 'pak2-test-secret-7f3a9c1e5b';
+    for (const redact of [true, false]) {
+      const garden = await gitGarden({ sh: agent('echo "token is $PAK2_TEST_SECRET"; echo "$PAK2_TEST_SECRET" >&2; echo "$PAK2_TEST_SECRET" > leak.txt') });
+      process.env.PAK2_TEST_SECRET = secret;
+      try {
+        const goalId = await runGoal(garden, { body: `use the secret ${secret}`, guard: { forbidden_paths: ['leak.txt'], env_passthrough: ['PAK2_TEST_SECRET'], redact } } as Partial<GoalInput>);
+        const dir = runDir(garden.paths, `${goalId}-r1`);
+        const found = fs.readdirSync(dir).filter((name) => fs.readFileSync(path.join(dir, name), 'utf8').includes(secret));
+        if (redact) expect(found).toEqual([]);
+        else expect(found).toEqual(expect.arrayContaining(['events.jsonl', 'stderr.log', 'rejected.patch', 'prompt_bundle.md']));
+      } finally {
+        delete process.env.PAK2_TEST_SECRET;
+      }
+    }
+  });
+});
