@@ -3,6 +3,7 @@ import { ActiveThreadsSchema } from './active-threads.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
+import { ExecutionEnvelopeSchema, PhaseEventSchema, TaskOutcomeSchema } from './guard.js';
 import { RuntimeHistoryRecordSchema } from './history.js';
 import { OperatorMessageSchema } from './operator-message.js';
 import { PlantSchema } from './plant.js';
@@ -37,6 +38,9 @@ export const SCHEMA_FILES = {
   'operator-message.schema.json': { schema: OperatorMessageSchema, title: 'pak2 operator message (runs/<run-id>/operator-messages.jsonl line)' },
   'runtime-history.schema.json': { schema: RuntimeHistoryRecordSchema, title: 'pak2 runtime provenance record (history/commits/<run-id>.json)' },
   'active-threads.schema.json': { schema: ActiveThreadsSchema, title: 'pak2 plant active threads (plants/<name>/memory/active-threads.json)' },
+  'execution-envelope.schema.json': { schema: ExecutionEnvelopeSchema, title: 'pak2 guarded run envelope (runs/<run-id>/execution_envelope.json, seed 001)' },
+  'task-outcome.schema.json': { schema: TaskOutcomeSchema, title: 'pak2 guarded run outcome (runs/<run-id>/task_outcome.json, seed 001)' },
+  'phase-event.schema.json': { schema: PhaseEventSchema, title: 'pak2 guarded run phase (runs/<run-id>/phase_events.jsonl line, seed 001)' },
 } as const;
 
 /**

@@ -6,8 +6,16 @@
  * names the goal or `[guard]` passes through.
  */
 
-/** Always passed: what a shell and the agent CLIs need to start. */
-export const GUARD_BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TERM', 'TMPDIR', 'TZ', 'COLORTERM', 'NO_COLOR'] as const;
+/**
+ * Always passed: what a shell and the agent CLIs need to start, and the
+ * network settings of the machine (proxies, extra CA certificates), without
+ * which a CLI that works unguarded would fail guarded.
+ */
+export const GUARD_BASE_ENV = [
+  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'TERM', 'TMPDIR', 'TZ', 'COLORTERM', 'NO_COLOR',
+  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
+  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE',
+] as const;
 /** Prefixes passed as well: locales and XDG directories. */
 const BASE_PREFIXES = ['LC_', 'XDG_'];
 

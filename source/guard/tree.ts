@@ -118,7 +118,15 @@ export async function snapshotTree(scope: TreeScope): Promise<TreeSnapshot> {
   try {
     const tempIndex = path.join(tmp, 'index');
     // Starting from the operator's index keeps git's stat cache: only changed files are hashed again.
-    await fsp.copyFile(indexPath, tempIndex).catch(() => undefined);
+    // The copy keeps the index's mtime, which git's racy-entry check compares file times with: a file
+    // changed in the same second as the index was written is then hashed, not trusted by its stat.
+    try {
+      await fsp.copyFile(indexPath, tempIndex);
+      const st = await fsp.stat(indexPath);
+      await fsp.utimes(tempIndex, st.atime, st.mtime);
+    } catch {
+      // no index yet (a repository without commits): every file is hashed
+    }
     const env = { GIT_INDEX_FILE: tempIndex };
     // git add refuses a pathspec naming an ignored path, even an exclusion: exclude only what git would otherwise add.
     const ignoredExcludes = new Set((await git(scope, ['check-ignore', '--', ...scope.excluded])).stdout.split('\n').map((l) => l.trim()).filter(Boolean));

@@ -25,7 +25,8 @@ export function capOutput(text: string, cap = VERIFY_OUTPUT_CAP): string {
 /**
  * Runs the verify command with `sh -c` in `cwd` (seed 001, "verify"), in
  * its own process group, with `env` only. Past `timeoutSeconds` the group
- * gets SIGTERM, then SIGKILL 5 s later. Never throws.
+ * gets SIGTERM, then SIGKILL 5 s later; when it ends, whatever is left of
+ * the group is killed. Never throws.
  */
 export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number): Promise<VerifyResult> {
   const started = Date.now();
@@ -35,31 +36,39 @@ export async function runVerify(command: string, cwd: string, env: NodeJS.Proces
     extendEnv: false,
     reject: false,
     stdin: 'ignore',
-    all: false,
     detached: true,
-    timeout: timeoutSeconds * 1000,
-    forceKillAfterDelay: 5000,
     cleanup: true,
     maxBuffer: 64 * 1024 * 1024,
     stripFinalNewline: false,
   });
   const pid = subprocess.pid;
-  const result = await subprocess;
-  if (pid) {
+  const killGroup = (signal: NodeJS.Signals) => {
     try {
-      process.kill(-pid, 'SIGKILL'); // the whole group: no verify child outlives it
+      if (pid) process.kill(-pid, signal);
     } catch {
       // already gone
     }
-  }
+  };
+  // The limit is the group's: a verify's children (a test runner's workers, a `sleep`) hold its pipes, so killing sh alone would wait on them.
+  let timedOut = false;
+  let hard: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup('SIGTERM');
+    hard = setTimeout(() => killGroup('SIGKILL'), 5000);
+  }, timeoutSeconds * 1000);
+  const result = await subprocess;
+  clearTimeout(timer);
+  if (hard) clearTimeout(hard);
+  killGroup('SIGKILL'); // nothing of the verify outlives it
   const exitCode = typeof result.exitCode === 'number' ? result.exitCode : null;
-  const spawnFailed = Boolean(result.failed && exitCode === null && !result.timedOut && !result.isTerminated);
+  const spawnFailed = Boolean(result.failed && exitCode === null && !timedOut && !result.isTerminated);
   return {
-    ok: exitCode === 0 && !result.timedOut,
+    ok: exitCode === 0 && !timedOut,
     exitCode,
     stdout: capOutput(String(result.stdout ?? '')),
     stderr: capOutput(spawnFailed ? String(result.stderr ?? '') || (result.shortMessage ?? '') : String(result.stderr ?? '')),
-    timedOut: Boolean(result.timedOut),
+    timedOut,
     unavailable: spawnFailed || exitCode === 126 || exitCode === 127,
     durationMs: Date.now() - started,
   };

@@ -28,7 +28,7 @@ function agent(script: string, cost = 0.01): string[] {
   return ['sh', '-c', `prompt=$(cat); if [ "$PAK2_PHASE" = reflection ]; then echo '{"type":"result","status":"success","text":"learned","cost_usd":0}'; exit 0; fi; case "$prompt" in *"# Guard"*) ${script};; esac\necho '${result}'`];
 }
 
-async function gitGarden(drivers: Record<string, string[]>, extraToml = ''): Promise<Garden & { root: string }> {
+async function gitGarden(drivers: Record<string, string[]>, extraToml = '', options: { git?: boolean; coordinator?: string } = {}): Promise<Garden & { root: string }> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-guard-'));
   cleanups.push(() => fs.rmSync(root, { recursive: true, force: true }));
   const toml = [
@@ -37,7 +37,8 @@ async function gitGarden(drivers: Record<string, string[]>, extraToml = ''): Pro
     '[defaults]',
     `driver = "${Object.keys(drivers)[0]}"`,
     '[coordinator]',
-    'interval_seconds = 3600',
+    options.coordinator?.includes('interval_seconds') ? '' : 'interval_seconds = 3600',
+    options.coordinator ?? '',
     ...Object.entries(drivers).map(([name, argv]) => `[drivers.${name}]\ncommand = ${JSON.stringify(argv)}`),
     extraToml,
   ].join('\n');
@@ -49,9 +50,11 @@ async function gitGarden(drivers: Record<string, string[]>, extraToml = ''): Pro
   fs.writeFileSync(path.join(root, 'src', 'app.txt'), 'v1\n');
   fs.writeFileSync(path.join(root, 'notes.txt'), 'committed\n');
   fs.writeFileSync(path.join(root, '.gitignore'), '.runtime/\n.env\n');
-  git(root, 'init', '-q', '-b', 'main');
-  git(root, 'add', '-A');
-  git(root, 'commit', '-q', '-m', 'start');
+  if (options.git !== false) {
+    git(root, 'init', '-q', '-b', 'main');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-q', '-m', 'start');
+  }
   const garden = loadGarden(root);
   await commissionPlant(garden.paths, 'gardener', 'gardener');
   return { ...garden, root };
@@ -122,7 +125,6 @@ describe('guarded runs', () => {
     const patch = fs.readFileSync(path.join(dir, 'rejected.patch'), 'utf8');
     expect(patch).toContain('secrets/key.txt');
     expect(patch).toContain('+TOKEN=abc');
-    if (!patch.includes('+v2')) console.log('PATCH', JSON.stringify(patch));
     expect(patch).toContain('+v2');
     expect(status(garden.root).split('\n').sort()).toEqual([' M src/app.txt', '?? scratch.txt']);
     expect((await readGoal(garden.paths, goalId)).closed_reason).toBe('failure');
@@ -191,5 +193,102 @@ describe('guarded runs', () => {
         delete process.env.PAK2_TEST_SECRET;
       }
     }
+  });
+
+  const outcomeOf = (garden: Garden, runId: string) => read(path.join(runDir(garden.paths, runId), 'task_outcome.json'));
+
+  it('verify_timeout: verify past its limit is killed, the work rolled back', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
+    const goalId = await runGoal(garden, { guard: { verify: 'sleep 30', timeout_seconds: 1 } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('verify_failed');
+    expect(outcomeOf(garden, run.id)).toMatchObject({ state: 'degraded', status: 'failed', diagnostic_code: 'verify_timeout', verify_ok: false, rollback_performed: true, mutated_files: [] });
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v1\n');
+  });
+
+  it('verify_unavailable: a verify command that cannot run blocks the run', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
+    const goalId = await runGoal(garden, { guard: { verify: 'pak2-no-such-verify-command' } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('verify_failed');
+    expect(outcomeOf(garden, run.id)).toMatchObject({ state: 'blocked', status: 'blocked', diagnostic_code: 'verify_unavailable', verify_exit_code: 127, rollback_performed: true });
+  });
+
+  it('executor_failed: an agent that fails after changing files has its changes rolled back, its own reason kept', async () => {
+    const garden = await gitGarden({ sh: ['sh', '-c', 'case "$(cat)" in *"# Guard"*) echo half > src/app.txt; echo half > half.txt; exit 3;; esac; echo done'] });
+    const goalId = await runGoal(garden, { guard: { verify: 'true' } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('nonzero_exit');
+    expect(outcomeOf(garden, run.id)).toMatchObject({ state: 'degraded', diagnostic_code: 'executor_failed', verifier_was_skipped: true, rollback_performed: true, mutated_files: [], executor: { exit_code: 3 } });
+    expect(status(garden.root)).toBe('');
+  });
+
+  it('executor_timeout: an agent past run_timeout_seconds', async () => {
+    const garden = await gitGarden({ sh: ['sh', '-c', 'case "$(cat)" in *"# Guard"*) echo late > src/app.txt; sleep 30;; esac; echo done'] }, '', { coordinator: 'run_timeout_seconds = 1' });
+    const goalId = await runGoal(garden, { guard: {} } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.status).toBe('timeout');
+    expect(outcomeOf(garden, run.id)).toMatchObject({ diagnostic_code: 'executor_timeout', executor: { timed_out: true }, rollback_performed: true });
+    expect(status(garden.root)).toBe('');
+  });
+
+  it('executor_killed: an agent the watchdog kills', async () => {
+    const garden = await gitGarden({ sh: ['sh', '-c', 'case "$(cat)" in *"# Guard"*) echo x > src/app.txt; sleep 30;; esac; echo done'] }, '', { coordinator: 'watchdog_seconds = 1\ninterval_seconds = 1' });
+    const goalId = await runGoal(garden, { guard: {} } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect([run.status, run.failure_reason]).toEqual(['killed', 'killed']);
+    expect(outcomeOf(garden, run.id)).toMatchObject({ diagnostic_code: 'executor_killed', rollback_performed: true });
+    expect(status(garden.root)).toBe('');
+  });
+
+  it('launch_failed: a driver that cannot start blocks the run; nothing to roll back', async () => {
+    const garden = await gitGarden({ missing: ['/nonexistent/pak2-agent'] });
+    const goalId = await runGoal(garden, { guard: { verify: 'true' } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('launch_failed');
+    expect(outcomeOf(garden, run.id)).toMatchObject({ state: 'blocked', status: 'blocked', diagnostic_code: 'launch_failed', rollback_performed: false, verifier_was_skipped: true });
+  });
+
+  it('guard_error / baseline_failed: a garden that is not a git repository never starts the agent', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') }, '', { git: false });
+    const goalId = await runGoal(garden, { guard: { verify: 'true' } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('guard_error');
+    expect(run.outputs?.error).toMatch(/could not take the baseline/);
+    expect(outcomeOf(garden, run.id)).toMatchObject({ state: 'blocked', diagnostic_code: 'baseline_failed' });
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v1\n');
+  });
+
+  it('a goal that pins its model is not escalated (non_retryable), and a contract id is accepted with the work', async () => {
+    const garden = await gitGarden(
+      { weak: agent('echo weak > src/app.txt'), strong: agent('echo v2 > src/app.txt') },
+      '[routing.simple]\ntiers = [{ driver = "weak" }, { driver = "strong" }]\n',
+    );
+    const pinned = await runGoal(garden, { task_class: 'simple', model: 'mine', guard: { verify: 'grep -q v2 src/app.txt' } } as Partial<GoalInput>);
+    expect(fs.existsSync(runDir(garden.paths, `${pinned}-r2`))).toBe(false);
+    expect(read(path.join(runDir(garden.paths, `${pinned}-r1`), 'execution_envelope.json')).routing).toMatchObject({ stop_reason: 'non_retryable', tier_index: 0 });
+    const contract = await runGoal(garden, { driver: 'strong', guard: { contract_id: 'contract-123' } } as Partial<GoalInput>);
+    expect(outcomeOf(garden, `${contract}-r1`)).toMatchObject({ contract_id: 'contract-123', acceptance_state: 'contract_accepted' });
+  });
+
+  it('a guarded run has the tree to itself: nothing else dispatches beside it', async () => {
+    const garden = await gitGarden({ sh: ['sh', '-c', 'cat >/dev/null; sleep 1; echo \'{"type":"result","status":"success","text":"ok","cost_usd":0}\''] }, '', { coordinator: 'max_concurrent_runs = 4' });
+    const guarded = await createGoal(garden.paths, { type: 'spike', body: 'guarded', plant: 'gardener', priority: 90, guard: {} } as GoalInput);
+    await createGoal(garden.paths, { type: 'spike', body: 'plain one', plant: 'gardener' });
+    await createGoal(garden.paths, { type: 'spike', body: 'plain two', plant: 'gardener' });
+    const coordinator = new Coordinator({ garden, onStderr: () => undefined });
+    await coordinator.start();
+    try {
+      await coordinator.untilIdle();
+    } finally {
+      await coordinator.stop();
+    }
+    const runs = await Promise.all(['1-guarded', '2-plain-one', '3-plain-two'].map((g) => readRun(garden.paths, `${g}-r1`)));
+    const span = (r: { started_at: string; completed_at?: string }) => [Date.parse(r.started_at), Date.parse(r.completed_at!)] as const;
+    const [g, a, b] = runs.map(span);
+    expect(guarded.id).toBe('1-guarded');
+    // The two plain runs may overlap each other, never the guarded one.
+    for (const other of [a!, b!]) expect(other[0] >= g![1] || other[1] <= g![0]).toBe(true);
+    expect(a![0] < b![1] && b![0] < a![1]).toBe(true);
   });
 });
