@@ -138,7 +138,7 @@ export function createRunGuard(setup: Setup): RunGuard {
       const t = Date.now();
       try {
         before = await snapshotTree(scope);
-        await phase('baseline', 'ok', `HEAD ${before.head?.slice(0, 12) ?? '(no commits)'}${before.branch ? ` on ${before.branch}` : ' (detached)'}; ${before.dirty.length} path(s) already dirty`, Date.now() - t);
+        await phase('baseline', 'ok', `HEAD ${before.head?.slice(0, 12) ?? '(no commits)'}${before.branch ? ` on ${before.branch}` : ' (detached)'}; ${before.dirty.length} path(s) already dirty; snapshot tree ${before.tree}`, Date.now() - t);
       } catch (error) {
         baselineError = (error as Error).message;
         await phase('baseline', 'failed', baselineError, Date.now() - t);
@@ -220,6 +220,7 @@ export function createRunGuard(setup: Setup): RunGuard {
           const remaining = (await diffSnapshots(scope, before, check)).map((c) => c.path);
           rolledBack = { performed: true, stdout: result.stdout, stderr: result.stderr, remaining };
           await phase('rollback', remaining.length ? 'incomplete' : 'done', `${changes.length} path(s) reverted${remaining.length ? `; still changed: ${remaining.slice(0, 5).join(', ')}` : ''}; rejected.patch written`, Date.now() - t2);
+          await appendEvent(paths, { type: 'RunRolledBack', run: run.id, goal: goal.id, plant: run.plant, detail: redact(`${decision.diagnostic}: ${changes.length} path(s) reverted${remaining.length ? `, ${remaining.length} still changed` : ''}; rejected.patch`) }, now()).catch(() => undefined);
         } catch (error) {
           rolledBack = { performed: false, stdout: '', stderr: (error as Error).message, remaining: changes.map((c) => c.path) };
           await phase('rollback', 'failed', (error as Error).message, Date.now() - t2);
