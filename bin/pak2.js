@@ -15,7 +15,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   }
   process.stdout.write(`${version}\n`);
 } else {
-  const { main } = await import('../dist/cli/main.js');
+  // The bundle (scripts/bundle.mjs): a few files for node to load instead of a few hundred.
+  const { main } = await import('../dist/bundle/main.js');
   main(process.argv).then(
     (code) => {
       process.exitCode = code;

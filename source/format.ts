@@ -1,4 +1,5 @@
-import stringWidth from 'string-width';
+import emojiRegex from 'emoji-regex';
+import { eastAsianWidth } from 'get-east-asian-width';
 import type { Cost, RunRecord } from './contracts/index.js';
 
 /**
@@ -18,7 +19,9 @@ function isPlainAscii(text: string): boolean {
   return /^[\x20-\x7e]*$/.test(text);
 }
 
-const segmenter = new Intl.Segmenter();
+// Made on first use, as are the Unicode-property regexes below: an Intl.Segmenter and a /\p{RGI_Emoji}/v
+// cost tens of ms to build, which a command printing ASCII (pak2 goals) would pay at start for nothing.
+let segmenter: Intl.Segmenter | undefined;
 /**
  * Code units handed to the segmenter at once. V8's grapheme segmenter slows
  * down more than linearly with the length of the string it is given (a
@@ -41,6 +44,7 @@ export function* graphemes(text: string): Generator<string> {
       continue;
     }
     const end = Math.min(text.length, i + SEGMENT_WINDOW);
+    segmenter ??= new Intl.Segmenter();
     const parts = [...segmenter.segment(text.slice(i, end))].map((s) => s.segment);
     // The window's last cluster may go on past the window: segment again from its start,
     // unless it is the only one (a cluster longer than the window is cut, hostile data).
@@ -56,10 +60,18 @@ export function* graphemes(text: string): Generator<string> {
 // character) and how terminals draw it; pak2's own string-width 7 counts every
 // pictograph two columns, text-presentation ones (⚠ © ™ ☀ ❤) included, which
 // terminals draw one column wide.
-const VISIBLE = /[^\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Nonspacing_Mark}\p{Enclosing_Mark}\p{Surrogate}]/u;
-const RGI_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
-const PICTOGRAPH = /^\p{Extended_Pictographic}/u;
-const SPACING_MARK = /^\p{Spacing_Mark}$/u;
+let unicode: { visible: RegExp; rgiEmoji: RegExp; pictograph: RegExp; spacingMark: RegExp; ignorable: RegExp; emoji: RegExp } | undefined;
+function unicodeRegexes(): NonNullable<typeof unicode> {
+  unicode ??= {
+    visible: /[^\p{Default_Ignorable_Code_Point}\p{Control}\p{Format}\p{Nonspacing_Mark}\p{Enclosing_Mark}\p{Surrogate}]/u,
+    rgiEmoji: new RegExp('^\\p{RGI_Emoji}$', 'v'),
+    pictograph: /^\p{Extended_Pictographic}/u,
+    spacingMark: /^\p{Spacing_Mark}$/u,
+    ignorable: /^\p{Default_Ignorable_Code_Point}$/u,
+    emoji: emojiRegex(),
+  };
+  return unicode;
+}
 const KEYCAP = /^[\d#*]\u20e3$/;
 /** Text-presentation pictographs that are East Asian Wide all the same (〰 〽 ㊗ ㊙ 🈂 🈷 and a few newer ones). */
 const WIDE_PICTOGRAPHS = new Set([0x3030, 0x303d, 0x3297, 0x3299, 0x1f1ae, 0x1f202, 0x1f237, 0x1f6d9, 0x1f7da, 0x1fa8b, 0x1fa8c, 0x1fa8d, 0x1facc, 0x1fadd, 0x1faeb, 0x1faf9, 0x1fafa]);
@@ -79,17 +91,39 @@ export function clusterWidth(cluster: string): number {
   return width;
 }
 
+/**
+ * Columns of one code point as string-width 7 counts it (its loop body, for
+ * a string of one code point: controls, zero-width, combining, surrogate,
+ * variation-selector and default-ignorable code points 0, emoji 2, else the
+ * East Asian width with ambiguous as narrow), without string-width's
+ * Intl.Segmenter, built when it is imported.
+ */
+function codePointWidth(char: string): number {
+  const cp = char.codePointAt(0)!;
+  if (cp <= 0x1f || (cp >= 0x7f && cp <= 0x9f)) return 0;
+  if ((cp >= 0x200b && cp <= 0x200f) || cp === 0xfeff) return 0;
+  if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x1ab0 && cp <= 0x1aff) || (cp >= 0x1dc0 && cp <= 0x1dff) || (cp >= 0x20d0 && cp <= 0x20ff) || (cp >= 0xfe20 && cp <= 0xfe2f)) return 0;
+  if (cp >= 0xd800 && cp <= 0xdfff) return 0;
+  if (cp >= 0xfe00 && cp <= 0xfe0f) return 0;
+  const { ignorable, emoji } = unicodeRegexes();
+  if (ignorable.test(char)) return 0;
+  emoji.lastIndex = 0; // a /g regex, reused
+  if (emoji.test(char)) return 2;
+  return eastAsianWidth(cp, { ambiguousAsWide: false });
+}
+
 function measureCluster(cluster: string): number {
-  const start = cluster.search(VISIBLE);
+  const { visible, rgiEmoji, pictograph, spacingMark } = unicodeRegexes();
+  const start = cluster.search(visible);
   if (start < 0) return 0; // only marks, joiners, controls
-  if (RGI_EMOJI.test(cluster) || KEYCAP.test(cluster) || (cluster.length <= 50 && cluster.includes('\u200d') && (cluster.match(/\p{Extended_Pictographic}/gu)?.length ?? 0) >= 2)) return 2;
+  if (rgiEmoji.test(cluster) || KEYCAP.test(cluster) || (cluster.length <= 50 && cluster.includes('\u200d') && (cluster.match(/\p{Extended_Pictographic}/gu)?.length ?? 0) >= 2)) return 2;
   const chars = [...cluster.slice(start)];
   const base = chars[0]!;
   const cp = base.codePointAt(0)!;
   // A pictograph without emoji presentation takes its East Asian width: narrow but for a few.
-  let width = PICTOGRAPH.test(base) ? (WIDE_PICTOGRAPHS.has(cp) ? 2 : 1) : stringWidth(base);
+  let width = pictograph.test(base) ? (WIDE_PICTOGRAPHS.has(cp) ? 2 : 1) : codePointWidth(base);
   // Spacing marks and half/full-width forms inside the cluster add their own width.
-  for (const c of chars.slice(1)) if (SPACING_MARK.test(c) || (c >= '\uff00' && c <= '\uffef')) width += stringWidth(c);
+  for (const c of chars.slice(1)) if (spacingMark.test(c) || (c >= '\uff00' && c <= '\uffef')) width += codePointWidth(c);
   return width;
 }
 

@@ -122,8 +122,8 @@ export const RUNTIME_IDENTITY = { name: 'pak2 runtime history', email: 'pak2-run
 
 /** First line of pak2's block in the runtime repo's `.git/info/exclude`. */
 export const RUNTIME_EXCLUDE_MARKER = '# pak2 runtime history: lock files and temp files are never committed';
-/** Patterns the runtime repo never commits: lock files and lock directories (coordinator.lock, <file>.lock), temp files. */
-export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp'] as const;
+/** Patterns the runtime repo never commits: lock files and lock directories (coordinator.lock, <file>.lock), temp files, caches (`.cache/`: the goals listing cache). */
+export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp', '/.cache/'] as const;
 
 /** `<runtime-root>/history/commits/`. */
 export function historyCommitsDir(paths: GardenPaths): string {
@@ -366,9 +366,12 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>, git
   const excludeFile = path.join(gitDir, 'info', 'exclude');
   try {
     const current = await fsp.readFile(excludeFile, 'utf8').catch(() => '');
-    if (!current.includes(RUNTIME_EXCLUDE_MARKER)) {
+    // The block once; a pattern added in a later pak2 is appended to a repo that has the block already.
+    const lines = new Set(current.split('\n'));
+    const missing = [...(lines.has(RUNTIME_EXCLUDE_MARKER) ? [] : [RUNTIME_EXCLUDE_MARKER]), ...RUNTIME_EXCLUDES.filter((p) => !lines.has(p))];
+    if (missing.length > 0) {
       await fsp.mkdir(path.dirname(excludeFile), { recursive: true });
-      await fsp.appendFile(excludeFile, `${current && !current.endsWith('\n') ? '\n' : ''}${RUNTIME_EXCLUDE_MARKER}\n${RUNTIME_EXCLUDES.join('\n')}\n`);
+      await fsp.appendFile(excludeFile, `${current && !current.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`);
     }
   } catch (error) {
     return `${excludeFile}: ${(error as Error).message}`;

@@ -307,6 +307,41 @@ async function forEachName(dir: string, visit: (name: string) => void | Promise<
   }
 }
 
+/**
+ * A listing of the goals directory: the goal ids the ledger did not list
+ * then, and the stray `.json` names. `key` is the directory's identity and
+ * mtime (ns) stat'ed just before the listing; `settled` says the listing
+ * began at least {@link SETTLE_NS} after that mtime, so that any later change
+ * to the directory's entries gives it another mtime (a change in the same
+ * coarse timestamp tick as the listing cannot hide behind it: git's
+ * racy-clean rule). Only a settled listing is ever reused.
+ */
+interface Listing {
+  key: string;
+  generation: number;
+  settled: boolean;
+  candidates: string[];
+  strays: ListingProblem[];
+}
+
+/** How long after the directory's mtime a listing must begin to be reused (ns): more than any file system's timestamp tick. */
+const SETTLE_NS = 2_000_000_000n;
+
+/** The directory's identity and mtime, as a listing is keyed by, or undefined when it is not there. */
+async function directoryKey(dir: string): Promise<{ key: string; mtimeNs: bigint } | undefined> {
+  try {
+    const stat = await fsp.stat(dir, { bigint: true });
+    return { key: `${stat.dev}:${stat.ino}:${stat.mtimeNs}`, mtimeNs: stat.mtimeNs };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The wall clock in ns (the clock file systems stamp mtimes with). */
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
 /** One process's view of a garden's ledger, shared by every scanner and reader of that garden. */
 class LedgerState {
   readonly set = new ClosedSet();
@@ -320,8 +355,16 @@ class LedgerState {
   /** Lines that are neither an id nor an entry, skipped (after the one rebuild). */
   damagedLines = 0;
   busy: Promise<void> | undefined;
-  listing: { mtimeMs: number; generation: number; candidates: string[]; strays: ListingProblem[] } | undefined;
-  listingInFlight: { mtimeMs: number; generation: number; listing: Promise<{ candidates: string[]; strays: ListingProblem[] }> } | undefined;
+  /**
+   * True while the set holds only the ledger's lines from `offset` of a
+   * listing cache on (docs/goal/level2.md): enough to filter that listing's
+   * candidates, not to list the directory again (which reads the whole ledger first).
+   */
+  partial = false;
+  /** The listing cache was looked at (once per process). */
+  cacheChecked = false;
+  listing: Listing | undefined;
+  listingInFlight: { key: string; generation: number; settled: boolean; listing: Promise<{ candidates: string[]; strays: ListingProblem[] }> } | undefined;
 
   constructor(
     readonly paths: GardenPaths,
@@ -333,6 +376,7 @@ class LedgerState {
     this.tail = Buffer.alloc(0);
     this.generation += 1;
     this.listing = undefined;
+    this.partial = false;
     (this as { set: ClosedSet }).set = new ClosedSet();
   }
 }
@@ -346,6 +390,11 @@ function stateOf(paths: GardenPaths): LedgerState {
     states.set(paths.goalsDir, state);
   }
   return state;
+}
+
+/** Forgets every garden's ledger state, as a new process starts (for tests of what a cold start does). */
+export function forgetClosedLedgers(): void {
+  states.clear();
 }
 
 /** Reads what is new in the ledger into the set; on damage, asks for a rebuild (`damaged` names the first bad line). */
@@ -480,32 +529,42 @@ export class ClosedLedger {
 
   /**
    * The goal ids in the directory that the ledger does not list, and the
-   * `.json` names that are not goal ids (strays). The listing streams (no
-   * array of every name) and is reused while the directory's mtime is
-   * unchanged and old enough (2 s) that a same-tick change cannot hide
-   * behind it, and the ledger was not read again from scratch.
+   * `.json` names that are not goal ids (strays); reads what was appended to
+   * the ledger first ({@link refresh}). The listing streams (no array of
+   * every name) and is reused, in this process and by later ones through
+   * the listing cache ({@link listingCacheFile}), only while the directory
+   * is the same one with the same mtime (ns) and the listing began at least
+   * 2 s after that mtime (a same-tick change cannot hide behind it), and the
+   * ledger was not replaced. A cold start that finds such a cache reads the
+   * ledger only from where the cached listing had read it, and no listing.
    */
   async openCandidates(): Promise<{ ids: string[]; strays: ListingProblem[] }> {
     const state = this.state;
     const dir = state.paths.goalsDir;
-    let mtimeMs: number;
-    try {
-      mtimeMs = (await fsp.stat(dir)).mtimeMs;
-    } catch {
-      return { ids: [], strays: [] };
+    if (!state.cacheChecked) {
+      state.cacheChecked = true;
+      await adoptListingCache(state).catch(() => undefined);
     }
-    const settled = Date.now() - mtimeMs > 2000;
+    await this.refresh();
+    let at = await directoryKey(dir);
+    if (!at) return { ids: [], strays: [] };
+    const open = (listing: { candidates: string[]; strays: ListingProblem[] }) => ({ ids: listing.candidates.filter((id) => !state.set.has(id)), strays: listing.strays });
     const l = state.listing;
-    if (l && l.mtimeMs === mtimeMs && l.generation === state.generation && settled) {
-      return { ids: l.candidates.filter((id) => !state.set.has(id)), strays: l.strays };
-    }
-    // Scanners that start together (recovery, reclaim, the first pass, the snapshot) share one listing of a settled directory.
+    if (l && l.settled && l.key === at.key && l.generation === state.generation) return open(l);
+    // Scanners that start together (recovery, reclaim, the first pass, the snapshot) share one settled listing.
     const f = state.listingInFlight;
-    if (f && f.mtimeMs === mtimeMs && f.generation === state.generation && settled) {
-      const shared = await f.listing;
-      return { ids: shared.candidates.filter((id) => !state.set.has(id)), strays: shared.strays };
+    if (f && f.settled && f.key === at.key && f.generation === state.generation) return open(await f.listing);
+    if (state.partial) {
+      // A new listing is filtered by the whole ledger: read it from its start.
+      state.reset();
+      await this.refresh();
+      at = await directoryKey(dir);
+      if (!at) return { ids: [], strays: [] };
     }
+    const { key } = at;
+    const settled = nowNs() - at.mtimeNs >= SETTLE_NS;
     const generation = state.generation;
+    const ledgerAt = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
     const listing = (async () => {
       const candidates: string[] = [];
       const strays: ListingProblem[] = [];
@@ -514,23 +573,121 @@ export class ClosedLedger {
         const id = name.slice(0, -5);
         if (state.set.has(id)) return; // closed (the ledger holds goal ids only)
         if (GOAL_ID_PATTERN.test(id)) candidates.push(id);
-        else {
-          const file = path.join(dir, name);
-          strays.push({ file, message: `${file}: not a goal file name (goal files are <N-slug>.json); not read` });
-        }
+        else strays.push(strayProblem(dir, name));
       });
       return { candidates, strays };
     })();
-    const inFlight = { mtimeMs, generation, listing };
+    const inFlight = { key, generation, settled, listing };
     state.listingInFlight = inFlight;
     try {
       const { candidates, strays } = await listing;
-      if (generation === state.generation) state.listing = { mtimeMs, generation, candidates, strays };
-      return { ids: candidates.filter((id) => !state.set.has(id)), strays };
+      if (generation === state.generation) {
+        state.listing = { key, generation, settled, candidates, strays };
+        if (settled) await writeListingCache(state.paths, { key, ledger: ledgerAt, candidates, strays }).catch(() => undefined);
+      }
+      return open({ candidates, strays });
     } finally {
       if (state.listingInFlight === inFlight) state.listingInFlight = undefined;
     }
   }
+}
+
+function strayProblem(dir: string, name: string): ListingProblem {
+  const file = path.join(dir, name);
+  return { file, message: `${file}: not a goal file name (goal files are <N-slug>.json); not read` };
+}
+
+// ------------------------------------------------------------------ the listing cache
+
+/**
+ * Where a settled listing of the goals directory is kept for later
+ * processes: under the runtime root, outside goals/ (a write inside would
+ * change the mtime the cache is keyed by). A cache, never a record: it is
+ * believed only for the directory and mtime it names.
+ */
+export function listingCacheFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, '.cache', 'goals-listing.json');
+}
+
+interface ListingCache {
+  version: 1;
+  goals_dir: string;
+  /** The directory's dev, inode and mtime (ns) stat'ed before the listing, which began 2 s or more after that mtime. */
+  key: string;
+  /** How far the ledger had been read when the listing was filtered by it: a cold start reads only what follows. */
+  ledger: { ino: number | null; birth: number; offset: number; tail: string };
+  /** Goal ids the ledger did not list. */
+  candidates: string[];
+  /** `.json` names that are not goal ids. */
+  strays: string[];
+}
+
+async function writeListingCache(paths: GardenPaths, listing: { key: string; ledger: { ino: number | undefined; birth: number; offset: number; tail: Buffer }; candidates: string[]; strays: ListingProblem[] }): Promise<void> {
+  const file = listingCacheFile(paths);
+  const cache: ListingCache = {
+    version: 1,
+    goals_dir: paths.goalsDir,
+    key: listing.key,
+    ledger: { ino: listing.ledger.ino ?? null, birth: listing.ledger.birth, offset: listing.ledger.offset, tail: listing.ledger.tail.toString('base64') },
+    candidates: listing.candidates,
+    strays: listing.strays.map((s) => path.basename(s.file)),
+  };
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  await fsp.writeFile(temp, `${JSON.stringify(cache)}\n`);
+  await fsp.rename(temp, file);
+}
+
+/**
+ * A cold start: takes the cached listing when it is for this goals directory
+ * as it is now (same identity, same mtime in ns), and starts reading the
+ * ledger where that listing had read it. The ledger checks of every read
+ * still apply: a ledger replaced, shrunk or rewritten since is read again
+ * from its start, and the cached listing is dropped with it.
+ */
+async function adoptListingCache(state: LedgerState): Promise<void> {
+  if (state.offset !== 0 || state.ino !== undefined || state.set.size !== 0) return;
+  let cache: ListingCache;
+  try {
+    cache = JSON.parse(await fsp.readFile(listingCacheFile(state.paths), 'utf8')) as ListingCache;
+  } catch {
+    return; // none, or unreadable: list
+  }
+  const ledger = cache?.ledger;
+  if (
+    cache?.version !== 1 ||
+    cache.goals_dir !== state.paths.goalsDir ||
+    typeof cache.key !== 'string' ||
+    !Array.isArray(cache.candidates) ||
+    !Array.isArray(cache.strays) ||
+    !ledger ||
+    !Number.isSafeInteger(ledger.offset) ||
+    ledger.offset < 0 ||
+    typeof ledger.tail !== 'string' ||
+    typeof ledger.birth !== 'number' ||
+    (ledger.ino !== null && typeof ledger.ino !== 'number')
+  ) {
+    return;
+  }
+  const now = await directoryKey(state.paths.goalsDir);
+  if (!now || now.key !== cache.key) return;
+  const candidates = cache.candidates.filter((id): id is string => typeof id === 'string' && GOAL_ID_PATTERN.test(id));
+  const strays = cache.strays.filter((name): name is string => typeof name === 'string' && name.endsWith('.json') && !name.includes('/'));
+  state.offset = ledger.offset;
+  state.ino = ledger.ino ?? undefined;
+  state.birth = ledger.birth;
+  state.tail = Buffer.from(ledger.tail, 'base64');
+  state.partial = ledger.offset > 0;
+  state.listing = { key: cache.key, generation: state.generation, settled: true, candidates, strays: strays.map((name) => strayProblem(state.paths.goalsDir, name)) };
+}
+
+/** The highest goal number N among the goals directory's `.json` files (0 when none), listed streaming. */
+export async function highestGoalNumber(dir: string): Promise<number> {
+  let highest = 0;
+  await forEachName(dir, (name) => {
+    if (name.endsWith('.json')) highest = Math.max(highest, goalNumber(name));
+  });
+  return highest;
 }
 
 /** Appends a closed goal's entry to the ledger (one write of the whole line; a torn last line is ended first). */

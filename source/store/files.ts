@@ -1,7 +1,5 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
-import lockfile from 'proper-lockfile';
 import { isErrno } from '../errors.js';
 
 /** Store failure codes (seed 002, "Failure modes"), plus INVALID_RECORD for a file that fails validation. */
@@ -32,6 +30,18 @@ export class StoreError extends Error {
   }
 }
 
+type WriteFileAtomic = typeof import('write-file-atomic');
+let writeFileAtomicModule: Promise<WriteFileAtomic> | undefined;
+
+/**
+ * write-file-atomic, imported on the first atomic write: a command that only
+ * reads never loads it (nor proper-lockfile, see {@link withLock}).
+ */
+export function loadWriteFileAtomic(): Promise<WriteFileAtomic> {
+  writeFileAtomicModule ??= import('write-file-atomic').then((m) => m.default);
+  return writeFileAtomicModule;
+}
+
 /**
  * Fault injection for the crash tests (test/reliability/crash-points.test.ts):
  * when `PAK2_CRASH_AT` names this point, the process kills itself with
@@ -51,6 +61,7 @@ export function crashPoint(name: string): void {
 export async function writeJsonAtomic(file: string, data: unknown): Promise<void> {
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
+    const writeFileAtomic = await loadWriteFileAtomic();
     await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true });
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
@@ -181,6 +192,7 @@ async function appendNow(file: string, data: unknown): Promise<void> {
  * Waits up to ~5 s.
  */
 export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
+  const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(target, {
     lockfilePath: lockPath,
     retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },

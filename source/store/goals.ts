@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import slugify from '@sindresorhus/slugify';
 import pLimit from 'p-limit';
 import {
   formatIssue,
@@ -21,7 +20,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
 import { crashPoint, createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
-import { appendClosedEntry, ClosedLedger, goalNumber } from './closed-index.js';
+import { appendClosedEntry, ClosedLedger, goalNumber, highestGoalNumber } from './closed-index.js';
 
 export * from './closed-index.js';
 
@@ -60,8 +59,20 @@ export function goalFile(paths: GardenPaths, id: string): string {
   return path.join(paths.goalsDir, `${id}.json`);
 }
 
-/** Turns a title into the slug part of a goal id: at most 6 words, 48 characters. */
-export function makeSlug(title: string, fallback: string): string {
+type Slugify = (text: string) => string;
+let slugifyModule: Promise<Slugify> | undefined;
+
+/** @sindresorhus/slugify, imported on the first goal created (its transliteration tables cost a read command's start). */
+export function loadSlugify(): Promise<Slugify> {
+  slugifyModule ??= import('@sindresorhus/slugify').then((m) => m.default);
+  return slugifyModule;
+}
+
+/**
+ * Turns a title into the slug part of a goal id: at most 6 words, 48
+ * characters. `slugify` is {@link loadSlugify}'s.
+ */
+export function makeSlug(title: string, fallback: string, slugify: Slugify): string {
   const firstLine = title.split('\n').find((l) => l.trim()) ?? '';
   const words = slugify(firstLine).split('-').filter(Boolean).slice(0, 6);
   let slug = '';
@@ -73,9 +84,22 @@ export function makeSlug(title: string, fallback: string): string {
   return slug || fallback;
 }
 
+/** The highest N the counter records, or undefined when it is missing or does not hold a number. */
+async function readCounter(file: string): Promise<number | undefined> {
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return /^\s*\d+\s*$/.test(text) ? Number.parseInt(text, 10) : undefined;
+}
+
 /**
  * Creates a goal (`queued`) with the next monotonic N and appends GoalSubmitted.
- * N is one more than the highest ever assigned, even if goal files were removed.
+ * N is one more than the highest ever assigned (`.counter`), even if goal
+ * files were removed; without a readable counter, one more than the highest
+ * N in the goals directory.
  *
  * @throws StoreError INVALID_RECORD (bad type, plant name, priority), IO_ERROR.
  */
@@ -89,19 +113,16 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   const goal = await withLock(paths.goalsDir, async () => {
     const counterPath = path.join(paths.goalsDir, COUNTER_FILE);
-    let highest = 0;
-    try {
-      highest = Number.parseInt(await fsp.readFile(counterPath, 'utf8'), 10) || 0;
-    } catch {
-      // no counter yet: the directory listing below decides
-    }
-    for (const name of await fsp.readdir(paths.goalsDir)) {
-      if (name.endsWith('.json')) highest = Math.max(highest, goalNumber(name));
-    }
+    // The counter is the record of the highest N assigned; the directory is listed only without it.
+    let highest = await readCounter(counterPath);
+    highest ??= await highestGoalNumber(paths.goalsDir);
+    const slug = makeSlug(input.title ?? input.body, input.type, await loadSlugify());
+    // A file of that id already there (a counter restored from a backup, say): the directory decides.
+    if (fs.existsSync(goalFile(paths, `${highest + 1}-${slug}`))) highest = Math.max(highest, await highestGoalNumber(paths.goalsDir));
     const n = highest + 1;
     if (!Number.isSafeInteger(n)) throw new StoreError('IO_ERROR', `${counterPath}: goal number ${highest} is too large to continue from`, counterPath);
     const record: GoalRecord = {
-      id: `${n}-${makeSlug(input.title ?? input.body, input.type)}`,
+      id: `${n}-${slug}`,
       type: input.type,
       status: 'queued',
       priority: input.priority ?? PRIORITY_DEFAULT,
@@ -121,8 +142,9 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
-    await createJsonExclusive(goalFile(paths, record.id), record);
+    // N is taken before its file is made: a crash between the two leaves a gap in the numbers, never an N made twice.
     await fsp.writeFile(counterPath, `${n}\n`);
+    await createJsonExclusive(goalFile(paths, record.id), record);
     return record;
   });
   try {
@@ -282,7 +304,6 @@ export class OpenGoalScanner {
 
   /** The goals that are not closed, and any unreadable goal files. */
   async scan(): Promise<GoalList> {
-    await this.ledger.refresh();
     const { ids, strays } = await this.ledger.openCandidates();
     const goals: GoalRecord[] = [];
     const problems: GoalProblem[] = [...strays];

@@ -2,8 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { GardenConfig, GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { readJsonFile, writeJsonAtomic } from './files.js';
-import writeFileAtomic from 'write-file-atomic';
+import { loadWriteFileAtomic, readJsonFile, writeJsonAtomic } from './files.js';
 
 /** A reply note in `<runtime-root>/inbox/<garden-name>/`. */
 export interface InboxNote {
@@ -106,6 +105,7 @@ export async function deliverReplyNote(paths: GardenPaths, config: Pick<GardenCo
   const { dir } = await ensureReplyDir(paths, config);
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   const file = path.join(dir, `${stamp}-${slug.replace(/[^a-z0-9-]+/gi, '-').toLowerCase()}.md`);
+  const writeFileAtomic = await loadWriteFileAtomic();
   await writeFileAtomic(file, text.endsWith('\n') ? text : `${text}\n`);
   return file;
 }

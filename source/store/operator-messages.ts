@@ -1,6 +1,5 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import {
   OPERATOR_MESSAGE_ID_PATTERN,
   OPERATOR_MESSAGE_OWNER,
@@ -15,7 +14,7 @@ import {
 } from '../contracts/index.js';
 import { runDir, type Garden, type GardenConfig, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine, StoreError, withLock } from './files.js';
+import { appendJsonLine, loadWriteFileAtomic, StoreError, withLock } from './files.js';
 import { ensureReplyDir, replyDir } from './inbox.js';
 import { readRun } from './runs.js';
 
@@ -206,6 +205,7 @@ export async function deliverOperatorMessage(garden: Garden, message: OperatorMe
   try {
     await ensureReplyDir(garden.paths, garden.config);
     await fsp.mkdir(dir, { recursive: true });
+    const writeFileAtomic = await loadWriteFileAtomic();
     await writeFileAtomic(file, renderOperatorNote(message), { fsync: true });
   } catch (error) {
     throw new StoreError(

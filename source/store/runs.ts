@@ -16,7 +16,6 @@ import {
 } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { captureRuntimeHistory, reportRuntimeHistory } from '../history/runtime-history.js';
 import { appendEvent } from './events.js';
 import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
 
@@ -335,6 +334,8 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
   );
   crashPoint('run:closed:after-event');
   // The run is closed from here on: the capture reports, it never throws or rewrites.
+  // Imported here: runtime history (and simple-git) is for closing runs, not for every command that reads the store.
+  const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');
   reportRuntimeHistory(runId, await captureRuntimeHistory(paths, closed));
   return closed;
 }

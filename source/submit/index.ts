@@ -1,8 +1,4 @@
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
-import { closeFromStream } from '../driver/dispatch.js';
-import { coordinatorSocketName, requestCoordinator } from '../coordinator/lock.js';
-import { sweepOrphanRun } from '../coordinator/reclaim.js';
-import { settleGoals } from '../coordinator/reconcile.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
@@ -247,6 +243,13 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
     throw error;
   }
   if (run.status !== 'running') throw new UserError(`RUN ${runId}: the run is already ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, { exitCode: 1 });
+  // Imported here: the coordinator and driver code (execa among it) is for a stop, not for every submit.
+  const [{ closeFromStream }, { coordinatorSocketName, requestCoordinator }, { sweepOrphanRun }, { settleGoals }] = await Promise.all([
+    import('../driver/dispatch.js'),
+    import('../coordinator/lock.js'),
+    import('../coordinator/reclaim.js'),
+    import('../coordinator/reconcile.js'),
+  ]);
   const reply = await requestCoordinator(coordinatorSocketName(paths), { op: 'stop', run: runId, ...(options.requeue ? { requeue: true } : {}) });
   if (reply?.ok) return { run: runId, by: 'coordinator', detail: reply.detail ?? 'stopping' };
   if (reply && !reply.ok && !/no live process/.test(reply.error)) throw new UserError(`RUN ${runId}: the coordinator refused: ${reply.error}`, { exitCode: 1 });

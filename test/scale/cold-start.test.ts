@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Coordinator } from '../../source/coordinator/index.js';
 import { CLOSED_SHOWN, SnapshotLoader, SnapshotSource, TAIL_MAX_LINES } from '../../source/snapshot/index.js';
-import { createGoal } from '../../source/store/index.js';
+import { createGoal, listingCacheFile } from '../../source/store/index.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from './history.js';
@@ -119,6 +119,21 @@ describe('a cold start on a garden of many closed goals opens no closed goal fil
     const ids = r.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0]!);
     expect(ids).toHaveLength(open.length + CLOSED);
     expect(ids.slice(open.length)).toEqual(Array.from({ length: CLOSED }, (_, i) => `${CLOSED - i}-closed-goal-${CLOSED - i}`));
+  });
+
+  it('a cold pak2 goals takes the listing of goals/ from the cache only for the mtime it was taken at: a goal file written from outside while no pak2 runs is listed', async () => {
+    const then = new Date(Date.now() - 10_000); // goals/ unchanged for 10 s: the listing settles and is kept
+    fs.utimesSync(garden.paths.goalsDir, then, then);
+    const first = await runCli(['goals', '--garden', garden.paths.gardenRoot]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(fs.existsSync(listingCacheFile(garden.paths))).toBe(true);
+    // Written by hand, with no pak2 running to see it.
+    const record = JSON.parse(fs.readFileSync(path.join(garden.paths.goalsDir, `${open[0]}.json`), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(garden.paths.goalsDir, '9000-from-outside.json'), JSON.stringify({ ...record, id: '9000-from-outside', submitted_at: '2030-01-01T00:00:00.000Z' }));
+    const second = await runCli(['goals', '--garden', garden.paths.gardenRoot]);
+    expect(second.code, second.stderr).toBe(0);
+    const ids = second.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0]);
+    expect(ids.slice(0, 3)).toEqual([...open, '9000-from-outside']);
   });
 
   it('pak2 cycle --no-ui --until-idle with nothing to dispatch: exit 0, nothing skipped', async () => {

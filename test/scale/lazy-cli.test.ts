@@ -2,7 +2,9 @@
  * Commands load only what they use (issue 13): `pak2 --version` and
  * `--help` load neither zod nor execa nor Ink, and a read command loads no
  * driver code. The modules a real `node bin/pak2.js …` loads are recorded
- * by a module.register load hook (record-modules.mjs) and checked by name.
+ * by a module.register load hook (record-modules.mjs) and checked by name:
+ * bin/pak2.js runs the bundle (scripts/bundle.mjs), so each chunk it loads
+ * stands for the modules esbuild's metafile (dist/bundle/meta.json) puts in it.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -17,6 +19,17 @@ import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from './history.js';
 
 const RECORDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'record-modules.mjs');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A loaded bundle chunk's URL as the URLs of the modules in it (dist/…, node_modules/…); other URLs as they are. */
+function modulesOf(urls: string[]): string[] {
+  const meta = JSON.parse(fs.readFileSync(path.join(ROOT, 'dist/bundle/meta.json'), 'utf8')) as { outputs: Record<string, { inputs: Record<string, unknown> }> };
+  return urls.flatMap((url) => {
+    const at = url.indexOf('/dist/bundle/');
+    const output = at >= 0 ? meta.outputs[url.slice(at + 1)] : undefined;
+    return output ? [url, ...Object.keys(output.inputs).map((input) => `file://${path.join(ROOT, input)}`)] : [url];
+  });
+}
 let dir: string;
 let garden: Awaited<ReturnType<typeof makeTestGarden>>;
 
@@ -36,7 +49,7 @@ function loaded(args: string[], cwd = dir): Promise<{ code: number; stdout: stri
   const out = path.join(dir, `loaded-${Math.random().toString(36).slice(2)}.txt`);
   return new Promise((resolve) => {
     execFile(process.execPath, ['--import', RECORDER, PAK2_BIN, ...args], { cwd, env: { ...process.env, PAK2_LOADED_OUT: out }, timeout: 60_000 }, (error, stdout, stderr) => {
-      const modules = fs.existsSync(out) ? fs.readFileSync(out, 'utf8').split('\n').filter(Boolean) : [];
+      const modules = modulesOf(fs.existsSync(out) ? fs.readFileSync(out, 'utf8').split('\n').filter(Boolean) : []);
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr, modules });
     });
   });

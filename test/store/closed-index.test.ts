@@ -1,14 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GardenPaths } from '../../source/garden/index.js';
 import {
   CLOSED_LEDGER,
   closedEntriesNewestFirst,
   compareGoalIds,
   createGoal,
+  forgetClosedLedgers,
   goalFile,
   goalOfEntry,
+  listingCacheFile,
   OpenGoalScanner,
   parseClosedLine,
   readGoal,
@@ -179,5 +181,80 @@ describe('a missing or damaged ledger is rebuilt once, from the goal files', () 
     fs.writeFileSync(goalFile(paths, a.id), '{{{ garbage');
     expect(await new OpenGoalScanner(paths).scan()).toEqual({ goals: [], problems: [] });
     await expect(readGoal(paths, a.id)).rejects.toThrow(/malformed JSON/);
+  });
+});
+
+describe('the listing cache: a cold start lists goals/ only when it changed', () => {
+  /** Dates the goals directory `seconds` back, as if nothing had changed in it since. */
+  const settle = (paths: GardenPaths, seconds = 10) => {
+    const then = new Date(Date.now() - seconds * 1000);
+    fs.utimesSync(paths.goalsDir, then, then);
+  };
+  afterEach(() => vi.restoreAllMocks());
+
+  async function gardenWithHistory() {
+    const { paths } = makeGarden();
+    const closed = await createGoal(paths, { type: 'build', body: 'closed one' });
+    await transitionGoal(paths, closed.id, 'closed', { closedReason: 'cancelled' });
+    const open = await createGoal(paths, { type: 'fix', body: 'open one' });
+    return { paths, closed, open };
+  }
+
+  it('a settled listing is kept outside goals/; a cold start with goals/ as it saw it lists nothing and opens no closed goal file', async () => {
+    const { paths, closed, open } = await gardenWithHistory();
+    settle(paths);
+    expect((await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id)).toEqual([open.id]);
+    const cache = JSON.parse(fs.readFileSync(listingCacheFile(paths), 'utf8')) as { candidates: string[] };
+    expect(path.dirname(listingCacheFile(paths)).startsWith(paths.goalsDir)).toBe(false);
+    expect(cache.candidates).toEqual([open.id]);
+
+    forgetClosedLedgers(); // a new process
+    fs.writeFileSync(goalFile(paths, closed.id), '{{{ garbage'); // a closed goal file is never opened
+    const listed = vi.spyOn(fs, 'opendirSync');
+    const scan = await new OpenGoalScanner(paths).scan();
+    expect(scan).toEqual({ goals: [expect.objectContaining({ id: open.id, status: 'queued' })], problems: [] });
+    expect(listed).not.toHaveBeenCalled();
+  });
+
+  it('is not believed for another mtime: a goal file written from outside while no pak2 runs is listed by the next cold start', async () => {
+    const { paths, open } = await gardenWithHistory();
+    settle(paths);
+    await new OpenGoalScanner(paths).scan();
+    expect(fs.existsSync(listingCacheFile(paths))).toBe(true);
+
+    forgetClosedLedgers();
+    const record = JSON.parse(fs.readFileSync(goalFile(paths, open.id), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(goalFile(paths, '9-from-outside'), JSON.stringify({ ...record, id: '9-from-outside' }));
+    const listed = vi.spyOn(fs, 'opendirSync');
+    expect((await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id).sort()).toEqual([open.id, '9-from-outside']);
+    expect(listed).toHaveBeenCalled();
+  });
+
+  it('a listing that began within 2 s of the directory\'s mtime is neither kept nor reused (a change in the same tick could hide behind it)', async () => {
+    const { paths, open } = await gardenWithHistory();
+    const scanner = new OpenGoalScanner(paths);
+    expect((await scanner.scan()).goals.map((g) => g.id)).toEqual([open.id]);
+    expect(fs.existsSync(listingCacheFile(paths))).toBe(false);
+    const listed = vi.spyOn(fs, 'opendirSync');
+    await scanner.scan();
+    expect(listed).toHaveBeenCalledTimes(1); // listed again, not reused
+  });
+
+  it('a cached listing whose ledger was rewritten since is dropped: the ledger is read from its start and goals/ listed', async () => {
+    const { paths, closed, open } = await gardenWithHistory();
+    settle(paths);
+    await new OpenGoalScanner(paths).scan();
+    forgetClosedLedgers();
+    // The ledger rewritten in place (same inode, same directory mtime): the open goal listed as closed, the closed one gone.
+    const line = ledgerLines(paths)[0]!;
+    const key = fs.statSync(paths.goalsDir);
+    fs.writeFileSync(ledgerFile(paths), `${line.replace(closed.id, open.id)}\n`);
+    fs.utimesSync(paths.goalsDir, key.atime, key.mtime);
+    const listed = vi.spyOn(fs, 'opendirSync');
+    const scan = await new OpenGoalScanner(paths).scan();
+    expect(listed).toHaveBeenCalled();
+    // The ledger's view, read whole: the open goal is skipped as it says; the closed one is read, found closed and re-added.
+    expect(scan.goals).toEqual([]);
+    expect(ids(paths)).toEqual([open.id, closed.id]);
   });
 });

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GOAL_STATUSES, validateGoal, type GoalStatus } from '../../source/contracts/index.js';
 import type { GardenPaths } from '../../source/garden/index.js';
 import {
@@ -10,6 +10,7 @@ import {
   goalFile,
   listGoalIds,
   listGoals,
+  loadSlugify,
   makeSlug,
   OpenGoalScanner,
   readGoal,
@@ -141,13 +142,34 @@ describe('createGoal', () => {
     expect(numberOf(next.id)).toBe(4);
   });
 
-  it('continues after the highest existing file when there is no counter yet', async () => {
+  it('continues after the highest existing file when there is no counter, or it holds no number', async () => {
     const { paths } = makeGarden();
     const seeded = await createGoal(paths, { type: 'build', body: 'seed' });
     const record = readJson(goalFile(paths, seeded.id));
     writeJson(path.join(paths.goalsDir, '41-imported.json'), { ...record, id: '41-imported' });
+    fs.rmSync(path.join(paths.goalsDir, '.counter'));
     const next = await createGoal(paths, { type: 'build', body: 'after import' });
     expect(numberOf(next.id)).toBe(42);
+    writeJson(path.join(paths.goalsDir, '77-imported.json'), { ...record, id: '77-imported' });
+    fs.writeFileSync(path.join(paths.goalsDir, '.counter'), '');
+    expect(numberOf((await createGoal(paths, { type: 'build', body: 'after a torn counter' })).id)).toBe(78);
+  });
+
+  it('takes N from the counter without listing the directory; an id already taken sends it to the directory', async () => {
+    const { paths } = makeGarden();
+    const seeded = await createGoal(paths, { type: 'build', body: 'seed' });
+    const record = readJson(goalFile(paths, seeded.id));
+    // A file put there by hand with a higher N: the counter (1) is the record of what pak2 assigned.
+    writeJson(path.join(paths.goalsDir, '41-imported.json'), { ...record, id: '41-imported' });
+    const listed = vi.spyOn(fs, 'opendirSync');
+    expect(numberOf((await createGoal(paths, { type: 'build', body: 'next' })).id)).toBe(2);
+    expect(listed).not.toHaveBeenCalled();
+    // A counter behind a goal of the very id it would make (restored from a backup): the directory decides.
+    fs.writeFileSync(path.join(paths.goalsDir, '.counter'), '2\n');
+    writeJson(path.join(paths.goalsDir, '3-again.json'), { ...record, id: '3-again' });
+    expect((await createGoal(paths, { type: 'build', body: 'again' })).id).toBe('42-again');
+    expect(listed).toHaveBeenCalled();
+    listed.mockRestore();
   });
 
   it('20 concurrent creates all get distinct N', async () => {
@@ -188,9 +210,10 @@ describe('createGoal', () => {
     expect(validateGoal(readJson(goalFile(paths, goal.id)))).toEqual([]);
   });
 
-  it('makeSlug keeps ids path-safe', () => {
+  it('makeSlug keeps ids path-safe', async () => {
+    const slugify = await loadSlugify();
     for (const title of ['../../etc/passwd', 'a/b\\c', 'Ünïcödé façade', 'x'.repeat(200)]) {
-      const slug = makeSlug(title, 'build');
+      const slug = makeSlug(title, 'build', slugify);
       expect(slug).toMatch(/^[a-z0-9]+(?:-[a-z0-9]+)*$/);
       expect(slug.length).toBeLessThanOrEqual(48);
     }
