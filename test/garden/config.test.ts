@@ -78,6 +78,16 @@ describe('parseConfig values', () => {
         'max_concurrent_runs = 3',
         'tool_silence_seconds = 600',
         'result_grace_seconds = 0',
+        '[guard]',
+        'verify = "npm test"',
+        'allowed_files = ["src/**"]',
+        'forbidden_paths = [".env", ".git/**"]',
+        'timeout_seconds = 120',
+        'env_passthrough = ["NPM_TOKEN"]',
+        'redact = false',
+        '[routing.simple]',
+        'tiers = [{ driver = "codex", model = "gpt-5-mini", effort = "low" }, { driver = "claude" }]',
+        'budget_usd = 1.5',
       ].join('\n'),
     );
     expect(config).toEqual({
@@ -86,7 +96,18 @@ describe('parseConfig values', () => {
       defaults: { driver: 'claude', model: 'claude-opus-4-6', reasoning_effort: 'high' },
       coordinator: { intervalSeconds: 5, watchdogSeconds: 30, runTimeoutSeconds: 900, maxConcurrentRuns: 3, toolSilenceSeconds: 600, resultGraceSeconds: 0 },
       drivers: {},
+      guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
+      routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },
     });
+  });
+
+  it('refuses bad [guard] and [routing] values, naming each key', () => {
+    expect(() => parseConfig('[guard]\ntimeout_seconds = 0\n')).toThrow(/guard\.timeout_seconds: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[guard]\nenv_passthrough = ["BAD NAME"]\n')).toThrow(/guard\.env_passthrough\.0: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[guard]\nverifi = "x"\n')).toThrow(/UNKNOWN_CONFIG_KEY/);
+    expect(() => parseConfig('[routing.simple]\ntiers = []\n')).toThrow(/routing\.simple\.tiers: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[routing.simple]\ntiers = [{ model = "x" }]\n')).toThrow(/routing\.simple\.tiers\.0\.driver/);
+    expect(() => parseConfig('[routing.simple]\ntiers = [{ driver = "claude" }]\nbudget_usd = -1\n')).toThrow(/routing\.simple\.budget_usd: INVALID_CONFIG_VALUE/);
   });
 
   it('normalises [drivers.x].command to an array: a string, an array, absent', () => {
