@@ -20,7 +20,9 @@ const describe: Record<TreeChange['status'], string> = { A: 'created', M: 'modif
  * Globs are picomatch globs relative to the garden root, dot files
  * included (`.env`, `.git/**`); a pattern naming a directory (`secrets/`)
  * covers everything under it. A path both forbidden and outside
- * `allowed_files` is one violation, `forbidden_path`.
+ * `allowed_files` is one violation, `forbidden_path`. Git's own files
+ * (`.git/HEAD`, `.git/config`, `.git/hooks/*`, the branch's ref: a commit,
+ * a hook) are checked against `forbidden_paths` only (`.git/**`).
  */
 export function checkScope(changes: TreeChange[], allowedFiles: string[], forbiddenPaths: string[]): ScopeResult {
   const expand = (globs: string[]) => globs.flatMap((g) => (g.endsWith('/') ? [`${g}**`] : [g, `${g}/**`]));
@@ -32,7 +34,7 @@ export function checkScope(changes: TreeChange[], allowedFiles: string[], forbid
     if (forbidden(change.path)) {
       result.blocked.push(change.path);
       result.violations.push({ kind: 'forbidden_path', path: change.path, detail: `${describe[change.status]} a path matching forbidden_paths (${forbiddenPaths.join(', ')})` });
-    } else if (!allowed(change.path)) {
+    } else if (!change.path.startsWith('.git/') && !allowed(change.path)) {
       result.unexpected.push(change.path);
       result.violations.push({ kind: 'outside_allowed', path: change.path, detail: `${describe[change.status]} a path outside allowed_files (${allowedFiles.join(', ')})` });
     } else result.accepted.push(change.path);

@@ -135,6 +135,7 @@ export async function snapshotTree(scope: TreeScope): Promise<TreeSnapshot> {
     if (scope.excluded.length > 0) await must(scope, ['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', ...scope.excluded.map((p) => `:(literal)${p}`)], env);
     const tree = (await must(scope, ['write-tree'], env)).trim();
     const ignored = await readIgnored(scope);
+    for (const [rel, file] of await readGitInternals(scope, branch)) ignored.set(rel, file);
     const status = await must(scope, ['--no-optional-locks', 'status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--', '.', ...excludes(scope)]);
     const dirty = status
       .split('\0')
@@ -174,6 +175,34 @@ async function readIgnored(scope: TreeScope): Promise<Map<string, IgnoredFile>> 
     ignored.set(rel, entry);
   }
   return ignored;
+}
+
+/** The files of `.git` an agent could change besides objects: HEAD, config, info/exclude, hooks, the branch's loose ref. */
+const GIT_INTERNAL_FILES = ['HEAD', 'config', 'info/exclude', 'packed-refs'];
+
+/**
+ * `.git` files that say what git does (hooks, config) and where HEAD is, as
+ * `.git/...` paths, when the repository's git directory is `<root>/.git`
+ * (a garden that is a subdirectory of its repository has none to check).
+ * Objects, logs and the index are not looked at (the index is compared as a
+ * tree, HEAD by its commit).
+ */
+async function readGitInternals(scope: TreeScope, branch: string | null): Promise<Map<string, IgnoredFile>> {
+  const out = new Map<string, IgnoredFile>();
+  const gitDir = path.join(scope.root, '.git');
+  const stat = await fsp.stat(gitDir).catch(() => undefined);
+  if (!stat?.isDirectory()) return out;
+  const names = [...GIT_INTERNAL_FILES, ...(branch ? [`refs/heads/${branch}`] : [])];
+  const hooks = await fsp.readdir(path.join(gitDir, 'hooks')).catch(() => [] as string[]);
+  names.push(...hooks.map((h) => `hooks/${h}`));
+  for (const name of names) {
+    const file = path.join(gitDir, name);
+    const st = await fsp.lstat(file).catch(() => undefined);
+    if (!st?.isFile() || st.size > KEEP_IGNORED_BYTES) continue;
+    const bytes = await fsp.readFile(file);
+    out.set(`.git/${name}`, { hash: createHash('sha256').update(bytes).digest('hex'), mode: st.mode & 0o7777, bytes });
+  }
+  return out;
 }
 
 /** What changed from `before` to `after`, sorted by path. */
@@ -218,7 +247,8 @@ export async function patchOf(scope: TreeScope, before: TreeSnapshot, after: Tre
     const text = bytes.includes(0) ? `(binary, ${bytes.length} bytes)\n` : bytes.toString('utf8');
     const lines = text.split('\n');
     if (lines.at(-1) === '') lines.pop();
-    patch += `diff --git a/${c.path} b/${c.path}\n${c.status === 'A' ? 'new file (ignored by git)' : 'modified file (ignored by git)'}\n--- ${c.status === 'A' ? '/dev/null' : `a/${c.path}`}\n+++ b/${c.path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
+    const what = c.path.startsWith('.git/') ? "git's own file" : 'ignored by git';
+    patch += `diff --git a/${c.path} b/${c.path}\n${c.status === 'A' ? `new file (${what})` : `modified file (${what})`}\n--- ${c.status === 'A' ? '/dev/null' : `a/${c.path}`}\n+++ b/${c.path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((l) => `+${l}`).join('\n')}\n`;
   }
   return patch;
 }

@@ -291,4 +291,18 @@ describe('guarded runs', () => {
     for (const other of [a!, b!]) expect(other[0] >= g![1] || other[1] <= g![0]).toBe(true);
     expect(a![0] < b![1] && b![0] < a![1]).toBe(true);
   });
+
+  it('.git/** forbidden: a hook the agent installs and a commit it makes are violations, both reverted', async () => {
+    const garden = await gitGarden({ sh: agent('printf "#!/bin/sh\\nexit 0\\n" > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; echo v2 > src/app.txt; git commit -qam agent') });
+    const head = git(garden.root, 'rev-parse', 'HEAD').trim();
+    const goalId = await runGoal(garden, { guard: { forbidden_paths: ['.git/**'], allowed_files: ['src/**'] } } as Partial<GoalInput>);
+    const run = await readRun(garden.paths, `${goalId}-r1`);
+    expect(run.failure_reason).toBe('scope_violation');
+    const outcome = outcomeOf(garden, run.id);
+    expect(outcome.blocked_mutations).toEqual(expect.arrayContaining(['.git/hooks/pre-commit', '.git/refs/heads/main']));
+    expect(outcome.unexpected_mutations).toEqual([]);
+    expect(fs.existsSync(path.join(garden.root, '.git', 'hooks', 'pre-commit'))).toBe(false);
+    expect(git(garden.root, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(status(garden.root)).toBe('');
+  });
 });
