@@ -60,8 +60,8 @@ async function gitGarden(drivers: Record<string, string[]>, extraToml = '', opti
   return { ...garden, root };
 }
 
-async function runGoal(garden: Garden, input: Partial<GoalInput>): Promise<string> {
-  const goal = await createGoal(garden.paths, { type: 'fix', body: 'do the thing', plant: 'gardener', ...input } as GoalInput);
+/** Runs the in-process coordinator until the garden is idle. */
+async function cycle(garden: Garden): Promise<void> {
   const coordinator = new Coordinator({ garden, onStderr: () => undefined });
   await coordinator.start();
   try {
@@ -69,6 +69,11 @@ async function runGoal(garden: Garden, input: Partial<GoalInput>): Promise<strin
   } finally {
     await coordinator.stop();
   }
+}
+
+async function runGoal(garden: Garden, input: Partial<GoalInput>): Promise<string> {
+  const goal = await createGoal(garden.paths, { type: 'fix', body: 'do the thing', plant: 'gardener', ...input } as GoalInput);
+  await cycle(garden);
   return goal.id;
 }
 
@@ -276,13 +281,7 @@ describe('guarded runs', () => {
     const guarded = await createGoal(garden.paths, { type: 'spike', body: 'guarded', plant: 'gardener', priority: 90, guard: {} } as GoalInput);
     await createGoal(garden.paths, { type: 'spike', body: 'plain one', plant: 'gardener' });
     await createGoal(garden.paths, { type: 'spike', body: 'plain two', plant: 'gardener' });
-    const coordinator = new Coordinator({ garden, onStderr: () => undefined });
-    await coordinator.start();
-    try {
-      await coordinator.untilIdle();
-    } finally {
-      await coordinator.stop();
-    }
+    await cycle(garden);
     const runs = await Promise.all(['1-guarded', '2-plain-one', '3-plain-two'].map((g) => readRun(garden.paths, `${g}-r1`)));
     const span = (r: { started_at: string; completed_at?: string }) => [Date.parse(r.started_at), Date.parse(r.completed_at!)] as const;
     const [g, a, b] = runs.map(span);
