@@ -267,10 +267,12 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           `goal ${goal.id}`,
           `  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}  status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`,
           `  submitted ${goal.submitted_at}${goal.driver ? `  driver ${goal.driver}` : ''}${goal.model ? `  model ${goal.model}` : ''}`,
+          ...(goal.guard || goal.task_class ? [`  guarded${goal.guard?.verify ? `  verify ${goal.guard.verify}` : ''}${goal.guard?.allowed_files?.length ? `  allow ${goal.guard.allowed_files.join(' ')}` : ''}${goal.guard?.forbidden_paths?.length ? `  forbid ${goal.guard.forbidden_paths.join(' ')}` : ''}${goal.task_class ? `  task class ${goal.task_class}` : ''}`] : []),
           '',
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
         ];
-        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}`));
+        const guarded = Boolean(goal.guard || goal.task_class);
+        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}${guarded ? `  (pak2 trace ${r.id})` : ''}`));
         io.out(sanitize(lines.join('\n')));
       }
     });
