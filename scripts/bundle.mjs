@@ -36,6 +36,33 @@ const zodEnglishOnly = {
     }));
   },
 };
+/**
+ * @sindresorhus/transliterate (slugify's, for a goal id's slug) builds one
+ * big regex of its replacements per locale when it is imported; pak2 passes
+ * no locale, so only the default one is ever used. The locale patterns are
+ * built on their first use instead, the same code moved into a function
+ * (its output unchanged). Left as it is, with a warning, if its source no
+ * longer reads as expected.
+ */
+const transliterateLocalesOnUse = {
+  name: 'transliterate-locales-on-use',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/]@sindresorhus[\\/]transliterate[\\/]index\.js$/ }, (args) => {
+      const source = fs.readFileSync(args.path, 'utf8');
+      const loop = 'for (const [locale, localeMap] of Object.entries(localeReplacements)) {';
+      const after = '\nconst normalizeLocale';
+      const use = '({replacements, pattern} = localeCache.get(normalizedLocale));';
+      const start = source.indexOf(loop);
+      const end = source.indexOf(after, start);
+      if (start < 0 || end < 0 || source.split(use).length !== 2) {
+        return { contents: source, loader: 'js', warnings: [{ text: 'transliterate: source not as expected; its locale patterns stay built at import' }] };
+      }
+      const contents = `${source.slice(0, start)}const fillLocaleCache = () => {\nif (localeCache.size > 0) return;\n${source.slice(start, end)}};\n${source.slice(end)}`.replace(use, `fillLocaleCache();\n\t\t${use}`);
+      return { contents, loader: 'js' };
+    });
+  },
+};
+
 const outdir = path.join(root, 'dist', 'bundle');
 const result = await build({
   absWorkingDir: root,
@@ -63,7 +90,7 @@ const result = await build({
       "const __dirname = __pak2Path(new URL('.', import.meta.url));",
     ].join(' '),
   },
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, transliterateLocalesOnUse],
   metafile: true,
   write: false,
   legalComments: 'none',
