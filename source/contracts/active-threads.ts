@@ -8,6 +8,7 @@ import {
   PLANT_NAME_PATTERN,
   timestamp,
   type ValidationIssue,
+  lazySchema,
 } from './common.js';
 
 /**
@@ -43,26 +44,30 @@ function text(max: number) {
 }
 
 /** One thread of current work. Unknown fields are kept and ignored by readers. */
-export const ActiveThreadSchema = z.looseObject({
-  id: codedString(THREAD_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  title: text(ACTIVE_THREADS_LIMITS.titleChars).regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, { error: 'INVALID_TITLE' }),
-  status: codedEnum(THREAD_STATUSES, 'INVALID_STATUS'),
-  summary: text(ACTIVE_THREADS_LIMITS.summaryChars).optional(),
-  goals: z
-    .array(codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'), { error: typeError })
-    .max(ACTIVE_THREADS_LIMITS.goals, { error: 'VALUE_TOO_LARGE' })
-    .optional(),
-  next: text(ACTIVE_THREADS_LIMITS.nextChars).optional(),
-  updated_at: timestamp(),
-});
+export const ActiveThreadSchema = lazySchema(() =>
+  z.looseObject({
+    id: codedString(THREAD_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    title: text(ACTIVE_THREADS_LIMITS.titleChars).regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, { error: 'INVALID_TITLE' }),
+    status: codedEnum(THREAD_STATUSES, 'INVALID_STATUS'),
+    summary: text(ACTIVE_THREADS_LIMITS.summaryChars).optional(),
+    goals: z
+      .array(codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'), { error: typeError })
+      .max(ACTIVE_THREADS_LIMITS.goals, { error: 'VALUE_TOO_LARGE' })
+      .optional(),
+    next: text(ACTIVE_THREADS_LIMITS.nextChars).optional(),
+    updated_at: timestamp(),
+  }),
+);
 export type ActiveThread = z.infer<typeof ActiveThreadSchema>;
 
 /** The plant-local Active Threads file, `plants/<plant>/memory/active-threads.json`. */
-export const ActiveThreadsSchema = z.looseObject({
-  plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-  updated_at: timestamp(),
-  threads: z.array(ActiveThreadSchema, { error: typeError }).max(ACTIVE_THREADS_LIMITS.threads, { error: 'VALUE_TOO_LARGE' }),
-});
+export const ActiveThreadsSchema = lazySchema(() =>
+  z.looseObject({
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    updated_at: timestamp(),
+    threads: z.array(ActiveThreadSchema, { error: typeError }).max(ACTIVE_THREADS_LIMITS.threads, { error: 'VALUE_TOO_LARGE' }),
+  }),
+);
 export type ActiveThreads = z.infer<typeof ActiveThreadsSchema>;
 
 /**

@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+// Each pak2 process validates a handful of records: compiling a validator per schema (zod's JIT, `new Function`) costs more than it saves.
+z.config({ jitless: true });
+
 /**
  * Schema-level reason codes of the run seed (000, "Failure modes"), reused by
  * every record validator. Goal, event, plant and config validators add the few
@@ -42,6 +45,33 @@ export const REASON_CODES = [
   'DUPLICATE_THREAD_ID',
   'VALUE_TOO_LARGE',
 ] as const;
+
+/**
+ * A schema built on first use. pak2's CLI starts in ~2.5× node's own start;
+ * building every record's zod schema at import costs a good part of that, and
+ * most commands use two or three of them. The proxy forwards every operation
+ * to the schema once built (methods bound to it), so callers see a zod schema.
+ */
+export function lazySchema<T extends object>(build: () => T): T {
+  let built: T | undefined;
+  const real = (): T => (built ??= build());
+  return new Proxy({} as T, {
+    get(_target, key) {
+      const target = real();
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+    has: (_target, key) => Reflect.has(real(), key),
+    set: (_target, key, value) => Reflect.set(real(), key, value),
+    getPrototypeOf: () => Reflect.getPrototypeOf(real()),
+    ownKeys: () => Reflect.ownKeys(real()),
+    getOwnPropertyDescriptor(_target, key) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(real(), key);
+      if (descriptor) descriptor.configurable = true;
+      return descriptor;
+    },
+  });
+}
 
 /** One reason code of {@link REASON_CODES}. */
 export type ReasonCode = (typeof REASON_CODES)[number];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { collectIssues, type ValidationIssue } from './common.js';
+import { collectIssues, type ValidationIssue, lazySchema} from './common.js';
 import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN } from './guard.js';
 
 /** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
@@ -35,11 +35,13 @@ const section = { error: (iss: { code?: string }) => (iss.code === 'unrecognized
 const text = () => z.string({ error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' });
 
 /** `[drivers.<name>]`: `command` is an executable, or an executable plus leading arguments. */
-export const DriverConfigSchema = z.strictObject(
-  {
-    command: z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' }).optional(),
-  },
-  section,
+export const DriverConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      command: z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
 );
 
 const textList = () => z.array(text(), { error: 'INVALID_CONFIG_VALUE' });
@@ -48,32 +50,38 @@ const textList = () => z.array(text(), { error: 'INVALID_CONFIG_VALUE' });
  * `[guard]`: defaults for guarded goals (seed 001; docs/guarded-runs/level2.md).
  * A goal's own `guard` fields win; lists are not merged.
  */
-export const GuardConfigSchema = z.strictObject(
-  {
-    verify: text().optional(),
-    allowed_files: textList().optional(),
-    forbidden_paths: textList().optional(),
-    timeout_seconds: seconds(1).optional(),
-    env_passthrough: z.array(z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(ENV_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), { error: 'INVALID_CONFIG_VALUE' }).optional(),
-    redact: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
-  },
-  section,
+export const GuardConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      verify: text().optional(),
+      allowed_files: textList().optional(),
+      forbidden_paths: textList().optional(),
+      timeout_seconds: seconds(1).optional(),
+      env_passthrough: z.array(z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(ENV_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      redact: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
 );
 
 /** One routing tier: the driver, and optionally its model and reasoning effort. */
-export const RoutingTierSchema = z.strictObject({ driver: text(), model: text().optional(), effort: text().optional() }, section);
+export const RoutingTierSchema = lazySchema(() =>
+  z.strictObject({ driver: text(), model: text().optional(), effort: text().optional() }, section),
+);
 
 /**
  * `[routing.<task_class>]` (seed 001, routing): ordered tiers, how many
  * escalations at most, and an optional budget in USD across the attempts.
  */
-export const RoutingClassSchema = z.strictObject(
-  {
-    tiers: z.array(RoutingTierSchema, { error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' }),
-    max_escalations: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(100, { error: 'INVALID_CONFIG_VALUE' }).optional(),
-    budget_usd: z.number({ error: 'INVALID_CONFIG_VALUE' }).positive({ error: 'INVALID_CONFIG_VALUE' }).optional(),
-  },
-  section,
+export const RoutingClassSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      tiers: z.array(RoutingTierSchema, { error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' }),
+      max_escalations: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(100, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      budget_usd: z.number({ error: 'INVALID_CONFIG_VALUE' }).positive({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
 );
 
 /**
@@ -81,28 +89,30 @@ export const RoutingClassSchema = z.strictObject(
  * refused (UNKNOWN_CONFIG_KEY) so a typo never silently means a default.
  * Times are whole seconds.
  */
-export const ConfigSchema = z.strictObject({
-  runtime: z.strictObject({ root: text().optional() }, section).optional(),
-  garden: z
-    .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() }, section)
-    .optional(),
-  defaults: z
-    .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() }, section)
-    .optional(),
-  coordinator: z
-    .strictObject({
-      interval_seconds: seconds(1).optional(),
-      watchdog_seconds: seconds(1).optional(),
-      run_timeout_seconds: seconds(1).optional(),
-      max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
-      tool_silence_seconds: seconds(1).optional(),
-      result_grace_seconds: seconds(0).optional(),
-    }, section)
-    .optional(),
-  drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
-  guard: GuardConfigSchema.optional(),
-  routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
-}, section);
+export const ConfigSchema = lazySchema(() =>
+  z.strictObject({
+    runtime: z.strictObject({ root: text().optional() }, section).optional(),
+    garden: z
+      .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() }, section)
+      .optional(),
+    defaults: z
+      .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() }, section)
+      .optional(),
+    coordinator: z
+      .strictObject({
+        interval_seconds: seconds(1).optional(),
+        watchdog_seconds: seconds(1).optional(),
+        run_timeout_seconds: seconds(1).optional(),
+        max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
+        tool_silence_seconds: seconds(1).optional(),
+        result_grace_seconds: seconds(0).optional(),
+      }, section)
+      .optional(),
+    drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
+    guard: GuardConfigSchema.optional(),
+    routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
+  }, section),
+);
 export type ConfigFile = z.infer<typeof ConfigSchema>;
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue } from './common.js';
+import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue, lazySchema} from './common.js';
 
 /**
  * Coordinator event types (docs/events/level2.md). Every goal or run state
@@ -38,23 +38,25 @@ export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
  * One line of the coordinator event log. `ts` is ISO 8601 UTC; the optional
  * fields name what the event concerns. Unknown fields are kept.
  */
-export const EventSchema = z.looseObject({
-  /** A ULID (seed 004, "Event"): sortable, so sorting ids sorts time. Lines written before ids existed have none. */
-  id: codedString(ULID_PATTERN, 'INVALID_EVENT_ID').optional(),
-  ts: timestamp(),
-  type: codedEnum(EVENT_TYPES, 'INVALID_EVENT_TYPE'),
-  goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
-  run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT').optional(),
-  plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
-  from: z.string().optional(),
-  to: z.string().optional(),
-  status: z.string().optional(),
-  reason: z.string().optional(),
-  detail: z.string().optional(),
-  /** RunClosed: the run's cost source and amount in USD, so cost totals need no run reads. */
-  cost_source: z.string().optional(),
-  cost_usd: z.number().min(0).optional(),
-});
+export const EventSchema = lazySchema(() =>
+  z.looseObject({
+    /** A ULID (seed 004, "Event"): sortable, so sorting ids sorts time. Lines written before ids existed have none. */
+    id: codedString(ULID_PATTERN, 'INVALID_EVENT_ID').optional(),
+    ts: timestamp(),
+    type: codedEnum(EVENT_TYPES, 'INVALID_EVENT_TYPE'),
+    goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
+    run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT').optional(),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
+    from: z.string().optional(),
+    to: z.string().optional(),
+    status: z.string().optional(),
+    reason: z.string().optional(),
+    detail: z.string().optional(),
+    /** RunClosed: the run's cost source and amount in USD, so cost totals need no run reads. */
+    cost_source: z.string().optional(),
+    cost_usd: z.number().min(0).optional(),
+  }),
+);
 export type EventRecord = z.infer<typeof EventSchema>;
 
 /**

@@ -8,6 +8,7 @@ import {
   PLANT_NAME_PATTERN,
   timestamp,
   type ValidationIssue,
+  lazySchema,
 } from './common.js';
 import { GoalGuardSchema, TASK_CLASS_PATTERN } from './guard.js';
 
@@ -47,31 +48,33 @@ export const PRIORITY_DEFAULT = 50;
  * The goal record, `<runtime-root>/goals/<id>.json` (docs/goal/level2.md).
  * Unknown fields are kept.
  */
-export const GoalSchema = z.looseObject({
-  id: codedString(GOAL_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  type: codedEnum(GOAL_TYPES, 'INVALID_GOAL_TYPE'),
-  status: codedEnum(GOAL_STATUSES, 'INVALID_STATUS'),
-  priority: z
-    .number({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_PRIORITY') })
-    .int({ error: 'INVALID_PRIORITY' })
-    .min(PRIORITY_MIN, { error: 'INVALID_PRIORITY' })
-    .max(PRIORITY_MAX, { error: 'INVALID_PRIORITY' }),
-  assigned_to: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
-  body: z.string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_TYPE') }),
-  submitted_at: timestamp(),
-  updated_at: timestamp().optional(),
-  closed_at: timestamp().optional(),
-  driver: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  reasoning_effort: z.string().min(1).optional(),
-  conversation_id: z.string().min(1).optional(),
-  post_reply_hop: z.boolean().optional(),
-  closed_reason: codedEnum(CLOSED_REASONS, 'INVALID_CLOSED_REASON').optional(),
-  /** Guarded run (seed 001, docs/guarded-runs/level2.md): verify, scope, env passthrough, redaction. */
-  guard: GoalGuardSchema.optional(),
-  /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
-  task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
-});
+export const GoalSchema = lazySchema(() =>
+  z.looseObject({
+    id: codedString(GOAL_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    type: codedEnum(GOAL_TYPES, 'INVALID_GOAL_TYPE'),
+    status: codedEnum(GOAL_STATUSES, 'INVALID_STATUS'),
+    priority: z
+      .number({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_PRIORITY') })
+      .int({ error: 'INVALID_PRIORITY' })
+      .min(PRIORITY_MIN, { error: 'INVALID_PRIORITY' })
+      .max(PRIORITY_MAX, { error: 'INVALID_PRIORITY' }),
+    assigned_to: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME').optional(),
+    body: z.string({ error: (iss) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_FIELD_TYPE') }),
+    submitted_at: timestamp(),
+    updated_at: timestamp().optional(),
+    closed_at: timestamp().optional(),
+    driver: z.string().min(1).optional(),
+    model: z.string().min(1).optional(),
+    reasoning_effort: z.string().min(1).optional(),
+    conversation_id: z.string().min(1).optional(),
+    post_reply_hop: z.boolean().optional(),
+    closed_reason: codedEnum(CLOSED_REASONS, 'INVALID_CLOSED_REASON').optional(),
+    /** Guarded run (seed 001, docs/guarded-runs/level2.md): verify, scope, env passthrough, redaction. */
+    guard: GoalGuardSchema.optional(),
+    /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
+    task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
+  }),
+);
 export type GoalRecord = z.infer<typeof GoalSchema>;
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { collectIssues, type ValidationIssue } from './common.js';
+import { collectIssues, type ValidationIssue, lazySchema} from './common.js';
 
 /**
  * Guarded runs (seed 001): the guard a goal carries, and the two records a
@@ -22,22 +22,24 @@ const glob = () => z.string().min(1).max(4096);
  * optional; `[guard]` in PAK2.toml fills what the goal leaves out. Times are
  * whole seconds (`timeout_seconds` is the verify command's limit).
  */
-export const GoalGuardSchema = z.strictObject({
-  /** A shell command (`sh -c`) run in the garden root after the agent; exit 0 passes. */
-  verify: z.string().min(1).max(65_536).optional(),
-  /** Globs (picomatch, relative to the garden root) the agent may change; empty or absent: any path not forbidden. */
-  allowed_files: z.array(glob()).max(1000).optional(),
-  /** Globs the agent must not change; a change is a scope violation and is rolled back. */
-  forbidden_paths: z.array(glob()).max(1000).optional(),
-  /** The verify command's limit, seconds. */
-  timeout_seconds: z.number().int().min(1).max(2_147_483).optional(),
-  /** Environment variable names passed through to the agent and to verify (and redacted in every artifact). */
-  env_passthrough: z.array(z.string().regex(ENV_NAME_PATTERN)).max(200).optional(),
-  /** The contract this goal's run answers to, when an outside system issued one. */
-  contract_id: z.string().min(1).max(200).optional(),
-  /** Redaction of artifacts (default true); `pak2 submit --no-redact` sets false. */
-  redact: z.boolean().optional(),
-});
+export const GoalGuardSchema = lazySchema(() =>
+  z.strictObject({
+    /** A shell command (`sh -c`) run in the garden root after the agent; exit 0 passes. */
+    verify: z.string().min(1).max(65_536).optional(),
+    /** Globs (picomatch, relative to the garden root) the agent may change; empty or absent: any path not forbidden. */
+    allowed_files: z.array(glob()).max(1000).optional(),
+    /** Globs the agent must not change; a change is a scope violation and is rolled back. */
+    forbidden_paths: z.array(glob()).max(1000).optional(),
+    /** The verify command's limit, seconds. */
+    timeout_seconds: z.number().int().min(1).max(2_147_483).optional(),
+    /** Environment variable names passed through to the agent and to verify (and redacted in every artifact). */
+    env_passthrough: z.array(z.string().regex(ENV_NAME_PATTERN)).max(200).optional(),
+    /** The contract this goal's run answers to, when an outside system issued one. */
+    contract_id: z.string().min(1).max(200).optional(),
+    /** Redaction of artifacts (default true); `pak2 submit --no-redact` sets false. */
+    redact: z.boolean().optional(),
+  }),
+);
 export type GoalGuard = z.infer<typeof GoalGuardSchema>;
 
 /** `task_outcome.json` `state` (seed 001). */
@@ -84,25 +86,29 @@ export type GuardPhase = (typeof GUARD_PHASES)[number];
 const nullableString = z.string().nullable();
 
 /** One line of `phase_events.jsonl`: `ts` ISO UTC, `outcome` a short word (ok, failed, skipped, violations, kept, rejected…), `detail` free text. */
-export const PhaseEventSchema = z.looseObject({
-  ts: z.string(),
-  run_id: z.string(),
-  phase: z.enum(GUARD_PHASES),
-  outcome: z.string(),
-  duration_ms: z.number().nonnegative().optional(),
-  detail: z.string().optional(),
-});
+export const PhaseEventSchema = lazySchema(() =>
+  z.looseObject({
+    ts: z.string(),
+    run_id: z.string(),
+    phase: z.enum(GUARD_PHASES),
+    outcome: z.string(),
+    duration_ms: z.number().nonnegative().optional(),
+    detail: z.string().optional(),
+  }),
+);
 export type PhaseEvent = z.infer<typeof PhaseEventSchema>;
 
 /** One attempt in the envelope's `routing.attempts` (seed 001). `cost_usd` in USD, null when unknown. */
-export const RoutingAttemptSchema = z.looseObject({
-  run_id: z.string(),
-  tier_index: z.number().int().nonnegative(),
-  executor: z.string(),
-  model: z.string(),
-  diagnostic_code: z.string(),
-  cost_usd: z.number().nonnegative().nullable(),
-});
+export const RoutingAttemptSchema = lazySchema(() =>
+  z.looseObject({
+    run_id: z.string(),
+    tier_index: z.number().int().nonnegative(),
+    executor: z.string(),
+    model: z.string(),
+    diagnostic_code: z.string(),
+    cost_usd: z.number().nonnegative().nullable(),
+  }),
+);
 export type RoutingAttempt = z.infer<typeof RoutingAttemptSchema>;
 
 /**
@@ -110,81 +116,89 @@ export type RoutingAttempt = z.infer<typeof RoutingAttemptSchema>;
  * task_class. `stop_reason` is absent on an attempt that escalated (the
  * next attempt's envelope carries the chain on).
  */
-export const RoutingSchema = z.looseObject({
-  task_class: z.string(),
-  tier_index: z.number().int().nonnegative(),
-  escalations: z.number().int().nonnegative(),
-  stop_reason: z.enum(ROUTING_STOP_REASONS).optional(),
-  attempts: z.array(RoutingAttemptSchema),
-});
+export const RoutingSchema = lazySchema(() =>
+  z.looseObject({
+    task_class: z.string(),
+    tier_index: z.number().int().nonnegative(),
+    escalations: z.number().int().nonnegative(),
+    stop_reason: z.enum(ROUTING_STOP_REASONS).optional(),
+    attempts: z.array(RoutingAttemptSchema),
+  }),
+);
 export type Routing = z.infer<typeof RoutingSchema>;
 
 /** `execution_envelope.json` (seed 001): how the run was set up. Unknown fields are kept. */
-export const ExecutionEnvelopeSchema = z.looseObject({
-  schema_version: z.string(),
-  run_id: z.string(),
-  guarded: z.boolean(),
-  contract_id: nullableString,
-  executor: z.looseObject({
-    name: z.string(),
-    kind: z.string().optional(),
-    version: nullableString,
-    sandbox: z.boolean(),
-    model: nullableString,
+export const ExecutionEnvelopeSchema = lazySchema(() =>
+  z.looseObject({
+    schema_version: z.string(),
+    run_id: z.string(),
+    guarded: z.boolean(),
+    contract_id: nullableString,
+    executor: z.looseObject({
+      name: z.string(),
+      kind: z.string().optional(),
+      version: nullableString,
+      sandbox: z.boolean(),
+      model: nullableString,
+    }),
+    env_passthrough: z.array(z.string()),
+    timeout_seconds: z.number().int().nonnegative(),
+    baseline: z.looseObject({ head: nullableString, branch: nullableString }),
+    executor_exit_code: z.number().int().nullable(),
+    routing: RoutingSchema.optional(),
   }),
-  env_passthrough: z.array(z.string()),
-  timeout_seconds: z.number().int().nonnegative(),
-  baseline: z.looseObject({ head: nullableString, branch: nullableString }),
-  executor_exit_code: z.number().int().nullable(),
-  routing: RoutingSchema.optional(),
-});
+);
 export type ExecutionEnvelope = z.infer<typeof ExecutionEnvelopeSchema>;
 
 /** A scope violation (seed 001): `kind`, `path` (relative to the garden root) and a sentence. */
-export const ScopeViolationSchema = z.looseObject({ kind: z.enum(VIOLATION_KINDS), path: z.string(), detail: z.string() });
+export const ScopeViolationSchema = lazySchema(() =>
+  z.looseObject({ kind: z.enum(VIOLATION_KINDS), path: z.string(), detail: z.string() }),
+);
 export type ScopeViolation = z.infer<typeof ScopeViolationSchema>;
 
 /** `task_outcome.json` (seed 001): what happened. Readers ignore unknown fields; routing is never here. */
-export const TaskOutcomeSchema = z.looseObject({
-  schema_version: z.string(),
-  guarded: z.boolean(),
-  run_id: z.string().optional(),
-  state: z.enum(OUTCOME_STATES),
-  status: z.enum(OUTCOME_STATUSES),
-  diagnostic_code: z.string(),
-  next_command: nullableString,
-  verify_ok: z.boolean().nullable(),
-  verify_exit_code: z.number().int().nullable(),
-  verify_stdout: z.string(),
-  verify_stderr: z.string(),
-  failed_command: nullableString,
-  verifier_was_skipped: z.boolean(),
-  mutated_files: z.array(z.string()),
-  attempted_mutations: z.array(z.string()),
-  accepted_mutations: z.array(z.string()),
-  blocked_mutations: z.array(z.string()),
-  unexpected_mutations: z.array(z.string()),
-  rollback_performed: z.boolean(),
-  rollback_stdout: z.string(),
-  rollback_stderr: z.string(),
-  contract_id: nullableString,
-  acceptance_state: z.string(),
-  allowed_files: z.array(z.string()),
-  forbidden_paths: z.array(z.string()),
-  executor: z.looseObject({
-    name: z.string(),
-    version: nullableString,
-    exit_code: z.number().int().nullable(),
-    timed_out: z.boolean(),
-    duration_seconds: z.number().nonnegative(),
-    sandbox: z.boolean(),
-    self_status: nullableString,
-    cost_usd: z.number().nonnegative().nullable(),
-    turns: z.number().int().nonnegative().nullable(),
+export const TaskOutcomeSchema = lazySchema(() =>
+  z.looseObject({
+    schema_version: z.string(),
+    guarded: z.boolean(),
+    run_id: z.string().optional(),
+    state: z.enum(OUTCOME_STATES),
+    status: z.enum(OUTCOME_STATUSES),
+    diagnostic_code: z.string(),
+    next_command: nullableString,
+    verify_ok: z.boolean().nullable(),
+    verify_exit_code: z.number().int().nullable(),
+    verify_stdout: z.string(),
+    verify_stderr: z.string(),
+    failed_command: nullableString,
+    verifier_was_skipped: z.boolean(),
+    mutated_files: z.array(z.string()),
+    attempted_mutations: z.array(z.string()),
+    accepted_mutations: z.array(z.string()),
+    blocked_mutations: z.array(z.string()),
+    unexpected_mutations: z.array(z.string()),
+    rollback_performed: z.boolean(),
+    rollback_stdout: z.string(),
+    rollback_stderr: z.string(),
+    contract_id: nullableString,
+    acceptance_state: z.string(),
+    allowed_files: z.array(z.string()),
+    forbidden_paths: z.array(z.string()),
+    executor: z.looseObject({
+      name: z.string(),
+      version: nullableString,
+      exit_code: z.number().int().nullable(),
+      timed_out: z.boolean(),
+      duration_seconds: z.number().nonnegative(),
+      sandbox: z.boolean(),
+      self_status: nullableString,
+      cost_usd: z.number().nonnegative().nullable(),
+      turns: z.number().int().nonnegative().nullable(),
+    }),
+    wall_time_seconds: z.number().nonnegative(),
+    scope_violations: z.array(ScopeViolationSchema),
   }),
-  wall_time_seconds: z.number().nonnegative(),
-  scope_violations: z.array(ScopeViolationSchema),
-});
+);
 export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
 
 /** The acceptance state of a run without a contract (seed 001). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue } from './common.js';
+import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue, lazySchema} from './common.js';
 
 /**
  * The bounded outcome codes of the runtime-history capture at run close
@@ -47,21 +47,23 @@ export const COMMIT_ID_PATTERN = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
  * Everything in it is known at close, so capturing the same closed run twice
  * in the same authored state writes the same bytes. Unknown fields are kept.
  */
-export const RuntimeHistoryRecordSchema = z.looseObject({
-  run_id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
-  plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-  /** The run's terminal status (one of TERMINAL_RUN_STATUSES). */
-  status: codedEnum(['success', 'failure', 'killed', 'timeout', 'zero_output'], 'INVALID_STATUS'),
-  /** The run's completed_at. */
-  completed_at: timestamp(),
-  /** The authored repo's HEAD commit when the run closed. */
-  authored_head: codedString(COMMIT_ID_PATTERN, 'INVALID_FIELD_TYPE'),
-  /** `clean` when `git status` showed nothing outside the runtime root, else `dirty`. */
-  authored_tree: codedEnum(AUTHORED_TREE_STATES, 'INVALID_FIELD_TYPE'),
-  /** The runtime root, relative to the garden root (`.runtime`). */
-  runtime_root: z.string().min(1),
-});
+export const RuntimeHistoryRecordSchema = lazySchema(() =>
+  z.looseObject({
+    run_id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    /** The run's terminal status (one of TERMINAL_RUN_STATUSES). */
+    status: codedEnum(['success', 'failure', 'killed', 'timeout', 'zero_output'], 'INVALID_STATUS'),
+    /** The run's completed_at. */
+    completed_at: timestamp(),
+    /** The authored repo's HEAD commit when the run closed. */
+    authored_head: codedString(COMMIT_ID_PATTERN, 'INVALID_FIELD_TYPE'),
+    /** `clean` when `git status` showed nothing outside the runtime root, else `dirty`. */
+    authored_tree: codedEnum(AUTHORED_TREE_STATES, 'INVALID_FIELD_TYPE'),
+    /** The runtime root, relative to the garden root (`.runtime`). */
+    runtime_root: z.string().min(1),
+  }),
+);
 export type RuntimeHistoryRecord = z.infer<typeof RuntimeHistoryRecordSchema>;
 
 /**

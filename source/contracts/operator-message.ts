@@ -8,6 +8,7 @@ import {
   RUN_ID_PATTERN,
   timestamp,
   type ValidationIssue,
+  lazySchema,
 } from './common.js';
 import { GOAL_TYPES } from './goal.js';
 
@@ -76,10 +77,12 @@ function text() {
 }
 
 /** One goal a tend survey suggests the operator queue: a goal type and a task body. */
-export const SuggestedGoalSchema = z.looseObject({
-  type: codedEnum(GOAL_TYPES, 'INVALID_GOAL_TYPE'),
-  body: text().refine((s) => bytes(s) <= OPERATOR_MESSAGE_LIMITS.suggestedGoalBodyBytes, { error: 'MESSAGE_TOO_LARGE' }),
-});
+export const SuggestedGoalSchema = lazySchema(() =>
+  z.looseObject({
+    type: codedEnum(GOAL_TYPES, 'INVALID_GOAL_TYPE'),
+    body: text().refine((s) => bytes(s) <= OPERATOR_MESSAGE_LIMITS.suggestedGoalBodyBytes, { error: 'MESSAGE_TOO_LARGE' }),
+  }),
+);
 export type SuggestedGoal = z.infer<typeof SuggestedGoalSchema>;
 
 /**
@@ -88,32 +91,34 @@ export type SuggestedGoal = z.infer<typeof SuggestedGoalSchema>;
  * here; {@link validateOperatorMessage} requires them per kind. Unknown
  * fields are kept and ignored by readers.
  */
-export const OperatorMessageSchema = z.looseObject({
-  id: codedString(OPERATOR_MESSAGE_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-  kind: codedEnum(OPERATOR_MESSAGE_KINDS, 'INVALID_MESSAGE_KIND'),
-  title: text()
-    .max(OPERATOR_MESSAGE_LIMITS.titleChars, { error: 'MESSAGE_TOO_LARGE' })
-    .regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, { error: 'INVALID_TITLE' }),
-  body: text().refine((s) => bytes(s) <= OPERATOR_MESSAGE_LIMITS.bodyBytes, { error: 'MESSAGE_TOO_LARGE' }),
-  emitted_at: timestamp(),
-  // tend_survey
-  findings: z
-    .array(text().max(OPERATOR_MESSAGE_LIMITS.findingChars, { error: 'MESSAGE_TOO_LARGE' }), { error: typeError })
-    .max(OPERATOR_MESSAGE_LIMITS.findings, { error: 'MESSAGE_TOO_LARGE' })
-    .optional(),
-  suggested_goals: z
-    .array(SuggestedGoalSchema, { error: typeError })
-    .max(OPERATOR_MESSAGE_LIMITS.suggestedGoals, { error: 'MESSAGE_TOO_LARGE' })
-    .optional(),
-  // recently_concluded
-  goals: z
-    .array(codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'), { error: typeError })
-    .min(1, { error: 'MISSING_REQUIRED_FIELD' })
-    .max(OPERATOR_MESSAGE_LIMITS.goals, { error: 'MESSAGE_TOO_LARGE' })
-    .optional(),
-});
+export const OperatorMessageSchema = lazySchema(() =>
+  z.looseObject({
+    id: codedString(OPERATOR_MESSAGE_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    kind: codedEnum(OPERATOR_MESSAGE_KINDS, 'INVALID_MESSAGE_KIND'),
+    title: text()
+      .max(OPERATOR_MESSAGE_LIMITS.titleChars, { error: 'MESSAGE_TOO_LARGE' })
+      .regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, { error: 'INVALID_TITLE' }),
+    body: text().refine((s) => bytes(s) <= OPERATOR_MESSAGE_LIMITS.bodyBytes, { error: 'MESSAGE_TOO_LARGE' }),
+    emitted_at: timestamp(),
+    // tend_survey
+    findings: z
+      .array(text().max(OPERATOR_MESSAGE_LIMITS.findingChars, { error: 'MESSAGE_TOO_LARGE' }), { error: typeError })
+      .max(OPERATOR_MESSAGE_LIMITS.findings, { error: 'MESSAGE_TOO_LARGE' })
+      .optional(),
+    suggested_goals: z
+      .array(SuggestedGoalSchema, { error: typeError })
+      .max(OPERATOR_MESSAGE_LIMITS.suggestedGoals, { error: 'MESSAGE_TOO_LARGE' })
+      .optional(),
+    // recently_concluded
+    goals: z
+      .array(codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'), { error: typeError })
+      .min(1, { error: 'MISSING_REQUIRED_FIELD' })
+      .max(OPERATOR_MESSAGE_LIMITS.goals, { error: 'MESSAGE_TOO_LARGE' })
+      .optional(),
+  }),
+);
 export type OperatorMessage = z.infer<typeof OperatorMessageSchema>;
 
 function present(record: Record<string, unknown>, key: string): boolean {

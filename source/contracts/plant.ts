@@ -1,19 +1,21 @@
 import { z } from 'zod';
-import { codedEnum, codedString, collectIssues, PLANT_NAME_PATTERN, timestamp, type ValidationIssue } from './common.js';
+import { codedEnum, codedString, collectIssues, PLANT_NAME_PATTERN, timestamp, type ValidationIssue, lazySchema} from './common.js';
 
 /** Plant statuses. */
 export const PLANT_STATUSES = ['active', 'archived'] as const;
 export type PlantStatus = (typeof PLANT_STATUSES)[number];
 
 /** The plant record, `plants/<name>/meta.json` (docs/plant/level2.md). */
-export const PlantSchema = z.looseObject({
-  name: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-  seed: codedString(PLANT_NAME_PATTERN, 'INVALID_FIELD_TYPE'),
-  status: codedEnum(PLANT_STATUSES, 'INVALID_STATUS'),
-  commissioned_at: timestamp(),
-  archived_at: timestamp().optional(),
-  description: z.string().optional(),
-});
+export const PlantSchema = lazySchema(() =>
+  z.looseObject({
+    name: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    seed: codedString(PLANT_NAME_PATTERN, 'INVALID_FIELD_TYPE'),
+    status: codedEnum(PLANT_STATUSES, 'INVALID_STATUS'),
+    commissioned_at: timestamp(),
+    archived_at: timestamp().optional(),
+    description: z.string().optional(),
+  }),
+);
 export type PlantRecord = z.infer<typeof PlantSchema>;
 
 /**

@@ -10,6 +10,7 @@ import {
   RUN_ID_PATTERN,
   timestamp,
   type ValidationIssue,
+  lazySchema,
 } from './common.js';
 
 /** Run statuses (seed 000, "Statuses"). Only `running` is not terminal. */
@@ -70,26 +71,30 @@ const nonNegative = () =>
  * Cost of a run. `usd` is US dollars; token counts are whole tokens.
  * `source` is required; with `unknown` the amounts are absent.
  */
-export const CostSchema = z.looseObject({
-  source: codedEnum(COST_SOURCES, 'INVALID_COST_SOURCE'),
-  usd: nonNegative().optional(),
-  input_tokens: nonNegative().optional(),
-  output_tokens: nonNegative().optional(),
-  cached_input_tokens: nonNegative().optional(),
-  cache_creation_input_tokens: nonNegative().optional(),
-  reasoning_output_tokens: nonNegative().optional(),
-  pricing: z.string().optional(),
-  /** True when a part of the run (e.g. the reflection turn) reported no cost: `usd` is then a lower bound. */
-  partial: z.boolean().optional(),
-});
+export const CostSchema = lazySchema(() =>
+  z.looseObject({
+    source: codedEnum(COST_SOURCES, 'INVALID_COST_SOURCE'),
+    usd: nonNegative().optional(),
+    input_tokens: nonNegative().optional(),
+    output_tokens: nonNegative().optional(),
+    cached_input_tokens: nonNegative().optional(),
+    cache_creation_input_tokens: nonNegative().optional(),
+    reasoning_output_tokens: nonNegative().optional(),
+    pricing: z.string().optional(),
+    /** True when a part of the run (e.g. the reflection turn) reported no cost: `usd` is then a lower bound. */
+    partial: z.boolean().optional(),
+  }),
+);
 export type Cost = z.infer<typeof CostSchema>;
 
 /** Files dirty before the run began (seed 000, "Run directory"). */
-export const WorktreeBaselineSchema = z.looseObject({
-  tracked_dirty_paths: z.array(z.string()),
-  untracked_dirty_count: z.number().int().min(0),
-  untracked_dirty_roots: z.array(z.string()),
-});
+export const WorktreeBaselineSchema = lazySchema(() =>
+  z.looseObject({
+    tracked_dirty_paths: z.array(z.string()),
+    untracked_dirty_count: z.number().int().min(0),
+    untracked_dirty_roots: z.array(z.string()),
+  }),
+);
 export type WorktreeBaseline = z.infer<typeof WorktreeBaselineSchema>;
 
 /**
@@ -98,41 +103,43 @@ export type WorktreeBaseline = z.infer<typeof WorktreeBaselineSchema>;
  * `reasoning_effort`, `session_id` (the agent's continuity id), `exit_code`,
  * `outputs.final_text` and `outputs.error` (why it failed, in words).
  */
-export const RunSchema = z.looseObject({
-  id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
-  goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
-  plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-  status: codedEnum(RUN_STATUSES, 'INVALID_STATUS'),
-  started_at: timestamp(),
-  driver: requiredString(),
-  model: requiredString(),
-  reasoning_effort: z.string().optional(),
-  completed_at: timestamp().optional(),
-  cost: CostSchema.optional(),
-  failure_reason: codedEnum(FAILURE_REASONS, 'INVALID_FAILURE_REASON').optional(),
-  reflection: z.string().optional(),
-  outputs: z.looseObject({ final_text: z.string().optional(), error: z.string().optional() }).optional(),
-  num_turns: z.number().int().min(0).optional(),
-  session_id: z.string().optional(),
-  exit_code: z.number().int().nullable().optional(),
-  worktree_baseline: WorktreeBaselineSchema.optional(),
-  /**
-   * Set at close when meta.json on disk no longer matched the record pak2
-   * wrote (an agent or a tool rewrote or damaged it): when pak2 saw it and
-   * which top-level fields differed. The close still writes pak2's record.
-   */
-  record_tampering: z.looseObject({ detected_at: timestamp(), fields: z.array(z.string()) }).optional(),
-  /** The watchdog's kill: the limit that applied and the last stream event seen. */
-  watchdog: z.looseObject({ limit: z.string(), limit_seconds: z.number().min(0), silent_seconds: z.number().min(0), last_event: z.string() }).optional(),
-  /** Set when the agent reported its result but did not exit within the grace, so pak2 ended it. */
-  lingered: z.boolean().optional(),
-  /** Processes of the run that the sweep could not end: `pid command` each. */
-  leftovers: z.array(z.string()).optional(),
-  /** An operator stop (`pak2 stop`): whether the goal was to go back to the queue rather than close cancelled. */
-  operator_stop: z.looseObject({ requeue: z.boolean() }).optional(),
-  /** Tool calls the agent made that were refused (claude `permission_denials`): the tool and the path it touched, if any. */
-  permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
-});
+export const RunSchema = lazySchema(() =>
+  z.looseObject({
+    id: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
+    goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
+    plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
+    status: codedEnum(RUN_STATUSES, 'INVALID_STATUS'),
+    started_at: timestamp(),
+    driver: requiredString(),
+    model: requiredString(),
+    reasoning_effort: z.string().optional(),
+    completed_at: timestamp().optional(),
+    cost: CostSchema.optional(),
+    failure_reason: codedEnum(FAILURE_REASONS, 'INVALID_FAILURE_REASON').optional(),
+    reflection: z.string().optional(),
+    outputs: z.looseObject({ final_text: z.string().optional(), error: z.string().optional() }).optional(),
+    num_turns: z.number().int().min(0).optional(),
+    session_id: z.string().optional(),
+    exit_code: z.number().int().nullable().optional(),
+    worktree_baseline: WorktreeBaselineSchema.optional(),
+    /**
+     * Set at close when meta.json on disk no longer matched the record pak2
+     * wrote (an agent or a tool rewrote or damaged it): when pak2 saw it and
+     * which top-level fields differed. The close still writes pak2's record.
+     */
+    record_tampering: z.looseObject({ detected_at: timestamp(), fields: z.array(z.string()) }).optional(),
+    /** The watchdog's kill: the limit that applied and the last stream event seen. */
+    watchdog: z.looseObject({ limit: z.string(), limit_seconds: z.number().min(0), silent_seconds: z.number().min(0), last_event: z.string() }).optional(),
+    /** Set when the agent reported its result but did not exit within the grace, so pak2 ended it. */
+    lingered: z.boolean().optional(),
+    /** Processes of the run that the sweep could not end: `pid command` each. */
+    leftovers: z.array(z.string()).optional(),
+    /** An operator stop (`pak2 stop`): whether the goal was to go back to the queue rather than close cancelled. */
+    operator_stop: z.looseObject({ requeue: z.boolean() }).optional(),
+    /** Tool calls the agent made that were refused (claude `permission_denials`): the tool and the path it touched, if any. */
+    permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
+  }),
+);
 export type RunRecord = z.infer<typeof RunSchema>;
 
 function has(data: Record<string, unknown>, key: string): boolean {

@@ -1,7 +1,6 @@
 import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN, type GoalGuard } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
-import { gitWorkTreeOf } from '../history/git.js';
 
 /**
  * The guard an operator asks for (`pak2 submit --verify … --allow …`, the
@@ -136,6 +135,8 @@ export function guardArgument(input: { guard?: GuardInput; taskClass?: string })
  * @throws UserError (exit 1) naming the argument and the garden root.
  */
 export async function requireGitGarden(garden: Garden, argument: string, env: NodeJS.ProcessEnv): Promise<void> {
+  // Loaded only for a guarded goal: an ordinary submit starts without simple-git.
+  const { gitWorkTreeOf } = await import('../history/git.js');
   const found = await gitWorkTreeOf(garden.paths.gardenRoot, env);
   if ('problem' in found) {
     const what = argument === 'task-class' ? 'a routed goal' : 'a guarded goal';
