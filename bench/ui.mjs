@@ -1,40 +1,54 @@
 #!/usr/bin/env node
-// Keystroke-to-frame latency and memory of the workbench on a big garden:
-// 10,000 goals and a followed running run whose events.jsonl is ~100 MB of
-// claude stream-json. Builds a real temp garden on disk (in a child process,
-// so its allocations stay out of the measured RSS), mounts the real App over
-// the real read-only SnapshotSource, renders it with Ink's render() into a
-// fake 120x40 TTY, sends keys one at a time through a fake stdin and times
-// each from the stdin write to the next frame written to stdout. Prints
-// figures beside the targets; asserts nothing.
-// Usage: npm run build && node bench/ui.mjs [--goals N --mb N --keys N --fps N --gap MS --keep --profile FILE.cpuprofile]
-// BENCH_TRACE=1 prints each key's latency. Like bin/pak2.js, it runs React's production build
-// unless NODE_ENV says otherwise (NODE_ENV=development measures the development build).
-import { execFileSync } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+// Keystroke-to-frame latency and peak memory of the real workbench on a big
+// garden: 10,000 goals, and a live run whose events.jsonl grows to ~100 MB
+// of claude stream-json.
+//
+// Builds a temp garden on disk (in a child process), then starts the
+// workbench exactly as an operator does — `node bin/pak2.js` in the garden,
+// coordinator included — in a pseudo-terminal (util-linux `script`, 120x40,
+// TERM=xterm-256color, no CI). The coordinator dispatches the top goal to a
+// `command` agent (written into the garden) that writes the 100 MB stream
+// to its stdout, which is the run's events.jsonl, and then stays alive and
+// quiet; the workbench follows that run's tail. Keys are written to the
+// terminal one at a time; each is timed from the write to the end of the
+// first frame (Ink brackets each frame in synchronized-update marks) whose
+// screen differs from the screen before the key in a line that does not
+// change by itself (the spinner and clock lines found while idle are left
+// out), so a spinner tick is never taken for the key's frame. Memory is the
+// workbench process's own: VmRSS from /proc sampled every 10 ms, VmHWM (the
+// kernel's peak) at the end of each phase and last read before the exit. Prints figures beside
+// the targets; asserts nothing.
+//
+// Usage: npm run build && node bench/ui.mjs [--goals N --mb N --keys N --gap MS --keep --trace]
+//   [--node-args="--cpu-prof --cpu-prof-dir=DIR"]   extra node flags for the workbench process
+//   [--record FILE]   the terminal's raw output (frames, and whatever else the process prints)
+//   [--drip MS]   the agent writes one more stream line every MS ms after the burst (default: quiet)
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 
 const { values } = parseArgs({
   options: {
     goals: { type: 'string', default: '10000' },
     mb: { type: 'string', default: '100' },
     keys: { type: 'string', default: '200' },
-    fps: { type: 'string', default: '1000' },
-    gap: { type: 'string', default: '20' },
+    gap: { type: 'string', default: '60' },
+    drip: { type: 'string', default: '0' },
     keep: { type: 'boolean', default: false },
-    profile: { type: 'string' }, // write a .cpuprofile of the paced key phase to this file
+    trace: { type: 'boolean', default: false },
+    'node-args': { type: 'string', default: '' },
+    record: { type: 'string' }, // write the terminal's raw output to this file
     generate: { type: 'string' }, // internal: build the garden in this directory and exit
   },
 });
 const GOALS = Number(values.goals);
 const MB = Number(values.mb);
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..');
 
 // ---------------------------------------------------------------- generation
 
@@ -55,6 +69,27 @@ const WORDS =
     ' ',
   );
 
+/** The agent the coordinator runs: writes the stream to stdout (the run's events.jsonl), then stays alive. */
+const AGENT = `import fs from 'node:fs';
+const [stream, drip] = process.argv.slice(2);
+process.stdin.resume();
+process.stdin.on('data', () => undefined);
+const fd = fs.openSync(stream, 'r');
+const buffer = Buffer.alloc(4 * 1024 * 1024);
+for (let n; (n = fs.readSync(fd, buffer, 0, buffer.length, null)) > 0; ) {
+  for (let off = 0; off < n; ) off += fs.writeSync(1, buffer, off, n - off);
+}
+fs.closeSync(fd);
+fs.writeFileSync(process.env.PAK2_RUN_DIR + '/bench-burst-done', '');
+const head = Buffer.alloc(1024 * 1024);
+const lines = head.subarray(0, fs.readSync(fs.openSync(stream, 'r'), head, 0, head.length, 0)).toString('utf8').split('\\n').slice(0, -1);
+let i = 1;
+if (Number(drip) > 0) setInterval(() => fs.writeSync(1, lines[i++ % lines.length] + '\\n'), Number(drip));
+// Alive until the workbench ends it, or is gone (then this agent is an orphan: it leaves too).
+const parent = process.ppid;
+setInterval(() => process.ppid !== parent && process.exit(0), 1000);
+`;
+
 function generate(root) {
   const rand = rng(42);
   const pick = (xs) => xs[Math.floor(rand() * xs.length)];
@@ -71,60 +106,74 @@ function generate(root) {
   const goalsDir = path.join(runtime, 'goals');
   const runsDir = path.join(runtime, 'runs');
   const eventsDir = path.join(runtime, 'events');
-  for (const dir of [goalsDir, runsDir, eventsDir, path.join(runtime, 'inbox'), path.join(root, 'plants', 'gardener', 'memory')]) fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(root, 'PAK2.toml'), '[garden]\nname = "bench"\n[runtime]\nroot = ".runtime"\n');
+  for (const dir of [goalsDir, runsDir, eventsDir, path.join(runtime, 'inbox'), path.join(root, 'plants', 'gardener', 'memory'), path.join(root, 'seeds')]) fs.mkdirSync(dir, { recursive: true });
+  const streamFile = path.join(root, 'bench-stream.jsonl');
+  const agentFile = path.join(root, 'bench-agent.mjs');
+  fs.writeFileSync(agentFile, AGENT);
+  fs.writeFileSync(
+    path.join(root, 'PAK2.toml'),
+    [
+      '[runtime]',
+      'root = ".runtime"',
+      '[garden]',
+      'name = "bench"',
+      '[defaults]',
+      'driver = "bench"',
+      '[coordinator]',
+      'watchdog_seconds = 3600',
+      'run_timeout_seconds = 7200',
+      'max_concurrent_runs = 1',
+      '[drivers.bench]',
+      `command = ${JSON.stringify([process.execPath, agentFile, streamFile, String(Number(values.drip))])}`,
+      '',
+    ].join('\n'),
+  );
   fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# bench\n');
+  fs.writeFileSync(path.join(root, 'seeds', 'gardener.md'), '# Seed: gardener\n');
   fs.writeFileSync(path.join(root, 'plants', 'gardener', 'meta.json'), JSON.stringify({ name: 'gardener', seed: 'gardener', status: 'active', commissioned_at: iso(now - 40 * 86400e3) }, null, 2));
   fs.writeFileSync(path.join(root, 'plants', 'gardener', 'memory', 'MEMORY.md'), `# Memory\n\n${paragraph(8)}\n`);
 
-  // Goals: 1 running (its run follows the 100 MB stream), 3 completed, 40 closed (in the ledger), the rest queued.
+  // Goals: 43 closed (in the ledger, each with a finished run), the rest queued; goal 44 has the top
+  // priority, so the coordinator dispatches it first and its run is the one the tail follows.
   const TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research'];
-  const counts = { running: 1, completed: 3, closed: 40 };
-  counts.queued = GOALS - counts.running - counts.completed - counts.closed;
-  const statuses = [...Array(counts.running).fill('running'), ...Array(counts.completed).fill('completed'), ...Array(counts.closed).fill('closed'), ...Array(counts.queued).fill('queued')];
+  const counts = { closed: 43, queued: GOALS - 43 };
   const ledger = [];
-  const runs = [];
   let goalBytes = 0;
-  statuses.forEach((status, i) => {
+  let top;
+  const fixture = fs.readFileSync(path.join(REPO, 'test', 'fixtures', 'streams', 'claude-build.jsonl'), 'utf8');
+  const coordinator = [];
+  for (let i = 0; i < GOALS; i += 1) {
     const n = i + 1;
+    const status = i < counts.closed ? 'closed' : 'queued';
     const body = `${paragraph(1 + Math.floor(rand() * 3))}\n\n${rand() < 0.3 ? paragraph(3) : ''}`.trim();
     const slug = body.toLowerCase().replace(/[^a-z0-9 ]/g, '').split(' ').slice(0, 5).join('-');
     const id = `${n}-${slug}`;
     const submitted = now - Math.floor(rand() * 30 * 86400e3);
-    const goal = { id, type: pick(TYPES), status, priority: Math.floor(rand() * 101), body, submitted_at: iso(submitted) };
-    if (rand() < 0.9) goal.assigned_to = 'gardener';
-    if (status !== 'queued') goal.updated_at = iso(now - 60e3);
+    const goal = { id, type: pick(TYPES), status, priority: i === counts.closed ? 100 : Math.floor(rand() * 100), body, submitted_at: iso(submitted) };
+    if (rand() < 0.9 || i === counts.closed) goal.assigned_to = 'gardener';
+    if (i === counts.closed) top = id;
     if (status === 'closed') {
+      goal.updated_at = iso(now - 60e3);
       goal.closed_reason = rand() < 0.8 ? 'success' : 'failure';
       goal.closed_at = iso(now - 3600e3 + i * 1000);
-      ledger.push(id);
+      ledger.push(JSON.stringify({ id, type: goal.type, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), priority: goal.priority, closed_reason: goal.closed_reason, closed_at: goal.closed_at, submitted_at: goal.submitted_at }));
+      const runId = `${id}-r1`;
+      const dir = path.join(runsDir, runId);
+      fs.mkdirSync(dir);
+      const run = goal.closed_reason === 'failure' ? 'failure' : 'success';
+      const meta = { id: runId, goal: id, plant: 'gardener', status: run, started_at: iso(now - 7200e3), driver: 'claude', model: 'claude-opus-4-6', completed_at: iso(now - 3600e3), cost: { source: 'provider', usd: Math.round(rand() * 300) / 100 }, num_turns: 12, exit_code: 0 };
+      if (run === 'failure') meta.failure_reason = 'agent_error';
+      else meta.reflection = paragraph(2);
+      fs.writeFileSync(path.join(dir, 'meta.json'), JSON.stringify(meta, null, 2));
+      fs.writeFileSync(path.join(dir, 'events.jsonl'), fixture);
+      coordinator.push({ ts: iso(now - 60e3), type: 'RunClosed', goal: id, run: runId, plant: 'gardener', status: run, cost_source: 'provider', cost_usd: meta.cost.usd });
     }
     const text = JSON.stringify(goal, null, 2);
     goalBytes += text.length;
     fs.writeFileSync(path.join(goalsDir, `${id}.json`), text);
-    if (status !== 'queued') runs.push({ goal, status: status === 'running' ? 'running' : goal.closed_reason === 'failure' ? 'failure' : 'success' });
-  });
+  }
   fs.writeFileSync(path.join(goalsDir, '.closed'), `${ledger.join('\n')}\n`);
   fs.writeFileSync(path.join(goalsDir, '.counter'), `${GOALS}\n`);
-
-  // Runs: small streams for finished runs; the running one gets MB of realistic lines.
-  const fixture = fs.readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'streams', 'claude-build.jsonl'), 'utf8');
-  const coordinator = [];
-  let running;
-  for (const { goal, status } of runs) {
-    const id = `${goal.id}-r1`;
-    const dir = path.join(runsDir, id);
-    fs.mkdirSync(dir);
-    const meta = { id, goal: goal.id, plant: 'gardener', status, started_at: iso(now - (status === 'running' ? 1800e3 : 7200e3)), driver: 'claude', model: 'claude-opus-4-6' };
-    if (status !== 'running') {
-      Object.assign(meta, { completed_at: iso(now - 3600e3), cost: { source: 'provider', usd: Math.round(rand() * 300) / 100 }, num_turns: 12, exit_code: 0 });
-      if (status === 'failure') meta.failure_reason = 'agent_error';
-      else meta.reflection = paragraph(2);
-      fs.writeFileSync(path.join(dir, 'events.jsonl'), fixture);
-      coordinator.push({ ts: iso(now - 60e3), type: 'RunClosed', goal: goal.id, run: id, plant: 'gardener', status, cost_source: 'provider', cost_usd: meta.cost.usd });
-    } else running = { id, dir, goal: goal.id };
-    fs.writeFileSync(path.join(dir, 'meta.json'), JSON.stringify(meta, null, 2));
-  }
   fs.writeFileSync(path.join(eventsDir, 'coordinator.jsonl'), coordinator.map((e) => JSON.stringify(e)).join('\n') + '\n');
 
   // A pool of claude stream-json lines (assistant text, tool_use, tool_result), cycled to the target size.
@@ -182,8 +231,7 @@ function generate(root) {
     );
   }
   const target = MB * 1024 * 1024;
-  const eventsFile = path.join(running.dir, 'events.jsonl');
-  const fd = fs.openSync(eventsFile, 'w');
+  const fd = fs.openSync(streamFile, 'w');
   let written = 0;
   let lines = 0;
   let p = 0;
@@ -200,7 +248,7 @@ function generate(root) {
     written += fs.writeSync(fd, `${chunk.join('\n')}\n`);
   }
   fs.closeSync(fd);
-  return { counts, goalBytes, running, eventsFile, eventsBytes: fs.statSync(eventsFile).size, eventsLines: lines, poolLines: pool.length };
+  return { counts, goalBytes, top, streamBytes: fs.statSync(streamFile).size, streamLines: lines };
 }
 
 if (values.generate) {
@@ -210,28 +258,10 @@ if (values.generate) {
 
 // ---------------------------------------------------------------- measurement
 
-// Ink writes no frames when it believes it runs in CI (is-in-ci reads the env at import).
-const ciWas = process.env.CI ?? process.env.CONTINUOUS_INTEGRATION;
-process.env.CI = '0';
-process.env.CONTINUOUS_INTEGRATION = '0';
-// A terminal has colours; without them (stdout here is a pipe) the cursor and focus moves, which are
-// only inverse/bold/colour changes, would render identical frames and never be written.
-const colorWas = process.env.FORCE_COLOR;
-process.env.FORCE_COLOR ??= '3';
-// React picks its development or production build from NODE_ENV at import; bin/pak2.js sets production.
-process.env.NODE_ENV ??= 'production';
-const NODE_ENV = process.env.NODE_ENV;
-const { render } = await import('ink');
-const React = (await import('react')).default;
-const { App } = await import('../dist/ui/app.js');
-const { SnapshotSource, RunTail } = await import('../dist/snapshot/index.js');
-const { loadGarden } = await import('../dist/garden/index.js');
-
-const FPS = Number(values.fps);
-const GAP = Number(values.gap);
-const KEYS = Number(values.keys);
 const COLUMNS = 120;
 const ROWS = 40;
+const GAP = Number(values.gap);
+const KEYS = Number(values.keys);
 const BSU = '\u001b[?2026h';
 const ESU = '\u001b[?2026l';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -242,173 +272,228 @@ const max = (xs) => (xs.length ? Math.max(...xs) : NaN);
 const ms = (x) => `${x.toFixed(2)} ms`;
 const MiB = (b) => `${(b / 1024 / 1024).toFixed(1)} MB`;
 const log = (line) => process.stdout.write(`${line}\n`);
+const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
 
-// Memory: sampled every 10 ms and after each key.
-const peak = { rss: 0, heapUsed: 0 };
-let phase = { rss: 0, heapUsed: 0 };
-const sample = () => {
-  const m = process.memoryUsage();
-  for (const p of [peak, phase]) {
-    if (m.rss > p.rss) p.rss = m.rss;
-    if (m.heapUsed > p.heapUsed) p.heapUsed = m.heapUsed;
+const loadStart = os.loadavg().map((x) => x.toFixed(2)).join(' ');
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-bench-ui-'));
+const cleanup = () => {
+  if (!values.keep) fs.rmSync(root, { recursive: true, force: true });
+};
+log(`building a garden with ${GOALS} goals and a ${MB} MB stream in ${root} …`);
+let t = performance.now();
+const built = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--generate', root, '--goals', String(GOALS), '--mb', String(MB), '--drip', values.drip], { encoding: 'utf8', maxBuffer: 1 << 20 }));
+const buildMs = performance.now() - t;
+
+// ---- the workbench in a pseudo-terminal
+const pidFile = path.join(root, 'bench-workbench.pid');
+const timeFile = path.join(root, 'bench-time.txt');
+const nodeArgs = values['node-args'].trim();
+const workbench = `${nodeArgs ? `${JSON.stringify(process.execPath)} ${nodeArgs}` : JSON.stringify(process.execPath)} ${JSON.stringify(path.join(REPO, 'bin', 'pak2.js'))}`;
+// `echo $$; exec` makes the pid file name the process that becomes /usr/bin/time (or node itself).
+const command = `stty cols ${COLUMNS} rows ${ROWS}; echo $$ > ${JSON.stringify(pidFile)}; exec ${TIME ? `${TIME} -f %M -o ${JSON.stringify(timeFile)} ` : ''}${workbench}`;
+const env = { ...process.env, TERM: 'xterm-256color', LANG: 'C.UTF-8', COLUMNS: String(COLUMNS), LINES: String(ROWS) };
+for (const name of ['CI', 'CONTINUOUS_INTEGRATION', 'NODE_ENV', 'NODE_OPTIONS', 'TMUX', 'TMUX_PANE', 'FORCE_COLOR', 'NO_COLOR']) delete env[name];
+const spawnedAt = performance.now();
+const term = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+let exited;
+const exitPromise = new Promise((resolve) => term.on('exit', (code, signal) => resolve((exited = { code, signal, at: performance.now() }))));
+let stderr = '';
+term.stderr.on('data', (d) => (stderr += d));
+
+/** Frames as Ink writes them: the text between a synchronized-update begin and end. */
+const frames = { count: 0, bytes: 0, last: undefined, lastAt: 0, lastStartAt: 0, waiters: new Set() };
+let pending = '';
+let inFrame = false;
+let frameStartAt = 0;
+term.stdout.setEncoding('utf8');
+const record = values.record ? fs.createWriteStream(values.record) : undefined;
+term.stdout.on('data', (chunk) => {
+  const at = performance.now();
+  record?.write(chunk);
+  frames.bytes += chunk.length;
+  let data = pending + chunk;
+  pending = '';
+  for (;;) {
+    if (!inFrame) {
+      const b = data.indexOf(BSU);
+      if (b < 0) {
+        pending = data.slice(Math.max(0, data.length - BSU.length));
+        return;
+      }
+      inFrame = true;
+      frameStartAt = at;
+      data = data.slice(b + BSU.length);
+    }
+    const e = data.indexOf(ESU);
+    if (e < 0) {
+      pending = data;
+      return;
+    }
+    const frame = { text: data.slice(0, e), at, startAt: frameStartAt, n: ++frames.count };
+    inFrame = false;
+    data = data.slice(e + ESU.length);
+    frames.last = frame;
+    for (const waiter of [...frames.waiters]) waiter(frame);
+  }
+});
+
+/** The frame's screen lines: the erase prefix of log-update dropped. */
+const screenOf = (frame) => frame.text.replace(/^(?:\u001b\[(?:2K|1A|G|\d*[ABCDG]|\?25[lh]))*/, '').split('\n');
+
+/** Resolves with the first frame (ending after now) for which `accept(frame)` holds, or undefined after `timeoutMs`. */
+function frameWhere(accept, timeoutMs) {
+  return new Promise((resolve) => {
+    const waiter = (frame) => {
+      if (!accept(frame)) return;
+      frames.waiters.delete(waiter);
+      clearTimeout(timer);
+      resolve(frame);
+    };
+    const timer = setTimeout(() => {
+      frames.waiters.delete(waiter);
+      resolve(undefined);
+    }, timeoutMs);
+    frames.waiters.add(waiter);
+  });
+}
+
+/** Ends the workbench this bench started (its quit path first, then SIGKILL), prints why, and exits. */
+async function fail(why) {
+  log(`${why}\n${stderr}\n${frames.last ? screenOf(frames.last).join('\n') : ''}`);
+  const target = typeof pid === 'number' ? pid : undefined;
+  if (target && !exited) {
+    try {
+      process.kill(target, 'SIGTERM');
+    } catch {
+      // gone
+    }
+    const end = performance.now() + 15_000;
+    while (!exited && performance.now() < end) await sleep(100);
+    if (!exited) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }
+  cleanup();
+  process.exit(1);
+}
+
+async function until(predicate, timeoutMs, what) {
+  const end = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (exited) await fail(`the workbench exited (${JSON.stringify(exited)}) while waiting for ${what}`);
+    if (performance.now() > end) await fail(`timed out after ${(timeoutMs / 1000).toFixed(0)} s waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+// ---- the workbench process: its pid, memory and CPU from /proc
+await until(() => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim(), 10_000, 'the pid file');
+const outerPid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+var pid = outerPid; // eslint-disable-line no-var -- read by fail(), declared above its first use
+if (TIME) {
+  await until(() => {
+    try {
+      return fs.readFileSync(`/proc/${outerPid}/task/${outerPid}/children`, 'utf8').trim();
+    } catch {
+      return false;
+    }
+  }, 10_000, 'the workbench under /usr/bin/time');
+  pid = Number(fs.readFileSync(`/proc/${outerPid}/task/${outerPid}/children`, 'utf8').trim().split(/\s+/)[0]);
+}
+const status = () => {
+  try {
+    const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+    return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  } catch {
+    return undefined;
   }
 };
-/** Memory by phase: the peak during the phase that just ended. */
+/** On-CPU time of the workbench's main (JS) thread, ns (schedstat), and of the whole process, ms (stat). */
+const cpu = () => {
+  try {
+    const main = Number(fs.readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { mainNs: main, processMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / 100 };
+  } catch {
+    return { mainNs: NaN, processMs: NaN };
+  }
+};
+const peak = { rss: 0 };
+let phase = { rss: 0 };
+let lastHwm = 0;
+const sample = () => {
+  const s = status();
+  if (!s) return;
+  lastHwm = s.hwm;
+  if (s.rss > peak.rss) peak.rss = s.rss;
+  if (s.rss > phase.rss) phase.rss = s.rss;
+};
+const sampler = setInterval(sample, 10);
 const phases = [];
 const endPhase = (name) => {
   sample();
-  phases.push({ name, ...phase });
-  phase = { rss: 0, heapUsed: 0 };
+  phases.push({ name, rss: phase.rss, hwm: status()?.hwm ?? NaN });
+  phase = { rss: 0 };
 };
 
-const loadStart = os.loadavg()[0].toFixed(2);
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-bench-ui-'));
-process.on('exit', () => {
-  if (!values.keep) fs.rmSync(root, { recursive: true, force: true });
-});
-log(`building a garden with ${GOALS} goals and a ${MB} MB events.jsonl in ${root} …`);
-let t = performance.now();
-const built = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--generate', root, '--goals', String(GOALS), '--mb', String(MB)], { encoding: 'utf8', maxBuffer: 1 << 20 }));
-const buildMs = performance.now() - t;
-
-/** A TTY stdout that keeps no frames, only when the last frame landed. */
-class FakeStdout extends EventEmitter {
-  columns = COLUMNS;
-  rows = ROWS;
-  isTTY = true;
-  frames = 0;
-  bytes = 0;
-  lastFrame = '';
-  waiter = undefined; // { resolve } for the next frame
-  firstFrameAt = undefined; // time of the first frame since the last mark()
-  mark() {
-    this.firstFrameAt = undefined;
-  }
-  write = (data) => {
-    const at = performance.now();
-    if (data === BSU || data === ESU) return true;
-    this.frames += 1;
-    this.bytes += data.length;
-    this.lastFrame = data;
-    this.firstFrameAt ??= at;
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w.resolve(at);
+// ---- start: first frame, dispatch, the burst, settling
+await until(() => frames.count > 0, 30_000, 'the first frame');
+const firstFrameMs = frames.last.at - spawnedAt;
+const runsDir = path.join(root, '.runtime', 'runs');
+const runId = `${built.top}-r1`;
+const eventsFile = path.join(runsDir, runId, 'events.jsonl');
+await until(() => fs.existsSync(eventsFile), 300_000, `the coordinator to dispatch ${built.top}`);
+const dispatchedMs = performance.now() - spawnedAt;
+endPhase('start: first frame and dispatch');
+t = performance.now();
+await until(() => fs.existsSync(path.join(runsDir, runId, 'bench-burst-done')), 120_000, 'the agent to write its stream');
+const burstMs = performance.now() - t;
+const eventsBytes = fs.statSync(eventsFile).size;
+// The tail shows the stream's end once the source has polled it (every 500 ms): wait for two quiet seconds of screen.
+const volatile = new Set();
+{
+  let before = frames.last;
+  const settleEnd = performance.now() + 20_000;
+  let quietSince = performance.now();
+  const seen = [];
+  while (performance.now() < settleEnd) {
+    await sleep(50);
+    const now = frames.last;
+    if (now !== before) {
+      seen.push(now);
+      before = now;
     }
-    return true;
-  };
-  nextFrame(timeoutMs) {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        resolve(undefined);
-      }, timeoutMs);
-      this.waiter = {
-        resolve: (at) => {
-          clearTimeout(timer);
-          resolve(at);
-        },
-      };
-    });
+    // Screens over the last 2 s that differ only in a few lines: those lines tick by themselves.
+    const recent = seen.filter((f) => f.at > performance.now() - 2000);
+    if (performance.now() - quietSince > 2500) break;
+    if (recent.length >= 2) {
+      const a = screenOf(recent[0]);
+      const changed = new Set();
+      for (const f of recent.slice(1)) screenOf(f).forEach((line, i) => line !== a[i] && changed.add(i));
+      if (changed.size > 3) quietSince = performance.now();
+    }
+  }
+  // The lines that change while nobody types (spinner, elapsed time, clock): watched for 3 s.
+  const watchEnd = performance.now() + 3000;
+  let prev = screenOf(frames.last);
+  while (performance.now() < watchEnd) {
+    const f = await frameWhere(() => true, watchEnd - performance.now());
+    if (!f) break;
+    const s = screenOf(f);
+    s.forEach((line, i) => line !== prev[i] && volatile.add(i));
+    prev = s;
   }
 }
+endPhase(`the ${MiB(eventsBytes)} stream written and followed, settled`);
+const settledScreen = screenOf(frames.last);
 
-/** A raw-mode stdin as ink-testing-library builds it: `readable`, then read() hands out the chunk. */
-class FakeStdin extends EventEmitter {
-  isTTY = true;
-  data = null;
-  write = (data) => {
-    this.data = data;
-    this.emit('readable');
-    this.emit('data', data);
-  };
-  read = () => {
-    const { data } = this;
-    this.data = null;
-    return data;
-  };
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
-}
-
-class FakeStderr extends EventEmitter {
-  write = () => true;
-}
-
-// Timing of the tail alone: open the 100 MB stream the way the source does (last 256 KB).
-const tailOpen = [];
-let tailLines = 0;
-for (let i = 0; i < 5; i += 1) {
-  t = performance.now();
-  const tail = new RunTail(built.running.id, built.eventsFile);
-  tail.read();
-  tailOpen.push(performance.now() - t);
-  tailLines = tail.state().lines.length;
-}
-
-sample();
-const baseline = process.memoryUsage();
-phase = { rss: 0, heapUsed: 0 };
-const sampler = setInterval(sample, 10);
-
-const garden = loadGarden(root);
-const source = new SnapshotSource({ garden, readOnly: true });
-// Time each snapshot load (the source's private loader; instrumented here, not changed).
-const loads = [];
-const loader = source.loader;
-const load = loader.load.bind(loader);
-loader.load = async () => {
-  const start = performance.now();
-  try {
-    return await load();
-  } finally {
-    loads.push(performance.now() - start);
-  }
-};
-t = performance.now();
-await source.start();
-const startMs = performance.now() - t;
-const first = source.getSnapshot();
-endPhase('first snapshot (source.start)');
-
-const stdout = new FakeStdout();
-const stdin = new FakeStdin();
-const renderTimes = [];
-let unmount = () => undefined;
-const actions = { follow: (runId) => source.follow(runId), quit: () => unmount() };
-t = performance.now();
-stdout.mark();
-const instance = render(React.createElement(App, { store: source, actions }), {
-  stdout,
-  stdin,
-  stderr: new FakeStderr(),
-  exitOnCtrlC: false,
-  patchConsole: false,
-  maxFps: FPS,
-  onRender: ({ renderTime }) => renderTimes.push(renderTime),
-});
-unmount = () => instance.unmount();
-const mountMs = (stdout.firstFrameAt ?? performance.now()) - t;
-
-/** Waits until no snapshot reload is scheduled or running, then `GAP` ms more. */
-async function idle() {
-  for (;;) {
-    await sleep(GAP);
-    if (!source.timer && !source.loading) return;
-  }
-}
-await idle();
-// Let the watcher finish its first walk of goals/ before the keys (it runs in the background after start()).
-await sleep(1500);
-endPhase('mount + first frame + watcher settling');
-
-const ESC = '\u001b';
-const KEY = { tab: '\t', shiftTab: '\u001b[Z', pgdn: '\u001b[6~', pgup: '\u001b[5~', bs: '\u007f', enter: '\r', esc: ESC };
+// ---- keys
+const KEY = { tab: '\t', shiftTab: '\u001b[Z', pgdn: '\u001b[6~', pgup: '\u001b[5~', bs: '\u007f', enter: '\r', esc: '\u001b' };
 /** One round of typical use: move in the queue, page, filter by typing, tab to the tail and scroll it, tab round. */
 function round() {
   const seq = [];
@@ -438,61 +523,47 @@ const script = [];
 while (script.length < KEYS) script.push(...round());
 script.length = KEYS;
 
-/** Sends one key; resolves with the time from the stdin write to the next frame (undefined: no frame within timeoutMs). */
+/** True when `screen` differs from `base` in a line that does not tick by itself. */
+const differs = (screen, base) => screen.length !== base.length || screen.some((line, i) => !volatile.has(i) && line !== base[i]);
+
+/** Writes one key; resolves with the time from the write to the end of the first frame that shows it. */
 async function press(key, timeoutMs) {
-  stdout.mark();
-  const cpu = process.cpuUsage();
+  const base = screenOf(frames.last);
+  const c0 = cpu();
   const start = performance.now();
-  stdin.write(key);
-  // React renders the key's update in a later task, so the frame comes after write() returns.
-  const at = stdout.firstFrameAt ?? (await stdout.nextFrame(timeoutMs));
-  const used = process.cpuUsage(cpu);
+  const shown = frameWhere((f) => f.startAt >= start && differs(screenOf(f), base), timeoutMs);
+  term.stdin.write(key);
+  const frame = await shown;
+  const c1 = cpu();
   sample();
-  return { latency: at === undefined ? undefined : at - start, cpu: (used.user + used.system) / 1000 };
+  return { latency: frame ? frame.at - start : undefined, mainCpu: (c1.mainNs - c0.mainNs) / 1e6 };
 }
 
-// Optional CPU profile of the paced key phase only (open in Chrome DevTools or speedscope).
-let profiler;
-if (values.profile) {
-  const { Session } = await import('node:inspector/promises');
-  profiler = new Session();
-  profiler.connect();
-  await profiler.post('Profiler.enable');
-  await profiler.post('Profiler.setSamplingInterval', { interval: 250 });
-  await profiler.post('Profiler.start');
-}
 const paced = [];
 const pacedCpu = [];
 const byLabel = new Map();
 let missed = 0;
-const renderFrom = renderTimes.length;
-const loadsFrom = loads.length;
+const cpuKeys0 = cpu();
 t = performance.now();
 for (const { key, label } of script) {
-  const r = await press(key, 500);
-  if (process.env.BENCH_TRACE) log(`${JSON.stringify(key)} ${label} ${r.latency?.toFixed(2)} loads=${loads.length}`);
+  const r = await press(key, 1000);
+  if (values.trace) log(`${JSON.stringify(key)} ${label} ${r.latency?.toFixed(2)} cpu ${r.mainCpu.toFixed(2)}`);
   if (r.latency === undefined) missed += 1;
   else {
     paced.push(r.latency);
-    pacedCpu.push(r.cpu);
+    pacedCpu.push(r.mainCpu);
     if (!byLabel.has(label)) byLabel.set(label, []);
     byLabel.get(label).push(r.latency);
   }
-  await idle();
+  await sleep(GAP);
 }
 const pacedMs = performance.now() - t;
+const cpuKeys1 = cpu();
 endPhase(`${KEYS} paced keys`);
-if (profiler) {
-  const { profile } = await profiler.post('Profiler.stop');
-  fs.writeFileSync(values.profile, JSON.stringify(profile));
-  profiler.disconnect();
-}
-const pacedLoads = loads.slice(loadsFrom);
-const pacedRender = renderTimes.slice(renderFrom);
 
-// Held key: j then k at 30 keys a second from the top, not waiting for reloads (crossing row 0 follows the running run).
-await press('g', 500);
-await idle();
+// Held key: j then k at 30 keys a second from the top, not waiting for frames.
+await press('g', 1000);
+await sleep(200);
 const held = [];
 let heldMissed = 0;
 for (const key of [...Array(30).fill('j'), ...Array(30).fill('k')]) {
@@ -503,27 +574,29 @@ for (const key of [...Array(30).fill('j'), ...Array(30).fill('k')]) {
   const wait = next - performance.now();
   if (wait > 0) await sleep(wait);
 }
-await idle();
+await sleep(500);
 endPhase('60 held keys');
-clearInterval(sampler);
-sample();
-const end = process.memoryUsage();
-const measures = performance.getEntriesByType('measure').length;
-// Live heap: what is still reachable once a full GC has run.
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc');
-gc();
-const live = process.memoryUsage();
-let liveWithoutMeasures;
-if (measures > 0) {
-  performance.clearMeasures();
-  gc();
-  liveWithoutMeasures = process.memoryUsage();
-}
+const lastScreen = screenOf(frames.last);
 
-const frame = stdout.lastFrame;
-instance.unmount();
-await source.stop();
+// ---- quit: q, then y (a run is live): the run is stopped and closed from its stream
+t = performance.now();
+term.stdin.write('q');
+await frameWhere((f) => f.text.includes('Quit now?'), 3000);
+term.stdin.write('y');
+const quitTimeout = setTimeout(() => {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+}, 60_000);
+await exitPromise;
+clearTimeout(quitTimeout);
+const quitMs = exited.at - t;
+endPhase('quit (sampled; the process ends)');
+clearInterval(sampler);
+const timeRss = TIME && fs.existsSync(timeFile) ? Number(fs.readFileSync(timeFile, 'utf8').trim().split('\n').at(-1)) * 1024 : NaN;
+const beforeQuit = phases.at(-2);
 
 const TARGET_MS = 16;
 const TARGET_MB = 200;
@@ -532,37 +605,30 @@ const row = (label, xs) => `  ${label.padEnd(22)} n=${String(xs.length).padStart
 log(
   [
     '',
-    `node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${os.platform()} ${os.arch()}; load average ${loadStart} at the start, ${os.loadavg()[0].toFixed(2)} at the end`,
-    `ink render options: maxFps ${FPS} (ink's default is 30; the workbench passes none), debug false, fake TTY ${COLUMNS}x${ROWS}, FORCE_COLOR=${process.env.FORCE_COLOR}${colorWas === undefined ? ' (set by the bench)' : ''}${ciWas !== undefined ? `; CI=${ciWas} in the env was overridden to 0 so ink writes frames` : ''}`,
-    `react build: ${NODE_ENV === 'production' ? 'production' : 'development'} (NODE_ENV=${NODE_ENV ?? 'unset'}; bin/pak2.js sets none, so pak2 runs the development build unless the shell sets it)`,
-    `garden: ${GOALS} goals (${built.counts.queued} queued, ${built.counts.running} running, ${built.counts.completed} completed, ${built.counts.closed} closed), ${MiB(built.goalBytes)} of goal files; built in ${(buildMs / 1000).toFixed(1)} s`,
-    `followed run ${built.running.id}: events.jsonl ${MiB(built.eventsBytes)} (${built.eventsLines} lines)`,
-    `snapshot: ${first.goals.length} goal rows, tail ${first.tail ? `${first.tail.lines.length} lines from ${MiB(first.tail.bytes)} offset, truncated=${first.tail.truncated}` : 'none'}, ${first.problems.length} problems`,
+    `node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${os.platform()} ${os.arch()}; load average ${loadStart} at the start, ${os.loadavg().map((x) => x.toFixed(2)).join(' ')} at the end`,
+    `workbench: ${workbench} in a ${COLUMNS}x${ROWS} pseudo-terminal (script), TERM=xterm-256color, coordinator running, default heap settings${nodeArgs ? ` (node args: ${nodeArgs})` : ''}`,
+    `garden: ${GOALS} goals (${built.counts.queued} queued, ${built.counts.closed} closed), ${MiB(built.goalBytes)} of goal files; built in ${(buildMs / 1000).toFixed(1)} s`,
+    `followed run ${runId}: events.jsonl ${MiB(eventsBytes)} written by the agent in ${(burstMs / 1000).toFixed(1)} s${Number(values.drip) > 0 ? `, then a line every ${values.drip} ms` : ', then quiet'}`,
+    `lines that change by themselves (left out when matching a key's frame): ${[...volatile].sort((a, b) => a - b).join(', ') || 'none'}`,
     '',
-    'open',
-    `  tail open on the ${MiB(built.eventsBytes)} stream (RunTail.read, last 256 KB, ${tailLines} lines): median ${ms(median(tailOpen))} of 5`,
-    `  first snapshot (await source.start(): goal scan + tail open + watcher): ${ms(startMs)}, of which loader.load ${ms(loads[0] ?? NaN)}`,
-    `  mount to first frame: ${ms(mountMs)}`,
+    `start: first frame ${ms(firstFrameMs)} after spawn; run dispatched ${ms(dispatchedMs)} after spawn`,
     '',
-    `keystroke to frame, ${paced.length} keys one at a time (the next sent ${GAP} ms after the source is idle)`,
+    `keystroke to frame, ${paced.length} keys one at a time (the next sent ${GAP} ms after the frame)`,
     `  ALL                    median ${ms(median(paced))}  p95 ${ms(p95(paced))}  max ${ms(max(paced))}   target: median < ${TARGET_MS} ms → ${verdict(median(paced) < TARGET_MS)}`,
     ...[...byLabel].map(([label, xs]) => row(label, xs)),
-    `  process CPU time from the write to the frame (less sensitive to other load on the machine): median ${ms(median(pacedCpu))}, p95 ${ms(p95(pacedCpu))}`,
-    `  keys with no frame within 500 ms: ${missed}`,
-    `  ink output render per frame (onRender renderTime): median ${ms(median(pacedRender))}, p95 ${ms(p95(pacedRender))}`,
-    `  snapshot reloads during the keys (follow changes): ${pacedLoads.length}, loader.load median ${ms(median(pacedLoads))}, max ${ms(max(pacedLoads))}; keys phase ${(pacedMs / 1000).toFixed(1)} s`,
-    `held j/k at 30 keys/s (60 keys, no waiting for reloads): median ${ms(median(held))}  p95 ${ms(p95(held))}  max ${ms(max(held))}; no frame within 33 ms: ${heldMissed}`,
+    `  on-CPU time of the workbench's JS thread from the write to the frame (less sensitive to other load): median ${ms(median(pacedCpu))}, p95 ${ms(p95(pacedCpu))}`,
+    `  keys with no frame showing them within 1 s: ${missed}; keys phase ${(pacedMs / 1000).toFixed(1)} s, process CPU ${((cpuKeys1.processMs - cpuKeys0.processMs) / 1000).toFixed(2)} s`,
+    `held j/k at 30 keys/s (60 keys, no waiting): median ${ms(median(held))}  p95 ${ms(p95(held))}  max ${ms(max(held))}; no frame within 33 ms: ${heldMissed}`,
     '',
-    'memory (sampled every 10 ms and after each key, this process only; the garden was built in a child)',
-    `  before the source started: rss ${MiB(baseline.rss)}, heap used ${MiB(baseline.heapUsed)}`,
-    ...phases.map((p) => `  peak during ${p.name}: rss ${MiB(p.rss)}, heap used ${MiB(p.heapUsed)}`),
-    `  peak: rss ${MiB(peak.rss)}, heap used ${MiB(peak.heapUsed)}   target: peak < ${TARGET_MB} MB → rss ${verdict(peak.rss < TARGET_MB * 1024 * 1024)}, heap ${verdict(peak.heapUsed < TARGET_MB * 1024 * 1024)}`,
-    `  at the end: rss ${MiB(end.rss)}, heap used ${MiB(end.heapUsed)}; after a forced full GC: rss ${MiB(live.rss)}, heap used ${MiB(live.heapUsed)}; kernel max rss ${MiB(process.resourceUsage().maxRSS * 1024)}`,
-    `  performance 'measure' entries held in the global timeline (React's development build logs renders with performance.measure): ${measures}${liveWithoutMeasures ? `; heap used after clearing them and a full GC: ${MiB(liveWithoutMeasures.heapUsed)}` : ''}`,
-    `frames written: ${stdout.frames} (${MiB(stdout.bytes)}); last frame ${frame.split('\n').length} lines`,
+    'memory of the workbench process (VmRSS sampled every 10 ms; VmHWM = the kernel\'s peak so far)',
+    ...phases.map((p) => `  during ${p.name}: peak sampled rss ${MiB(p.rss)}, VmHWM ${Number.isNaN(p.hwm) ? 'n/a' : MiB(p.hwm)}`),
+    `  peak before quitting (VmHWM): ${MiB(beforeQuit.hwm)}   target: < ${TARGET_MB} MB → ${verdict(beforeQuit.hwm < TARGET_MB * 1024 * 1024)}`,
+    `  peak over the whole life, quit included: VmHWM ${MiB(lastHwm)} at its last reading before the exit${TIME ? ` (/usr/bin/time: ${MiB(timeRss)}, the largest of the workbench and the agent processes it ended)` : ''}; quit took ${ms(quitMs)}; exit ${JSON.stringify({ code: exited.code, signal: exited.signal })}`,
+    `frames written: ${frames.count} (${MiB(frames.bytes)} of terminal output)`,
     values.keep ? `garden kept at ${root}` : 'temp garden removed',
-    ...(values.profile ? [`cpu profile of the paced key phase: ${values.profile}`] : []),
     '',
   ].join('\n'),
 );
+if (values.trace) log(`settled screen:\n${settledScreen.join('\n')}\nlast screen:\n${lastScreen.join('\n')}`);
+cleanup();
 process.exit(0);

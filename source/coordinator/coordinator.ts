@@ -52,7 +52,12 @@ export type CoordinatorState = 'stopped' | 'idle' | 'reconciling' | 'running' | 
  */
 export class Coordinator extends EventEmitter {
   readonly live = new LiveRuns();
-  private readonly scanner: OpenGoalScanner;
+  /**
+   * The open-goal scanner of recovery, reclaim and every pass; a snapshot
+   * source in the same process reads through it too, so the goal files are
+   * read (and kept) once.
+   */
+  readonly scanner: OpenGoalScanner;
   private readonly dispatchFn: DispatchFn;
   private release: (() => Promise<void>) | undefined;
   private watcher: DirectoryWake | undefined;
@@ -120,9 +125,10 @@ export class Coordinator extends EventEmitter {
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
     // A killed coordinator can leave a record written without its event: complete those first.
-    const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now);
+    // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
+    const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);
     if (recovered.length > 0) this.emit('recovered', recovered);
-    await reclaimOrphans(this.options.garden, this.options.now);
+    await reclaimOrphans(this.options.garden, this.options.now, this.scanner);
     await this.options.hooks?.beforeFirstPass?.();
     // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
     this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));

@@ -41,10 +41,10 @@ function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | un
  *
  * @returns the run ids reclaimed.
  */
-export async function reclaimOrphans(garden: Garden, now: () => Date = () => new Date()): Promise<string[]> {
+export async function reclaimOrphans(garden: Garden, now: () => Date = () => new Date(), scanner: OpenGoalScanner = new OpenGoalScanner(garden.paths)): Promise<string[]> {
   const { paths } = garden;
   const reclaimed: string[] = [];
-  const { goals } = await new OpenGoalScanner(paths).scan();
+  const { goals } = await scanner.scan();
   for (const goal of goals) {
     if (goal.status !== 'running' && goal.status !== 'dispatched') continue;
     const ids = await runIdsForGoal(paths, goal.id);

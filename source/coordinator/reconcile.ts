@@ -1,4 +1,5 @@
 import fsp from 'node:fs/promises';
+import pLimit from 'p-limit';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import {
@@ -154,31 +155,46 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     }
   }
   // What is dispatched, and in which order, is what is on disk now: queued goals are read fresh (a cache may only speed up listing).
+  // With every slot taken nothing is dispatched: the scan's records (checked by stat this pass) list them, and
+  // 10,000 queued goals cost no 10,000 reads a pass.
+  const slotFree = inFlight < config.coordinator.maxConcurrentRuns;
+  // Bounded: 10,000 reads at once hold 10,000 open files and their buffers together.
+  const limit = pLimit(32);
   const queued = (
     await Promise.all(
       goals
         .filter((g) => g.status === 'queued')
         .map(async (g) => {
-          try {
-            const fresh = await readGoal(paths, g.id);
-            Object.assign(g, fresh);
-            return fresh.status === 'queued' ? g : undefined;
-          } catch (error) {
-            summary.problems.push({ file: g.id, message: (error as Error).message });
-            return undefined;
-          }
+          if (!slotFree) return g;
+          return limit(async () => {
+            try {
+              const fresh = await readGoal(paths, g.id);
+              Object.assign(g, fresh);
+              return fresh.status === 'queued' ? g : undefined;
+            } catch (error) {
+              summary.problems.push({ file: g.id, message: (error as Error).message });
+              return undefined;
+            }
+          });
         }),
     )
   )
     .filter((g): g is GoalRecord => g !== undefined)
     .sort(dispatchOrder);
+  // Each plant is read once a pass, not once per goal assigned to it.
+  const blocks = new Map<string, Promise<string | undefined>>();
+  const blockOf = (plant: string) => {
+    let block = blocks.get(plant);
+    if (!block) blocks.set(plant, (block = plantBlock(paths, plant)));
+    return block;
+  };
   for (const goal of queued) {
     if (!goal.assigned_to) {
       summary.skipped.push(goal.id);
       continue;
     }
     // A goal whose plant cannot take it waits untouched: no write, so no wake-up and no spin.
-    const block = await plantBlock(paths, goal.assigned_to);
+    const block = await blockOf(goal.assigned_to);
     if (block) {
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
@@ -286,11 +302,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   // 4. Automatic tends (docs/automatic-tend/level2.md): run_failure for the
   // goals closed above, queued_attention_needed for the queued goals the
   // dispatch phase could not claim. A pure decision, then its effect.
+  const tendIds = new Set(goals.filter((g) => g.type === 'tend').map((g) => g.id));
   const stuck = [
     ...summary.skipped.map((id) => ({ goal: id, reason: 'no assigned_to' })),
     ...summary.rolledBack,
     ...summary.blocked,
-  ].filter((s) => goals.find((g) => g.id === s.goal)?.type !== 'tend');
+  ].filter((s) => !tendIds.has(s.goal));
   const attentionCovered = await readAttentionCovered(paths);
   if (stuck.length > 0 || closedRuns.length > 0 || attentionCovered.length > 0) {
     const decision = decideTends({

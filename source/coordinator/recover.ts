@@ -61,7 +61,7 @@ async function logTail(file: string): Promise<EventRecord[]> {
  *
  * @returns what it repaired.
  */
-export async function recoverInterruptedWrites(garden: Garden, now: () => Date = () => new Date()): Promise<Recovered> {
+export async function recoverInterruptedWrites(garden: Garden, now: () => Date = () => new Date(), scanner: OpenGoalScanner = new OpenGoalScanner(garden.paths)): Promise<Recovered> {
   const { paths } = garden;
   const recovered: Recovered = [];
   const events = await logTail(paths.coordinatorLog);
@@ -76,7 +76,7 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
     if (e.type === 'RunStarted' && e.run) runStarted.add(e.run);
     if (e.type === 'RunClosed' && e.run) runClosed.add(e.run);
   }
-  const { goals: open } = await new OpenGoalScanner(paths).scan();
+  const { goals: open } = await scanner.scan();
   const closed: GoalRecord[] = [];
   for (const entry of await recentClosed(paths, RECOVERY_RECENT_CLOSED)) {
     try {

@@ -134,47 +134,91 @@ function writeProcessRecord(dir: string, record: RunProcessRecord): void {
   }
 }
 
-/** Reads a stdout line that is not a JSON object as `{"type":"text","text":…}` (events.jsonl holds the agent's raw lines). */
-export function wrapNonJsonLine(line: string): string {
-  const trimmed = line.trim();
-  if (trimmed.startsWith('{')) {
-    try {
-      const value: unknown = JSON.parse(trimmed);
-      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return trimmed;
-    } catch {
-      // not JSON: wrapped below
-    }
+/** Bytes of a run's stream read at once when it is read through: memory stays bounded whatever its size. */
+const STREAM_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * The lines of `file` between byte offsets `from` and `to` (`to` at a line
+ * start), each with the offset after its newline, read a chunk at a time.
+ * Nothing when the file cannot be opened.
+ */
+function* streamLines(file: string, from = 0, to = Number.POSITIVE_INFINITY): Generator<{ line: string; end: number }> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return;
   }
-  return JSON.stringify({ type: 'text', text: line });
+  try {
+    const chunk = Buffer.allocUnsafe(STREAM_CHUNK_BYTES);
+    let pieces: Buffer[] = []; // the line begun in earlier chunks
+    let pos = from;
+    for (;;) {
+      const n = to > pos ? fs.readSync(fd, chunk, 0, Math.min(chunk.length, to - pos), pos) : 0;
+      if (n <= 0) break;
+      let start = 0;
+      for (let nl = chunk.indexOf(0x0a, 0); nl >= 0 && nl < n; nl = chunk.indexOf(0x0a, start)) {
+        const line = pieces.length ? Buffer.concat([...pieces, chunk.subarray(start, nl)]).toString('utf8') : chunk.toString('utf8', start, nl);
+        pieces = [];
+        start = nl + 1;
+        yield { line, end: pos + start };
+      }
+      if (start < n) pieces.push(Buffer.from(chunk.subarray(start, n))); // a copy: the chunk is read into again
+      pos += n;
+    }
+    if (pieces.length) yield { line: Buffer.concat(pieces).toString('utf8'), end: pos };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
-/** Splits events.jsonl into the main phase's and the reflection phase's parsed JSON lines. */
-export function readPhases(eventsFile: string): { main: unknown[]; reflection: unknown[] } {
-  let text = '';
-  try {
-    text = fs.readFileSync(eventsFile, 'utf8');
-  } catch {
-    return { main: [], reflection: [] };
-  }
-  const main: unknown[] = [];
-  const reflection: unknown[] = [];
-  let target = main;
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    // The agent's stdout is recorded raw: a line that is not a JSON object reads as text.
-    const value: unknown = JSON.parse(wrapNonJsonLine(line));
-    if ((value as { type?: unknown })?.type === FRESH_SESSION_MARKER_TYPE) {
-      // The turn was retried in a fresh session: the main phase is the retry.
-      main.length = 0;
-      continue;
+/** The `type` of a line pak2 wrote into the stream (a marker), else undefined; agent lines are parsed only when they could be one. */
+function markerType(line: string): string | undefined {
+  if (!line.includes('"pak2.')) return undefined;
+  const type = (parseStreamLine(line) as { type?: unknown }).type;
+  return type === FRESH_SESSION_MARKER_TYPE || type === REFLECTION_MARKER_TYPE ? type : undefined;
+}
+
+/**
+ * Splits events.jsonl into the main phase's and the reflection phase's
+ * parsed JSON lines. One pass finds where the phases begin (only lines that
+ * could be pak2's markers are parsed); each phase is then parsed as it is
+ * iterated, a line at a time, so a 100 MB stream is never held whole, as
+ * text or as values.
+ */
+export function readPhases(eventsFile: string): { main: Iterable<unknown>; reflection: Iterable<unknown> } {
+  let mainFrom = 0;
+  let mainTo = Number.POSITIVE_INFINITY;
+  let reflectionFrom: number | undefined;
+  let mainEmpty = false;
+  let lineStart = 0;
+  for (const { line, end } of streamLines(eventsFile)) {
+    const type = markerType(line);
+    if (type === FRESH_SESSION_MARKER_TYPE) {
+      // The turn was retried in a fresh session: the main phase is the retry (one after the reflection leaves none).
+      if (reflectionFrom === undefined) mainFrom = end;
+      else mainEmpty = true;
+    } else if (type === REFLECTION_MARKER_TYPE && reflectionFrom === undefined) {
+      mainTo = lineStart;
+      reflectionFrom = end;
     }
-    if ((value as { type?: unknown })?.type === REFLECTION_MARKER_TYPE) {
-      target = reflection;
-      continue;
-    }
-    target.push(value);
+    lineStart = end;
   }
-  return { main, reflection };
+  const values = function* (from: number, to: number): Generator<unknown> {
+    for (const { line } of streamLines(eventsFile, from, to)) {
+      if (!line.trim()) continue;
+      // The agent's stdout is recorded raw: a line that is not a JSON object reads as text.
+      const value = parseStreamLine(line);
+      const type = (value as { type?: unknown }).type;
+      if (type === FRESH_SESSION_MARKER_TYPE || type === REFLECTION_MARKER_TYPE) continue;
+      yield value;
+    }
+  };
+  const reflectionStart = reflectionFrom;
+  return {
+    main: mainEmpty ? [] : { [Symbol.iterator]: () => values(mainFrom, mainTo) },
+    reflection: reflectionStart === undefined ? [] : { [Symbol.iterator]: () => values(reflectionStart, Number.POSITIVE_INFINITY) },
+  };
 }
 
 function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: CloseRunInput['status']; reason: FailureReason; by?: string } {
@@ -192,9 +236,21 @@ function remainingMs(run: RunRecord, timeoutSeconds: number, now: Date): number 
   return Math.max(1, Date.parse(run.started_at) + timeoutSeconds * 1000 - now.getTime());
 }
 
-/** Parses one raw stdout line for a plugin's classifier: a JSON object, else `{type:"text"}`. */
+/**
+ * Parses one raw stdout line (events.jsonl holds the agent's raw lines): a
+ * JSON object as itself, any other line as `{"type":"text","text":…}`.
+ */
 export function parseStreamLine(line: string): unknown {
-  return JSON.parse(wrapNonJsonLine(line));
+  const trimmed = line.trim();
+  if (trimmed.startsWith('{')) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value;
+    } catch {
+      // not JSON: text, below
+    }
+  }
+  return { type: 'text', text: line };
 }
 
 /** The facts a stream holds, as close fields: cost, final text, turns, session id. */

@@ -92,34 +92,52 @@ export interface LaunchOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * Bytes a {@link FileFollower} reads at once. Small enough that the text of
+ * a piece is an ordinary young object (V8 puts strings over ~128 KB in the
+ * large-object space, freed only by a full GC): a 100 MB burst of output
+ * is looked at a piece at a time and leaves no 100 MB of garbage behind.
+ */
+const FOLLOW_CHUNK_BYTES = 64 * 1024;
+/** Most a follower reads per poll (a burst of output is caught up over a few polls, the event loop free between them). */
+const FOLLOW_POLL_BYTES = 8 * 1024 * 1024;
+
 /** Reads what a file gained since `offset`. */
 class FileFollower {
   private partial = '';
   // A multi-byte character split across two reads is decoded whole.
   private readonly decoder = new StringDecoder('utf8');
+  private readonly buffer = Buffer.allocUnsafe(FOLLOW_CHUNK_BYTES);
   constructor(
     private readonly file: string,
     private offset: number,
   ) {}
 
-  /** New bytes as text, and the complete lines among them. */
-  read(): { text: string; lines: string[] } {
+  /**
+   * Reads what is new, at most `budget` bytes, a piece at a time: each
+   * piece's text and the complete lines it ends go to `take` before the
+   * next is read. Returns true when the file holds more than was read.
+   */
+  read(take: (text: string, lines: string[]) => void, budget = FOLLOW_POLL_BYTES): boolean {
     let fd: number;
     try {
       fd = fs.openSync(this.file, 'r');
     } catch {
-      return { text: '', lines: [] };
+      return false;
     }
     try {
       const size = fs.fstatSync(fd).size;
-      if (size <= this.offset) return { text: '', lines: [] };
-      const buffer = Buffer.alloc(Math.min(size - this.offset, 8 * 1024 * 1024));
-      const n = fs.readSync(fd, buffer, 0, buffer.length, this.offset);
-      this.offset += n;
-      const text = this.decoder.write(buffer.subarray(0, n));
-      const parts = (this.partial + text).split('\n');
-      this.partial = parts.pop() ?? '';
-      return { text, lines: parts };
+      for (let read = 0; this.offset < size && read < budget; ) {
+        const n = fs.readSync(fd, this.buffer, 0, Math.min(this.buffer.length, size - this.offset), this.offset);
+        if (n <= 0) break;
+        this.offset += n;
+        read += n;
+        const text = this.decoder.write(this.buffer.subarray(0, n));
+        const parts = (this.partial + text).split('\n');
+        this.partial = parts.pop() ?? '';
+        take(text, parts);
+      }
+      return this.offset < size;
     } finally {
       fs.closeSync(fd);
     }
@@ -243,9 +261,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     deadline.unref();
   }
 
-  const follow = () => {
-    const now = Date.now();
-    for (const line of stdout.read().lines) {
+  const observe = (lines: string[], now: number) => {
+    for (const line of lines) {
       if (!line.trim()) continue;
       const signal = classify(line);
       liveness.observe(signal, now);
@@ -261,8 +278,13 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
         graceTimer.unref();
       }
     }
-    const err = stderr.read().text;
-    if (err) onStderr(err);
+  };
+  // At most FOLLOW_POLL_BYTES of each file a poll (`all`: to the end, the agent is gone), a piece at a time.
+  const follow = (all = false) => {
+    const now = Date.now();
+    const budget = all ? Number.POSITIVE_INFINITY : FOLLOW_POLL_BYTES;
+    stdout.read((_text, lines) => observe(lines, now), budget);
+    stderr.read((text) => text && onStderr(text), budget);
   };
   const poller = setInterval(follow, options.pollMs ?? 200);
 
@@ -271,7 +293,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   if (deadline) clearTimeout(deadline);
   if (graceTimer) clearTimeout(graceTimer);
   if (killTimer) clearTimeout(killTimer);
-  follow();
+  follow(true);
   const rest = stdout.rest();
   if (rest.trim()) liveness.observe(classify(rest), Date.now());
   const errRest = stderr.rest();

@@ -67,6 +67,8 @@ export async function readThreads(paths: GardenPaths, plant: string, problems: s
  */
 export class SnapshotLoader {
   private readonly scanner: OpenGoalScanner;
+  /** The scanner is the coordinator's, whose passes change its records in place: snapshots take copies. */
+  private readonly shared: boolean;
   /** Full records of shown closed goals (closed goals never change), by id. */
   private readonly closedCache = new Map<string, GoalRecord>();
   private loads = 0;
@@ -80,8 +82,13 @@ export class SnapshotLoader {
   private cost = { usd: 0, runs: 0, unknown: 0 };
   private version = 0;
 
-  constructor(private readonly garden: Garden) {
-    this.scanner = new OpenGoalScanner(garden.paths);
+  /** `scanner`: the in-process coordinator's (the goal files are then read once for both); default a scanner of its own. */
+  constructor(
+    private readonly garden: Garden,
+    scanner?: OpenGoalScanner,
+  ) {
+    this.scanner = scanner ?? new OpenGoalScanner(garden.paths);
+    this.shared = scanner !== undefined;
   }
 
   private async latestRunOf(goalId: string): Promise<RunRecord | undefined> {
@@ -140,7 +147,7 @@ export class SnapshotLoader {
     const problems: string[] = [];
     const scan = await this.scanner.scan();
     problems.push(...scan.problems.map((p) => p.message));
-    const open = scan.goals;
+    const open = this.shared ? scan.goals.map((goal) => ({ ...goal })) : scan.goals;
     const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3 };
     open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
 

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
-import { replyDir, runEventsFile } from '../store/index.js';
+import { replyDir, runEventsFile, type OpenGoalScanner } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
 import { GuardFollower } from './guard.js';
 import { SnapshotLoader } from './load.js';
@@ -13,6 +13,8 @@ export interface CoordinatorProbe {
   readonly live: { ids(): string[] };
   on(event: 'state' | 'pass', listener: () => void): unknown;
   off(event: 'state' | 'pass', listener: () => void): unknown;
+  /** Its open-goal scanner: the source reads the goals through it instead of reading every goal file a second time. */
+  readonly scanner?: OpenGoalScanner;
 }
 
 /** Options of {@link SnapshotSource}. */
@@ -74,7 +76,7 @@ export class SnapshotSource {
   private readonly guard: GuardFollower;
 
   constructor(private readonly options: SnapshotSourceOptions) {
-    this.loader = new SnapshotLoader(options.garden);
+    this.loader = new SnapshotLoader(options.garden, options.coordinator?.scanner);
     this.guard = new GuardFollower(options.garden);
   }
 

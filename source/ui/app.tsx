@@ -1,9 +1,10 @@
-import { Box, type Key } from 'ink';
-import React, { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Box } from 'ink';
+import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } from 'react';
 import type { GoalRecord } from '../contracts/index.js';
 import type { SubmitGoalInput } from '../submit/index.js';
 import { dispatchKey, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
-import { useKeys, type KeyEvent } from './hooks/use-keys.js';
+import { useClock } from './hooks/use-clock.js';
+import { useKeys, type KeyHandler } from './hooks/use-keys.js';
 import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
 import { useTerminalSize } from './hooks/use-terminal-size.js';
 import { Confirm } from './overlays/confirm.js';
@@ -72,6 +73,8 @@ export function computeLayout(columns: number, rows: number) {
     area: top + bottom,
     /** Rows of the whole frame: the area and the status line, below the terminal's height. */
     height: top + bottom + status,
+    /** Whether the panes side by side fit the terminal's width (not below 40 columns, where the goals pane keeps 30). */
+    fits: goalsWidth + Math.max(10, columns - goalsWidth) <= columns,
     status: status > 0,
     goals: { width: goalsWidth, height: top },
     tail: { width: Math.max(10, columns - goalsWidth), height: top },
@@ -91,16 +94,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const snapshot = useSnapshot(store);
   const terminal = useTerminalSize();
   const { columns, rows } = size ?? terminal;
-  const [clock, setClock] = useState(() => fixedNow ?? Date.now());
-  const live = snapshot.coordinator.liveRuns.length > 0;
-  useEffect(() => {
-    if (fixedNow !== undefined) return;
-    const timer = setInterval(() => setClock(Date.now()), live ? 250 : 1000);
-    return () => clearInterval(timer);
-  }, [fixedNow, live]);
-  const now = fixedNow ?? clock;
+  const now = useClock(fixedNow, snapshot.coordinator.liveRuns.length > 0);
   // Ages change every few seconds at most: memoised panes skip the other ticks.
-  const coarseNow = fixedNow ?? Math.floor(clock / 10_000) * 10_000;
+  const coarseNow = fixedNow ?? Math.floor(now / 10_000) * 10_000;
 
   const [focus, setFocus] = useState<PaneName>('goals');
   const [cursor, setCursor] = useState<Record<PaneName, number>>({ goals: 0, tail: 0, plants: 0, inbox: 0, chat: 0 });
@@ -118,7 +114,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   };
   const selectedGoal = goals[clamp('goals', cursor.goals)];
   const followed = focus === 'goals' || focus === 'tail' ? selectedGoal?.run?.id : undefined;
-  useEffect(() => actions.follow(followed), [actions, followed]);
+  useFollow(actions, followed);
   const tailRun = useMemo(() => {
     const id = snapshot.tail?.runId;
     return id ? snapshot.goals.find((row) => row.run?.id === id)?.run : undefined;
@@ -138,30 +134,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3 };
   const ref = useRef(state);
   ref.current = state;
-  // The controls write the ref at once too: one read from stdin can hold many keys (typing, a report, a paste), each seeing the one before.
-  const controls = useMemo<WorkbenchControls>(() => {
-    const now = <K extends keyof WorkbenchState>(field: K, value: WorkbenchState[K]) => {
-      ref.current = { ...ref.current, [field]: value };
-      return value;
-    };
-    return {
-      setFocus: (value) => setFocus(now('focus', value)),
-      setCursor: (update) => setCursor(now('cursor', update(ref.current.cursor))),
-      setFilter: (value) => setFilter(now('filter', value)),
-      setEditingFilter: (value) => setEditingFilter(now('editingFilter', value)),
-      setDraft: (value) => setDraft(now('draft', value)),
-      setOverlay: (value) => setOverlay(now('overlay', value)),
-      setScroll,
-      flash: setMessage,
-    };
-  }, []);
-  const handler = useCallback(
-    (input: string, key: Key, event: KeyEvent) => {
-      setMessage(undefined);
-      dispatchKey(ref.current, input, key, event, controls, actions);
-    },
-    [actions, controls],
-  );
+  // Built outside the App's body (see workbenchControls), so the long-lived closures keep no snapshot alive.
+  const controls = useMemo(() => workbenchControls(ref, { setFocus, setCursor, setFilter, setEditingFilter, setDraft, setOverlay, setScroll, setMessage }), []);
+  const handler = useMemo(() => keyHandler(ref, controls, actions, setMessage), [actions, controls]);
   useKeys(handler, { isActive: interactive });
 
   // A detail view follows its goal as the snapshot changes (a run finishing while it is open).
@@ -199,11 +174,64 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       </Box>
     );
   return (
-    <Box flexDirection="column" width={columns} height={layout.height} overflow="hidden">
+    // Clipped to the rows; to the columns only when the panes are wider than the terminal: Ink cuts
+    // every line of a box clipped horizontally (slice-ansi), the biggest part of a frame's cost.
+    <Box flexDirection="column" width={columns} height={layout.height} overflowY="hidden" overflowX={layout.fits ? 'visible' : 'hidden'}>
       {main}
       {layout.status ? <StatusLine snapshot={snapshot} message={message} width={columns} /> : null}
     </Box>
   );
+}
+
+/** Tells the source which run the tail follows (a hook of its own: see workbenchControls). */
+function useFollow(actions: WorkbenchActions, runId: string | undefined): void {
+  useEffect(() => actions.follow(runId), [actions, runId]);
+}
+
+type Setter<T> = (value: T) => void;
+
+/**
+ * The controls the key dispatch calls. They write the ref at once too: one
+ * read from stdin can hold many keys (typing, a report, a paste), each
+ * seeing the one before. Made here, not in the App's body: a closure made
+ * there keeps that render's whole scope (the snapshot of 10,000 goals
+ * included) alive as long as the closure, and these live as long as the App.
+ */
+function workbenchControls(
+  ref: MutableRefObject<WorkbenchState>,
+  set: {
+    setFocus: Setter<PaneName>;
+    setCursor: Setter<Record<PaneName, number>>;
+    setFilter: Setter<EditState>;
+    setEditingFilter: Setter<boolean>;
+    setDraft: Setter<EditState | undefined>;
+    setOverlay: Setter<Overlay>;
+    setScroll: WorkbenchControls['setScroll'];
+    setMessage: Setter<StatusMessage | undefined>;
+  },
+): WorkbenchControls {
+  const now = <K extends keyof WorkbenchState>(field: K, value: WorkbenchState[K]) => {
+    ref.current = { ...ref.current, [field]: value };
+    return value;
+  };
+  return {
+    setFocus: (value) => set.setFocus(now('focus', value)),
+    setCursor: (update) => set.setCursor(now('cursor', update(ref.current.cursor))),
+    setFilter: (value) => set.setFilter(now('filter', value)),
+    setEditingFilter: (value) => set.setEditingFilter(now('editingFilter', value)),
+    setDraft: (value) => set.setDraft(now('draft', value)),
+    setOverlay: (value) => set.setOverlay(now('overlay', value)),
+    setScroll: set.setScroll,
+    flash: set.setMessage,
+  };
+}
+
+/** The root key handler, stable while `actions` is (Ink re-subscribes otherwise); made outside the App's body (see workbenchControls). */
+function keyHandler(ref: MutableRefObject<WorkbenchState>, controls: WorkbenchControls, actions: WorkbenchActions, setMessage: Setter<StatusMessage | undefined>): KeyHandler {
+  return (input, key, event) => {
+    setMessage(undefined);
+    dispatchKey(ref.current, input, key, event, controls, actions);
+  };
 }
 
 /** What the supplement prompt says above its field. */

@@ -11,11 +11,15 @@ export function windowRange(total: number, cursor: number, height: number): [num
 /**
  * Fits `text` to exactly `width` columns: cut with `…`, or padded with
  * spaces. Looks at no more of `text` than `width` columns can show.
+ * `pad: false` leaves out the padding, for a line whose spaces show
+ * nothing (no inverse or background): the frame's cells are blank already,
+ * and every character of a frame costs Ink time.
  */
-export function fit(text: string, width: number): string {
+export function fit(text: string, width: number, pad = true): string {
   if (width <= 0) return '';
   const source = clipUnits(text, width * 4 + 64);
-  return padColumns(truncateColumns(sanitize(source).replace(/[\r\n\t]+/g, ' '), width, source.length < text.length), width);
+  const cut = truncateColumns(sanitize(source).replace(/[\r\n\t]+/g, ' '), width, source.length < text.length);
+  return pad ? padColumns(cut, width) : cut;
 }
 
 /** Options of {@link wrapLines}. */

@@ -40,7 +40,8 @@ export function Pane({ title, note, width, height, focused, children }: PaneProp
       <Text color={color} bold={focused} wrap="truncate">
         {fit(top, width)}
       </Text>
-      <Box borderStyle="round" borderTop={false} borderColor={color} paddingX={1} width={width} height={height - 1} flexDirection="column" overflow="hidden">
+      {/* Clipped to its rows only: every child is one line fitted to the width (Ink's horizontal clip cuts each line again, at a cost). */}
+      <Box borderStyle="round" borderTop={false} borderColor={color} paddingX={1} width={width} height={height - 1} flexDirection="column" overflowY="hidden">
         {children}
       </Box>
     </Box>

@@ -74,6 +74,7 @@ export interface DriverPlugin {
   /**
    * Reads one phase of the stream: the JSON lines the agent wrote in that
    * phase, with the run directory (for sidecar files) and the model (for pricing).
+   * `lines` is iterated once (it may be read from the file as it goes).
    */
-  parseEvents(lines: unknown[], ctx: ParseContext): ParsedStream;
+  parseEvents(lines: Iterable<unknown>, ctx: ParseContext): ParsedStream;
 }

@@ -59,7 +59,7 @@ export const Chat = React.memo(function Chat({ messages, draft, readOnly, width,
       {messages.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
       {shown.map((line, i) => (
         <Text key={i} color={SENDER_COLOR[line.sender]} wrap="truncate">
-          {fit(line.text, w)}
+          {fit(line.text, w, false)}
         </Text>
       ))}
       {input.map((line, i) => (

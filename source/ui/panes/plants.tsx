@@ -52,7 +52,7 @@ export const Plants = React.memo(function Plants({ plants, cursor, width, height
       ))}
       {detail.map((line, i) => (
         <Text key={i} color={line.color} bold={line.bold} wrap="truncate">
-          {fit(line.text, w)}
+          {fit(line.text, w, false)}
         </Text>
       ))}
     </Pane>

@@ -96,7 +96,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
       ))}
       {shown.map((line, i) => (
         <Text key={i} color={COLORS[line.kind]} dimColor={line.kind === 'info'} wrap="truncate">
-          {fit(line.text, w)}
+          {fit(line.text, w, false)}
         </Text>
       ))}
     </Pane>
