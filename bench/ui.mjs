@@ -429,7 +429,7 @@ let lastHwm = 0;
 const sample = () => {
   const s = status();
   if (!s) return;
-  lastHwm = s.hwm;
+  if (Number.isFinite(s.hwm)) lastHwm = s.hwm;
   if (s.rss > peak.rss) peak.rss = s.rss;
   if (s.rss > phase.rss) phase.rss = s.rss;
 };

@@ -19,6 +19,37 @@ function isPlainAscii(text: string): boolean {
   return /^[\x20-\x7e]*$/.test(text);
 }
 
+/**
+ * Per BMP code unit: 1 when the character is one column wide and a cluster
+ * of its own whatever stands around it (`…` `·` `─` `▸` `✓` `⠋` `é`), 2 when
+ * not, 0 when not looked at yet. Filled on first sight of each character.
+ */
+const SINGLE_NARROW = new Uint8Array(0x10000);
+
+function isSingleNarrow(code: number): boolean {
+  const known = SINGLE_NARROW[code]!;
+  if (known !== 0) return known === 1;
+  let single = false;
+  // Surrogates, controls and Hangul jamo (which join one another) never take the fast path.
+  if (code >= 0xa0 && !(code >= 0xd800 && code <= 0xdfff) && !(code >= 0x1100 && code <= 0x11ff) && !(code >= 0xa960 && code <= 0xa97f) && !(code >= 0xd7b0 && code <= 0xd7ff)) {
+    const char = String.fromCharCode(code);
+    segmenter ??= new Intl.Segmenter();
+    // Its own cluster between two letters (no mark, joiner, selector or prefix), and one column.
+    single = [...segmenter.segment(`a${char}a`)].length === 3 && clusterWidth(char) === 1;
+  }
+  SINGLE_NARROW[code] = single ? 1 : 2;
+  return single;
+}
+
+/** True when every character of `text` is printable ASCII or one {@link isSingleNarrow} holds for: its width is its length. */
+function isSingleNarrowText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code < 0x20 || code >= 0x7f) && !isSingleNarrow(code)) return false;
+  }
+  return true;
+}
+
 // Made on first use, as are the Unicode-property regexes below: an Intl.Segmenter and a /\p{RGI_Emoji}/v
 // cost tens of ms to build, which a command printing ASCII (pak2 goals) would pay at start for nothing.
 let segmenter: Intl.Segmenter | undefined;
@@ -129,7 +160,7 @@ function measureCluster(cluster: string): number {
 
 /** Display width of `text` (wide and emoji characters count as two); fast for plain ASCII, linear always. */
 export function displayWidth(text: string): number {
-  if (isPlainAscii(text)) return text.length;
+  if (isPlainAscii(text) || isSingleNarrowText(text)) return text.length;
   let width = 0;
   for (const cluster of graphemes(text)) width += clusterWidth(cluster);
   return width;
@@ -147,7 +178,7 @@ export function padColumns(text: string, width: number): string {
  */
 export function truncateColumns(text: string, width: number, cut = false): string {
   if (width <= 0) return '';
-  if (isPlainAscii(text)) {
+  if (isPlainAscii(text) || isSingleNarrowText(text)) {
     if (!cut && text.length <= width) return text;
     return `${text.slice(0, Math.min(text.length, width - 1))}…`;
   }

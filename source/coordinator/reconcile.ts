@@ -169,7 +169,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
           return limit(async () => {
             try {
               const fresh = await readGoal(paths, g.id);
-              Object.assign(g, fresh);
+              // What changed only: a field read again equal keeps its string (views hold the record's strings too).
+              for (const [key, value] of Object.entries(fresh)) if ((g as Record<string, unknown>)[key] !== value) (g as Record<string, unknown>)[key] = value;
               return fresh.status === 'queued' ? g : undefined;
             } catch (error) {
               summary.problems.push({ file: g.id, message: (error as Error).message });

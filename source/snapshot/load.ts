@@ -39,6 +39,14 @@ function readTextCapped(file: string, max: number): string {
   }
 }
 
+/** True when `a` and `b` have the same own fields with the same values (nested objects by identity). */
+function sameFields(a: object, b: object): boolean {
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const key of ka) if ((a as Record<string, unknown>)[key] !== (b as Record<string, unknown>)[key]) return false;
+  return true;
+}
+
 /**
  * A plant's Active Threads for display, through the validated reader
  * (docs/active-threads/level2.md): a missing file is no threads; a malformed
@@ -141,13 +149,40 @@ export class SnapshotLoader {
     return { ...this.cost };
   }
 
+  /** The shown copy of each scanned open goal (the goal itself when the scanner is this loader's own), and its row while queued. */
+  private readonly shown = new WeakMap<GoalRecord, { copy: GoalRecord; row?: GoalRow }>();
+
+  /**
+   * The goal as a snapshot shows it. A shared scanner's records are the
+   * coordinator's, which its passes change in place, so a snapshot holds a
+   * copy; the copy is kept and shown again while it is equal to the record,
+   * so unchanged goals cost nothing from one snapshot to the next (and
+   * snapshots alive at once share them).
+   */
+  private shownGoal(goal: GoalRecord): GoalRecord {
+    if (!this.shared) return goal;
+    const known = this.shown.get(goal);
+    if (known && sameFields(known.copy, goal)) return known.copy;
+    const copy = { ...goal };
+    this.shown.set(goal, { copy });
+    this.shown.set(copy, { copy });
+    return copy;
+  }
+
+  private queuedRow(goal: GoalRecord): GoalRow {
+    let known = this.shown.get(goal);
+    if (!known) this.shown.set(goal, (known = { copy: goal }));
+    known.row ??= { goal, run: undefined };
+    return known.row;
+  }
+
   /** Reads the garden into a fresh snapshot (without tail and coordinator state, which the source adds). */
   async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
     const { paths, config } = this.garden;
     const problems: string[] = [];
     const scan = await this.scanner.scan();
     problems.push(...scan.problems.map((p) => p.message));
-    const open = this.shared ? scan.goals.map((goal) => ({ ...goal })) : scan.goals;
+    const open = scan.goals.map((goal) => this.shownGoal(goal));
     const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3 };
     open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
 
@@ -181,19 +216,28 @@ export class SnapshotLoader {
     this.pendingClosed = pending;
     for (const id of this.closedCache.keys()) if (!closedIds.has(id)) this.closedCache.delete(id);
 
-    const rows: GoalRow[] = await Promise.all(
-      [...open, ...closed].map(async (goal) => {
-        if (goal.status === 'queued') return { goal, run: undefined };
-        try {
-          const run = await this.latestRunOf(goal.id);
-          const provenance = await this.provenanceOf(run, problems);
-          return provenance ? { goal, run, provenance } : { goal, run };
-        } catch (error) {
-          problems.push((error as Error).message);
-          return { goal, run: undefined };
-        }
-      }),
-    );
+    // A queued goal's row is the same object from load to load while the goal is unchanged; only the others wait on a run.
+    const rows: GoalRow[] = [];
+    const reads: Promise<void>[] = [];
+    for (const goal of [...open, ...closed]) {
+      if (goal.status === 'queued') {
+        rows.push(this.queuedRow(goal));
+        continue;
+      }
+      const at = rows.push({ goal, run: undefined }) - 1;
+      reads.push(
+        (async () => {
+          try {
+            const run = await this.latestRunOf(goal.id);
+            const provenance = await this.provenanceOf(run, problems);
+            rows[at] = provenance ? { goal, run, provenance } : { goal, run };
+          } catch (error) {
+            problems.push((error as Error).message);
+          }
+        })(),
+      );
+    }
+    await Promise.all(reads);
     const shownRuns = new Set(rows.map((r) => r.run?.id));
     for (const id of this.provenanceCache.keys()) if (!shownRuns.has(id)) this.provenanceCache.delete(id);
     for (const id of this.runCache.keys()) if (!shownRuns.has(id)) this.runCache.delete(id);

@@ -572,7 +572,8 @@ export class ClosedLedger {
         if (!name.endsWith('.json')) return;
         const id = name.slice(0, -5);
         if (state.set.has(id)) return; // closed (the ledger holds goal ids only)
-        if (GOAL_ID_PATTERN.test(id)) candidates.push(id);
+        // Kept as a string of its own: a slice would keep the whole file name alive with it (10,000 names are 1 MB).
+        if (GOAL_ID_PATTERN.test(id)) candidates.push(Buffer.from(id, 'latin1').toString('latin1'));
         else strays.push(strayProblem(dir, name));
       });
       return { candidates, strays };

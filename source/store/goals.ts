@@ -285,6 +285,11 @@ export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
   return goalNumber(a.id) - goalNumber(b.id);
 }
 
+/** Goal files an {@link OpenGoalScanner} stats before it lets the event loop run (a slice takes a few ms). */
+const SCAN_STAT_SLICE = 1000;
+/** Goal files a scan reads at once. */
+const SCAN_READ_CONCURRENCY = 64;
+
 /**
  * The open-goal scanner used by reconcile, the snapshot and `pak2 goals`:
  * lists the goals directory, skips every id in the closed ledger without
@@ -308,38 +313,48 @@ export class OpenGoalScanner {
     const goals: GoalRecord[] = [];
     const problems: GoalProblem[] = [...strays];
     const seen = new Set<string>();
-    // Bounded: a cold scan of 10,000 open goals must not open them all at once.
-    const limit = pLimit(128);
-    await Promise.all(
-      ids.map((id) => limit(async () => {
+    // Each goal file is stat'ed synchronously, a slice at a time with the event loop free between slices: a
+    // warm scan of 10,000 open goals is then 10,000 stat calls, not 10,000 promises and thread-pool requests.
+    const changed: { id: string; file: string; stat: fs.Stats }[] = [];
+    for (let from = 0; from < ids.length; from += SCAN_STAT_SLICE) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      for (const id of ids.slice(from, from + SCAN_STAT_SLICE)) {
         seen.add(id);
         const file = goalFile(this.paths, id);
-        let stat: fs.Stats;
+        let stat: fs.Stats | undefined;
         try {
-          stat = await fsp.stat(file);
+          stat = fs.statSync(file, { throwIfNoEntry: false });
         } catch {
-          return;
+          stat = undefined;
         }
+        if (!stat) continue;
         const cached = this.cache.get(id);
         // ctime too: `touch -r` can restore an edited file's mtime, never its ctime.
-        if (cached && cached.mtimeMs === stat.mtimeMs && cached.ctimeMs === stat.ctimeMs && cached.size === stat.size) {
-          goals.push(cached.goal);
-          return;
-        }
+        if (cached && cached.mtimeMs === stat.mtimeMs && cached.ctimeMs === stat.ctimeMs && cached.size === stat.size) goals.push(cached.goal);
+        else changed.push({ id, file, stat });
+      }
+    }
+    // Bounded: a cold scan of 10,000 open goals must not open them all at once (nor make 10,000 promises up front).
+    let next = 0;
+    const worker = async () => {
+      for (let item = changed[next++]; item; item = changed[next++]) {
+        const { id, file, stat } = item;
         try {
           const goal = await readGoal(this.paths, id);
           if (goal.status === 'closed') {
             if (!this.ledger.has(id)) await this.ledger.add(goal);
             this.cache.delete(id);
-            return;
+            continue;
           }
-          this.cache.set(id, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, goal });
+          // Keyed by the record's own id string when it is the same id: one string per goal, not one per listing too.
+          this.cache.set(goal.id === id ? goal.id : id, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, goal });
           goals.push(goal);
         } catch (error) {
           problems.push({ file, message: (error as Error).message });
         }
-      })),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SCAN_READ_CONCURRENCY, changed.length) }, worker));
     for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
     return { goals, problems };
   }

@@ -9,7 +9,7 @@ import { render } from 'ink-testing-library';
 import React from 'react';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { displayWidth } from '../../source/format.js';
+import { clusterWidth, displayWidth, graphemes, truncateColumns } from '../../source/format.js';
 import type { GoalRow, Snapshot } from '../../source/snapshot/index.js';
 import { App, computeLayout, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
@@ -63,6 +63,21 @@ describe('the panes measure characters as Ink and the terminal draw them', () =>
     const column = (line: string, text: string) => line.indexOf(text);
     expect(lines.map((line) => column(line, line.includes('STATUS') ? 'STATUS' : 'queued'))).toEqual([column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS')]);
     expect(lines.every((line) => line.length === 80 && line.endsWith('│'))).toBe(true);
+  });
+
+  it('the fast path for one-column characters (… · ─ ▸ ✓ é) measures and cuts as cluster by cluster would, beside any other character', () => {
+    const slow = (text: string) => [...graphemes(text)].reduce((sum, cluster) => sum + clusterWidth(cluster), 0);
+    const units: string[] = [];
+    for (let code = 0xa0; code < 0x10000; code += 1) if (code < 0xd800 || code > 0xdfff) units.push(String.fromCharCode(code));
+    const differ = (texts: string[]) => texts.filter((text) => displayWidth(text) !== slow(text));
+    expect(differ(units.map((c) => `a${c}b`))).toEqual([]);
+    // Beside a mark, a selector, itself, and a deterministic sample of pairs of characters that are not ASCII.
+    let seed = 7;
+    const pick = () => units[(seed = (seed * 48271) % 2147483647) % units.length]!;
+    const sample = Array.from({ length: 8000 }, pick);
+    expect(differ(sample.flatMap((c) => [`${c}\u0301`, `${c}\ufe0f`, `${c}${c}`, `${c}${pick()}x`]))).toEqual([]);
+    expect(truncateColumns('── ▸ done… ✓ é', 8)).toBe('── ▸ do…');
+    expect(truncateColumns('漢字 ▸', 4)).toBe('漢…');
   });
 });
 
