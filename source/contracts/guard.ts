@@ -15,7 +15,10 @@ export const TASK_CLASS_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** An environment variable name that may be passed through to a guarded run. */
 export const ENV_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-const glob = () => z.string().min(1).max(4096);
+/** The longest scope glob, characters. */
+export const MAX_GLOB_LENGTH = 4096;
+
+const glob = () => z.string().min(1).max(MAX_GLOB_LENGTH);
 
 /**
  * `guard` on a goal record: what the run must prove. Every field is
@@ -203,6 +206,22 @@ export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
 
 /** The acceptance state of a run without a contract (seed 001). */
 export const RAW_RUN_ACCEPTANCE = 'raw_run_not_contract_accepted';
+
+/**
+ * Why a glob cannot be a scope glob, or undefined when it can: globs are
+ * matched against paths relative to the garden root, so an empty glob, an
+ * absolute path and a `..` segment (outside the garden) are refused. A
+ * leading `!` (picomatch negation) is allowed.
+ */
+export function globProblem(glob: string): string | undefined {
+  if (!glob.trim()) return 'an empty glob';
+  if (/[\0\r\n]/.test(glob)) return 'a glob is one line, without control characters';
+  if (glob.length > MAX_GLOB_LENGTH) return `longer than ${MAX_GLOB_LENGTH} characters`;
+  const body = glob.replace(/^!+/, '');
+  if (/^[/\\~]/.test(body) || /^[A-Za-z]:/.test(body)) return 'an absolute path; globs are relative to the garden root';
+  if (body.split(/[/\\]/).includes('..')) return "a '..' segment reaches outside the garden root";
+  return undefined;
+}
 
 /** Validates a goal's `guard` value. Never throws; codes INVALID_FIELD_TYPE / INVALID_SHAPE, `field` under `guard.`. */
 export function validateGoalGuard(data: unknown): ValidationIssue[] {

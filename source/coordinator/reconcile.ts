@@ -146,6 +146,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   let inFlight = 0;
   // A guarded run has the work tree to itself (docs/guarded-runs/level2.md, "Isolation"): its scope check and rollback see only its own changes.
   let guardedLive = false;
+  let guardWaiting = false;
   for (const goal of goals) {
     if (goal.status !== 'running') continue;
     const run = await loadRun(goal);
@@ -200,7 +201,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
     }
-    if (inFlight >= config.coordinator.maxConcurrentRuns || guardedLive || (inFlight > 0 && isGuarded(goal))) {
+    if (inFlight >= config.coordinator.maxConcurrentRuns || guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))) {
+      // A guarded goal that waits for the tree holds back the goals after it in the order, so the tree drains for it.
+      if (isGuarded(goal) && !guardedLive) guardWaiting = true;
       summary.queued += 1;
       continue;
     }

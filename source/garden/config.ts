@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, validateConfig, type ConfigFile } from '../contracts/index.js';
+import { CONFIG_RANGES, globProblem, validateConfig, type ConfigFile } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 
@@ -88,10 +88,25 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     throw new UserError(`${file}: ${issues.length === 1 ? '' : `${issues.length} problems: `}${described.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   }
   const cfg = raw as ConfigFile;
-  const drivers: GardenConfig['drivers'] = {};
+  // What the schema cannot say: scope globs are relative to the garden, and a routing tier names a driver pak2 can run.
+  const semantic: string[] = [];
+  for (const key of ['allowed_files', 'forbidden_paths'] as const) {
+    (cfg.guard?.[key] ?? []).forEach((glob, i) => {
+      const problem = globProblem(glob);
+      if (problem) semantic.push(`guard.${key}.${i}: INVALID_CONFIG_VALUE (${problem}; got ${JSON.stringify(glob)})`);
+    });
+  }
+  const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
+  for (const [name, table] of Object.entries(cfg.routing ?? {})) {
+    table.tiers.forEach((tier, i) => {
+      if (!drivers.has(tier.driver)) semantic.push(`routing.${name}.tiers.${i}.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(tier.driver)})`);
+    });
+  }
+  if (semantic.length > 0) throw new UserError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
+  const driverCommands: GardenConfig['drivers'] = {};
   for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
     const command = entry.command;
-    drivers[name] = command === undefined ? {} : { command: Array.isArray(command) ? command : [command] };
+    driverCommands[name] = command === undefined ? {} : { command: Array.isArray(command) ? command : [command] };
   }
   return {
     gardenName: cfg.garden?.name ?? DEFAULT_GARDEN_NAME,
@@ -105,7 +120,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       toolSilenceSeconds: cfg.coordinator?.tool_silence_seconds ?? COORDINATOR_DEFAULTS.tool_silence_seconds,
       resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
     },
-    drivers,
+    drivers: driverCommands,
     guard: {
       ...(cfg.guard?.verify ? { verify: cfg.guard.verify } : {}),
       allowedFiles: cfg.guard?.allowed_files ?? [],

@@ -156,7 +156,21 @@ export function createRunGuard(setup: Setup): RunGuard {
     },
 
     async afterMain(input: RunGuardVerdictInput): Promise<GuardVerdict> {
-      if (finished || !before) return input;
+      if (finished) return input;
+      if (!before) {
+        if (baselineError || input.launched) return input;
+        // The driver could not start the agent before a baseline was taken (an unknown driver): nothing ran, nothing changed.
+        finished = true;
+        verdictIn = input;
+        decision = { state: 'blocked', status: 'blocked', diagnostic: 'launch_failed' };
+        await phase('baseline', 'skipped', 'the agent could not start; no baseline taken');
+        await phase('executor_done', 'not_started', input.errorText);
+        await phase('scope_check', 'skipped', 'the agent did not run');
+        await phase('verify', 'skipped', 'the agent did not start');
+        await phase('decision', 'blocked', 'launch_failed');
+        await phase('rollback', 'not_needed', 'nothing changed');
+        return input;
+      }
       finished = true;
       verdictIn = input;
       executorDoneMs = Date.now();
@@ -193,9 +207,9 @@ export function createRunGuard(setup: Setup): RunGuard {
         const named = scopeResult.violations.slice(0, 5).map((v) => `${v.kind} ${v.path}`).join('; ');
         verdict = { status: 'failure', failureReason: 'scope_violation', errorText: `scope violation: ${named}${scopeResult.violations.length > 5 ? ` (+${scopeResult.violations.length - 5} more)` : ''}; the agent's changes were rolled back` };
       } else if (guard.verify) {
-        verify = await runVerify(guard.verify, paths.gardenRoot, verifyEnv, guard.timeoutSeconds);
+        verify = await runVerify(guard.verify, paths.gardenRoot, verifyEnv, guard.timeoutSeconds, dir);
         const outcome = verify.ok ? 'passed' : verify.timedOut ? 'timeout' : verify.unavailable ? 'unavailable' : 'failed';
-        await phase('verify', outcome, `${guard.verify} → ${verify.timedOut ? `killed after ${guard.timeoutSeconds} s` : `exit ${verify.exitCode ?? 'by signal'}`}`, verify.durationMs);
+        await phase('verify', outcome, `${guard.verify} → ${verify.timedOut ? `killed after ${guard.timeoutSeconds} s` : `exit ${verify.exitCode ?? 'by signal'}`}${verify.leftovers.length ? `; ${verify.leftovers.length} process(es) it left could not be ended: ${verify.leftovers.join(', ')}` : ''}`, verify.durationMs);
         if (verify.ok) decision = { state: 'ready', status: 'success', diagnostic: 'ready' };
         else {
           const diagnostic: DiagnosticCode = verify.timedOut ? 'verify_timeout' : verify.unavailable ? 'verify_unavailable' : 'verify_failed';
@@ -246,11 +260,14 @@ export function createRunGuard(setup: Setup): RunGuard {
         ...(input.errorText !== undefined ? { errorText: redact(input.errorText) } : {}),
       };
       await writeRecords(out);
-      // The agent's stdout and stderr were written by the agent itself: redacted once it is gone.
+      // The agent's stdout and stderr were written by the agent itself: redacted once it is gone. pak2's own
+      // guard records were redacted field by field as they were written; JSON lines keep their structure.
+      const own = new Set<string>(['meta.json', GUARD_FILES.outcome, GUARD_FILES.envelope, GUARD_FILES.phases]);
+      const jsonLines = redactJsonLine(redact);
       for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
-        if (name === 'meta.json') continue;
+        if (own.has(name)) continue;
         const file = path.join(dir, name);
-        if (fs.statSync(file, { throwIfNoEntry: false })?.isFile()) await redactFile(file, redact);
+        if (fs.lstatSync(file, { throwIfNoEntry: false })?.isFile()) await redactFile(file, name.endsWith('.jsonl') ? jsonLines : redact);
       }
       return out;
     },
@@ -258,7 +275,9 @@ export function createRunGuard(setup: Setup): RunGuard {
 
   async function writeRecords(input: CloseRunInput): Promise<void> {
     const costUsd = input.cost.source === 'unknown' ? null : (input.cost.usd ?? null);
-    const reachedModel = (input.cost.input_tokens ?? 0) + (input.cost.output_tokens ?? 0) > 0 || (costUsd ?? 0) > 0;
+    // Toward a routing budget an attempt that never reached the model costs 0 (it never started, or it reported no tokens); an unknown cost stays unknown.
+    const tokensKnown = input.cost.input_tokens !== undefined || input.cost.output_tokens !== undefined;
+    const neverReachedModel = !verdictIn?.launched || (tokensKnown && (input.cost.input_tokens ?? 0) + (input.cost.output_tokens ?? 0) === 0 && !(costUsd && costUsd > 0));
     const d = decision ?? { state: 'degraded' as const, status: 'failed' as const, diagnostic: 'executor_failed' as const };
     const s = scopeResult ?? { attempted: [], accepted: [], blocked: [], unexpected: [], violations: [] };
     const kept = d.state === 'ready';
@@ -308,7 +327,7 @@ export function createRunGuard(setup: Setup): RunGuard {
     let routing: ExecutionEnvelope['routing'] | undefined;
     if (setup.plan) {
       const plan = setup.plan;
-      const attempt: RoutingAttempt = { run_id: run.id, tier_index: plan.tierIndex, executor: run.driver, model: run.model, diagnostic_code: d.diagnostic, cost_usd: reachedModel ? costUsd : 0 };
+      const attempt: RoutingAttempt = { run_id: run.id, tier_index: plan.tierIndex, executor: run.driver, model: run.model, diagnostic_code: d.diagnostic, cost_usd: neverReachedModel ? 0 : costUsd };
       const attempts = [...plan.attempts, attempt];
       const interrupted = input.failureReason === 'coordinator_stopped' || (input.failureReason === 'operator_stopped' && Boolean(input.extra?.operator_stop?.requeue));
       const step = decideRouteStep(plan, { state: d.state, diagnostic: d.diagnostic, interrupted }, attempts);
@@ -347,6 +366,34 @@ export function createRunGuard(setup: Setup): RunGuard {
   }
 
   return guardHooks;
+}
+
+/**
+ * A redactor for JSON lines: a line that is a JSON value has its string
+ * values (not its keys, numbers or literals) redacted, so a secret whose
+ * value is `null` or `true` cannot break the line; any other line is text.
+ */
+export function redactJsonLine(redact: Redact): Redact {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') return redact(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+    return value;
+  };
+  return (line: string) => {
+    const plain = redact(line);
+    if (plain === line) return line; // nothing secret on it: the agent's bytes stay as they were
+    const trimmed = line.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        const redacted = JSON.stringify(walk(JSON.parse(trimmed)));
+        return line.endsWith('\n') ? `${redacted}\n` : redacted;
+      } catch {
+        // not JSON: as text
+      }
+    }
+    return plain;
+  };
 }
 
 /** The `# Guard` prompt block: what the run must prove, told to the agent up front. */

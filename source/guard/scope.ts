@@ -13,7 +13,8 @@ export interface ScopeResult {
   violations: ScopeViolation[];
 }
 
-const describe: Record<TreeChange['status'], string> = { A: 'created', M: 'modified', D: 'deleted', T: 'changed type' };
+const describe: Record<TreeChange['status'], string> = { A: 'created', M: 'modified', D: 'deleted' };
+const how: Partial<Record<TreeChange['kind'], string>> = { index: ' (in the index)', commit: ' (by a commit)', ref: ' (a ref)' };
 
 /**
  * Checks what changed against the contract (seed 001, "scope_check").
@@ -33,10 +34,10 @@ export function checkScope(changes: TreeChange[], allowedFiles: string[], forbid
     result.attempted.push(change.path);
     if (forbidden(change.path)) {
       result.blocked.push(change.path);
-      result.violations.push({ kind: 'forbidden_path', path: change.path, detail: `${describe[change.status]} a path matching forbidden_paths (${forbiddenPaths.join(', ')})` });
+      result.violations.push({ kind: 'forbidden_path', path: change.path, detail: `${describe[change.status]}${how[change.kind] ?? ''} a path matching forbidden_paths (${forbiddenPaths.join(', ')})` });
     } else if (!change.path.startsWith('.git/') && !allowed(change.path)) {
       result.unexpected.push(change.path);
-      result.violations.push({ kind: 'outside_allowed', path: change.path, detail: `${describe[change.status]} a path outside allowed_files (${allowedFiles.join(', ')})` });
+      result.violations.push({ kind: 'outside_allowed', path: change.path, detail: `${describe[change.status]}${how[change.kind] ?? ''} a path outside allowed_files (${allowedFiles.join(', ')})` });
     } else result.accepted.push(change.path);
   }
   return result;

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { execa } from 'execa';
+import { fileHolders } from '../proc.js';
 
 /** What the verify command did (seed 001: verify_ok, verify_exit_code, verify_stdout, verify_stderr). Output is capped. */
 export interface VerifyResult {
@@ -10,10 +13,15 @@ export interface VerifyResult {
   /** The command could not start or its shell could not run it (exit 126 / 127, spawn error). */
   unavailable: boolean;
   durationMs: number;
+  /** Processes of the verify that outlived it and could not be ended (pid and command). */
+  leftovers: string[];
 }
 
-/** Verify output kept per stream: the first and last halves of this many characters. */
+/** Verify output kept per stream in the outcome: the first and last halves of this many bytes. */
 export const VERIFY_OUTPUT_CAP = 64 * 1024;
+
+/** Files in the run directory that take verify's stdout and stderr whole. */
+export const VERIFY_FILES = { stdout: 'verify.stdout.log', stderr: 'verify.stderr.log' } as const;
 
 /** Keeps the head and the tail of a long output, saying how much was left out. */
 export function capOutput(text: string, cap = VERIFY_OUTPUT_CAP): string {
@@ -22,54 +30,86 @@ export function capOutput(text: string, cap = VERIFY_OUTPUT_CAP): string {
   return `${text.slice(0, half)}\n… [${text.length - 2 * half} characters left out by pak2] …\n${text.slice(-half)}`;
 }
 
+/** The first and last `cap / 2` bytes of a file, as text. */
+function readCapped(file: string, cap = VERIFY_OUTPUT_CAP): string {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(file, 'r');
+    const size = fs.fstatSync(fd).size;
+    if (size <= cap) {
+      const buf = Buffer.alloc(size);
+      fs.readSync(fd, buf, 0, size, 0);
+      return buf.toString('utf8');
+    }
+    const half = Math.floor(cap / 2);
+    const head = Buffer.alloc(half);
+    const tail = Buffer.alloc(half);
+    fs.readSync(fd, head, 0, half, 0);
+    fs.readSync(fd, tail, 0, half, size - half);
+    return `${head.toString('utf8')}\n… [${size - 2 * half} bytes left out by pak2; whole in ${path.basename(file)}] …\n${tail.toString('utf8')}`;
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
 /**
  * Runs the verify command with `sh -c` in `cwd` (seed 001, "verify"), in
- * its own process group, with `env` only. Past `timeoutSeconds` the group
- * gets SIGTERM, then SIGKILL 5 s later; when it ends, whatever is left of
- * the group is killed. Never throws.
+ * its own process group, with `env` only, stdin closed. Its stdout and
+ * stderr go to files in `outDir` ({@link VERIFY_FILES}), never pipes, so a
+ * background job it leaves cannot hold verify open: verify ends when its
+ * shell exits. Past `timeoutSeconds` the group gets SIGTERM, then SIGKILL
+ * 5 s later. When it ends, what is left of its group is killed, and so is
+ * any process still holding its output files (a `setsid` child). Never throws.
  */
-export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number): Promise<VerifyResult> {
+export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number, outDir: string): Promise<VerifyResult> {
   const started = Date.now();
-  const subprocess = execa('sh', ['-c', command], {
-    cwd,
-    env,
-    extendEnv: false,
-    reject: false,
-    stdin: 'ignore',
-    detached: true,
-    cleanup: true,
-    maxBuffer: 64 * 1024 * 1024,
-    stripFinalNewline: false,
-  });
-  const pid = subprocess.pid;
-  const killGroup = (signal: NodeJS.Signals) => {
-    try {
-      if (pid) process.kill(-pid, signal);
-    } catch {
-      // already gone
-    }
-  };
-  // The limit is the group's: a verify's children (a test runner's workers, a `sleep`) hold its pipes, so killing sh alone would wait on them.
+  const files = { stdout: path.join(outDir, VERIFY_FILES.stdout), stderr: path.join(outDir, VERIFY_FILES.stderr) };
+  let pid: number | undefined;
   let timedOut = false;
   let hard: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup('SIGTERM');
-    hard = setTimeout(() => killGroup('SIGKILL'), 5000);
-  }, timeoutSeconds * 1000);
-  const result = await subprocess;
-  clearTimeout(timer);
-  if (hard) clearTimeout(hard);
-  killGroup('SIGKILL'); // nothing of the verify outlives it
-  const exitCode = typeof result.exitCode === 'number' ? result.exitCode : null;
-  const spawnFailed = Boolean(result.failed && exitCode === null && !timedOut && !result.isTerminated);
+  let timer: NodeJS.Timeout | undefined;
+  let result: { exitCode?: number; failed?: boolean; isTerminated?: boolean; shortMessage?: string } | undefined;
+  try {
+    const subprocess = execa('sh', ['-c', command], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', stdout: { file: files.stdout }, stderr: { file: files.stderr }, detached: true, cleanup: true });
+    pid = subprocess.pid;
+    timer = setTimeout(() => {
+      timedOut = true;
+      if (pid) kill(-pid, 'SIGTERM');
+      hard = setTimeout(() => pid && kill(-pid, 'SIGKILL'), 5000);
+    }, timeoutSeconds * 1000);
+    result = await subprocess;
+  } finally {
+    if (timer) clearTimeout(timer);
+    if (hard) clearTimeout(hard);
+  }
+  // Nothing of the verify outlives it: its group, then whatever still holds its output.
+  if (pid) kill(-pid, 'SIGKILL');
+  const holders = fileHolders([files.stdout, files.stderr]).filter((p) => p !== process.pid);
+  for (const holder of holders) kill(holder, 'SIGKILL');
+  await new Promise((resolve) => setTimeout(resolve, holders.length ? 100 : 0));
+  const leftovers = fileHolders([files.stdout, files.stderr]).filter((p) => p !== process.pid).map(String);
+
+  const exitCode = typeof result?.exitCode === 'number' ? result.exitCode : null;
+  const spawnFailed = Boolean(result?.failed && exitCode === null && !timedOut && !result.isTerminated);
+  const stderr = readCapped(files.stderr);
   return {
     ok: exitCode === 0 && !timedOut,
     exitCode,
-    stdout: capOutput(String(result.stdout ?? '')),
-    stderr: capOutput(spawnFailed ? String(result.stderr ?? '') || (result.shortMessage ?? '') : String(result.stderr ?? '')),
+    stdout: readCapped(files.stdout),
+    stderr: spawnFailed && !stderr ? (result?.shortMessage ?? 'verify could not start') : stderr,
     timedOut,
     unavailable: spawnFailed || exitCode === 126 || exitCode === 127,
     durationMs: Date.now() - started,
+    leftovers,
   };
 }

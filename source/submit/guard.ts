@@ -1,4 +1,4 @@
-import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN, type GoalGuard } from '../contracts/index.js';
+import { ENV_NAME_PATTERN, globProblem, TASK_CLASS_PATTERN, type GoalGuard } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
 
@@ -28,26 +28,10 @@ export interface GuardInput {
 /** The longest verify command, contract id and glob a goal takes (as GoalGuardSchema bounds them). */
 const MAX_VERIFY = 65_536;
 const MAX_CONTRACT = 200;
-const MAX_GLOB = 4096;
 const MAX_LIST = 1000;
 /** The verify limit's bounds, seconds (GoalGuardSchema). */
 export const VERIFY_TIMEOUT_MAX = 2_147_483;
 
-/**
- * Why a glob cannot be a scope glob, or undefined when it can: globs are
- * matched against paths relative to the garden root, so an empty glob, an
- * absolute path and a `..` segment (outside the garden) are refused. A
- * leading `!` (picomatch negation) is allowed.
- */
-export function globProblem(glob: string): string | undefined {
-  if (!glob.trim()) return 'an empty glob';
-  if (/[\0\r\n]/.test(glob)) return 'a glob is one line, without control characters';
-  if (glob.length > MAX_GLOB) return `longer than ${MAX_GLOB} characters`;
-  const body = glob.replace(/^!+/, '');
-  if (/^[/\\~]/.test(body) || /^[A-Za-z]:/.test(body)) return 'an absolute path; globs are relative to the garden root';
-  if (body.split(/[/\\]/).includes('..')) return "a '..' segment reaches outside the garden root";
-  return undefined;
-}
 
 const unique = (list: string[]) => [...new Set(list)];
 

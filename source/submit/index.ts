@@ -23,7 +23,8 @@ import {
 } from '../store/index.js';
 import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
 
-export { globProblem, VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
+export { VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
+export { globProblem } from '../contracts/index.js';
 
 /** What an operator gives to queue a goal (the CLI's flags, the workbench's form). */
 export interface SubmitGoalInput {

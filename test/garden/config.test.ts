@@ -108,6 +108,9 @@ describe('parseConfig values', () => {
     expect(() => parseConfig('[routing.simple]\ntiers = []\n')).toThrow(/routing\.simple\.tiers: INVALID_CONFIG_VALUE/);
     expect(() => parseConfig('[routing.simple]\ntiers = [{ model = "x" }]\n')).toThrow(/routing\.simple\.tiers\.0\.driver/);
     expect(() => parseConfig('[routing.simple]\ntiers = [{ driver = "claude" }]\nbudget_usd = -1\n')).toThrow(/routing\.simple\.budget_usd: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[guard]\nforbidden_paths = ["/etc", "../x"]\n')).toThrow(/2 problems: guard\.forbidden_paths\.0: INVALID_CONFIG_VALUE \(an absolute path.*guard\.forbidden_paths\.1: INVALID_CONFIG_VALUE \(a '\.\.' segment/);
+    expect(() => parseConfig('[routing.bad]\ntiers = [{ driver = "nope" }]\n')).toThrow(/routing\.bad\.tiers\.0\.driver: INVALID_CONFIG_VALUE \(claude, codex, command or a \[drivers\.<name>\] table; got "nope"\)/);
+    expect(parseConfig('[drivers.mine]\ncommand = "x"\n[routing.ok]\ntiers = [{ driver = "mine" }]\n').routing.ok!.tiers[0]!.driver).toBe('mine');
   });
 
   it('normalises [drivers.x].command to an array: a string, an array, absent', () => {

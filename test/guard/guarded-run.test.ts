@@ -304,4 +304,111 @@ describe('guarded runs', () => {
     expect(git(garden.root, 'rev-parse', 'HEAD').trim()).toBe(head);
     expect(status(garden.root)).toBe('');
   });
+
+  it('a rollback never writes or removes through a link the agent made: the link target is untouched, the directory restored', async () => {
+    const victim = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-victim-'));
+    cleanups.push(() => fs.rmSync(victim, { recursive: true, force: true }));
+    fs.writeFileSync(path.join(victim, 'app.txt'), 'not yours\n');
+    fs.writeFileSync(path.join(victim, 'keep.txt'), 'keep\n');
+    const moved = `${victim}-moved`;
+    cleanups.push(() => fs.rmSync(moved, { recursive: true, force: true }));
+    const garden = await gitGarden({ sh: agent(`mv src ${moved}; ln -s ${victim} src`) });
+    fs.writeFileSync(path.join(garden.root, 'src', 'app.txt'), 'operator wip\n');
+    const goalId = await runGoal(garden, { guard: { verify: 'false' } } as Partial<GoalInput>);
+    expect(outcomeOf(garden, `${goalId}-r1`)).toMatchObject({ rollback_performed: true, mutated_files: [] });
+    expect(fs.readdirSync(victim).sort()).toEqual(['app.txt', 'keep.txt']);
+    expect(fs.readFileSync(path.join(victim, 'app.txt'), 'utf8')).toBe('not yours\n');
+    expect(fs.lstatSync(path.join(garden.root, 'src')).isDirectory()).toBe(true);
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('operator wip\n');
+  });
+
+  it('a change hidden behind a new ignore rule, or an index flag, is still seen', async () => {
+    const garden = await gitGarden({
+      sh: agent('echo "secrets/" >> .gitignore; mkdir -p secrets; echo k > secrets/key.txt; git update-index --assume-unchanged notes.txt; echo changed > notes.txt; git update-index --skip-worktree src/app.txt; echo v9 > src/app.txt'),
+    });
+    const goalId = await runGoal(garden, { guard: { forbidden_paths: ['secrets/', 'notes.txt'] } } as Partial<GoalInput>);
+    const outcome = outcomeOf(garden, `${goalId}-r1`);
+    expect(outcome.diagnostic_code).toBe('scope_violation');
+    expect(outcome.blocked_mutations.sort()).toEqual(['notes.txt', 'secrets/key.txt']);
+    expect(outcome.attempted_mutations).toEqual(expect.arrayContaining(['.gitignore', 'src/app.txt']));
+    expect(fs.existsSync(path.join(garden.root, 'secrets'))).toBe(false);
+    expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('committed\n');
+    expect(fs.readFileSync(path.join(garden.root, 'src', 'app.txt'), 'utf8')).toBe('v1\n');
+  });
+
+  it("an ignored file's contents never reach rejected.patch (or the runtime history); a secret that is a JSON word keeps the records valid", async () => {
+    const garden = await gitGarden({ sh: agent('echo "ADDED=1" >> .env; echo "$MY_SECRET" > leak.txt') });
+    fs.writeFileSync(path.join(garden.root, '.env'), 'DB_PASSWORD=hunter2-operator\n');
+    process.env.MY_SECRET = 'null';
+    try {
+      const goalId = await runGoal(garden, { guard: { forbidden_paths: ['.env'], env_passthrough: ['MY_SECRET'] } } as Partial<GoalInput>);
+      const dir = runDir(garden.paths, `${goalId}-r1`);
+      const patch = fs.readFileSync(path.join(dir, 'rejected.patch'), 'utf8');
+      expect(patch).toContain('# pak2: modified .env');
+      expect(patch).not.toContain('hunter2');
+      expect(patch).not.toContain('ADDED=1');
+      expect(fs.readFileSync(path.join(garden.root, '.env'), 'utf8')).toBe('DB_PASSWORD=hunter2-operator\n');
+      for (const name of ['task_outcome.json', 'execution_envelope.json']) expect(() => JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8'))).not.toThrow();
+      for (const line of fs.readFileSync(path.join(dir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+      expect(outcomeOf(garden, `${goalId}-r1`)).toMatchObject({ next_command: `pak2 trace ${goalId}-r1`, status: 'failed' });
+    } finally {
+      delete process.env.MY_SECRET;
+    }
+  });
+
+  it('verify ends when its shell exits: a background job it leaves neither holds it open nor survives it', async () => {
+    const marker = `pak2-verify-bg-${process.pid}-${Date.now()}`;
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
+    const started = Date.now();
+    const goalId = await runGoal(garden, { guard: { verify: `(exec -a ${marker} sleep 60) & echo started; exit 0`, timeout_seconds: 30 } } as Partial<GoalInput>);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(outcomeOf(garden, `${goalId}-r1`)).toMatchObject({ diagnostic_code: 'ready', verify_ok: true, verify_stdout: 'started\n' });
+    const alive = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+      try {
+        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker);
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  });
+
+  it("a commit that takes the operator's uncommitted files outside allowed_files is a violation, reverted with the index", async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt; git commit -qam agent') });
+    fs.writeFileSync(path.join(garden.root, 'notes.txt'), 'operator wip\n');
+    const head = git(garden.root, 'rev-parse', 'HEAD').trim();
+    const goalId = await runGoal(garden, { guard: { allowed_files: ['src/**'] } } as Partial<GoalInput>);
+    const outcome = outcomeOf(garden, `${goalId}-r1`);
+    expect(outcome.diagnostic_code).toBe('scope_violation');
+    expect(outcome.unexpected_mutations).toEqual(['notes.txt']);
+    expect(git(garden.root, 'rev-parse', 'HEAD').trim()).toBe(head);
+    expect(status(garden.root)).toBe(' M notes.txt');
+    expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('operator wip\n');
+  });
+
+  it('a tag the agent makes is removed by the rollback', async () => {
+    const garden = await gitGarden({ sh: agent('git tag agent-tag; echo x > src/app.txt') });
+    const goalId = await runGoal(garden, { guard: { verify: 'false' } } as Partial<GoalInput>);
+    expect(outcomeOf(garden, `${goalId}-r1`).attempted_mutations).toEqual(expect.arrayContaining(['.git/refs/tags/agent-tag']));
+    expect(git(garden.root, 'tag')).toBe('');
+  });
+
+  it('routing records an unknown cost as unknown (null), not 0', async () => {
+    const unknownCost = ['sh', '-c', `case "$(cat)" in *"# Guard"*) echo x > src/app.txt;; esac; echo '{"type":"result","status":"success","text":"done"}'`];
+    const garden = await gitGarden({ a: unknownCost, b: unknownCost }, '[routing.simple]\ntiers = [{ driver = "a" }, { driver = "b" }]\n');
+    const goalId = await runGoal(garden, { task_class: 'simple', guard: { verify: 'false' } } as Partial<GoalInput>);
+    const envelope = read(path.join(runDir(garden.paths, `${goalId}-r2`), 'execution_envelope.json'));
+    expect(envelope.routing.attempts.map((a: { cost_usd: unknown }) => a.cost_usd)).toEqual([null, null]);
+  });
+
+  it('a guarded goal waiting for the tree holds back lower-priority goals, so it runs next', async () => {
+    const slow = ['sh', '-c', `cat >/dev/null; sleep 1; echo '{"type":"result","status":"success","text":"ok","cost_usd":0}'`];
+    const garden = await gitGarden({ sh: slow }, '', { coordinator: 'max_concurrent_runs = 3' });
+    await createGoal(garden.paths, { type: 'spike', body: 'first plain', plant: 'gardener', priority: 60 });
+    await createGoal(garden.paths, { type: 'spike', body: 'guarded', plant: 'gardener', priority: 50, guard: {} } as GoalInput);
+    await createGoal(garden.paths, { type: 'spike', body: 'later plain', plant: 'gardener', priority: 40 });
+    await cycle(garden);
+    const start = async (id: string) => Date.parse((await readRun(garden.paths, `${id}-r1`)).started_at);
+    expect(await start('2-guarded')).toBeLessThan(await start('3-later-plain'));
+  });
 });
