@@ -16,7 +16,7 @@ import { Help } from './overlays/help.js';
 import { Problems } from './overlays/problems.js';
 import { TextPrompt } from './overlays/text-prompt.js';
 import { Chat } from './panes/chat.js';
-import { GoalQueue, matchesFilter } from './panes/goal-queue.js';
+import { filterRows, GoalQueue } from './panes/goal-queue.js';
 import { Inbox } from './panes/inbox.js';
 import { Plants } from './panes/plants.js';
 import { RunTail } from './panes/run-tail.js';
@@ -107,7 +107,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const [scroll, setScroll] = useState(0);
   const [message, setMessage] = useState<StatusMessage | undefined>(undefined);
 
-  const goals = useMemo(() => snapshot.goals.filter((row) => matchesFilter(row, filter.text)), [snapshot.goals, filter.text]);
+  const goals = useMemo(() => filterRows(snapshot.goals, filter.text), [snapshot.goals, filter.text]);
   const clamp = (pane: PaneName, value: number) => {
     const length = pane === 'goals' ? goals.length : pane === 'plants' ? snapshot.plants.length : pane === 'inbox' ? snapshot.inbox.length : Number.MAX_SAFE_INTEGER;
     return Math.max(0, Math.min(value, Math.max(0, length - 1)));

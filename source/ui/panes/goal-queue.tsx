@@ -1,5 +1,6 @@
 import { Text } from 'ink';
 import React from 'react';
+import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost } from '../../format.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
@@ -71,10 +72,42 @@ function patternOf(needle: string): RegExp {
 export function matchesFilter(row: GoalRow, filter: string): boolean {
   if (!filter) return true;
   const needle = filter.toLowerCase();
-  const pattern = ASCII.test(needle) ? patternOf(needle) : undefined;
-  const has = (field: string) => (pattern && ASCII.test(field) ? pattern.test(field) : field.toLowerCase().includes(needle));
+  const pattern = ASCII.test(needle) && asciiGoal(row.goal) ? patternOf(needle) : undefined;
+  const has = (field: string) => (pattern ? pattern.test(field) : field.toLowerCase().includes(needle));
   const g = row.goal;
   return has(g.id) || has(g.type) || has(g.assigned_to ?? '') || has(statusCell(row)) || has(g.body);
+}
+
+/** Whether a goal's searched fields are all ASCII, by record (a goal's record is new when it changes). */
+const asciiGoals = new WeakMap<GoalRecord, boolean>();
+
+function asciiGoal(goal: GoalRecord): boolean {
+  let ascii = asciiGoals.get(goal);
+  if (ascii === undefined) {
+    ascii = ASCII.test(goal.id) && ASCII.test(goal.type) && ASCII.test(goal.assigned_to ?? '') && ASCII.test(goal.status) && ASCII.test(goal.closed_reason ?? '') && ASCII.test(goal.body);
+    asciiGoals.set(goal, ascii);
+  }
+  return ascii;
+}
+
+/** The last filtering, so typing one more character filters its matches, not every goal again. */
+let lastFilter: { rows: readonly GoalRow[]; filter: string; matches: readonly GoalRow[] } | undefined;
+
+/**
+ * The rows `filter` matches ({@link matchesFilter}); `rows` itself when
+ * there is no filter. A filter that extends the last one (a character
+ * typed, ASCII) looks only at what the last one matched.
+ */
+export function filterRows(rows: readonly GoalRow[], filter: string): readonly GoalRow[] {
+  if (!filter) {
+    lastFilter = undefined; // keeps no snapshot's rows alive
+    return rows;
+  }
+  const last = lastFilter;
+  const from = last && last.rows === rows && last.filter && filter.startsWith(last.filter) && ASCII.test(filter) ? last.matches : rows;
+  const matches = from.filter((row) => matchesFilter(row, filter));
+  lastFilter = { rows, filter, matches };
+  return matches;
 }
 
 function lineOf(columns: { name: ColumnName; width: number }[], cells: Record<ColumnName, string>): string {
