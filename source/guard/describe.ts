@@ -1,4 +1,4 @@
-import type { PhaseEvent, RoutingAttempt, TaskOutcome } from '../contracts/index.js';
+import { RUN_ID_PATTERN, type ExecutionEnvelope, type PhaseEvent, type RoutingAttempt, type ScopeViolation, type TaskOutcome } from '../contracts/index.js';
 import type { GardenConfig } from '../garden/index.js';
 import type { GuardRecord } from './read.js';
 
@@ -36,35 +36,54 @@ export function formatUsd(usd: number | null | undefined): string {
   return typeof usd === 'number' ? `$${usd.toFixed(usd < 1 ? 4 : 2)}` : '?';
 }
 
-/** One phase of the timeline: when it was logged after the first phase, and how long it took. */
+/** One phase of the timeline: when it started after the first phase started, and how long it took. */
 export interface TimelineRow {
   phase: string;
   outcome: string;
-  /** ms since the first phase's `ts` (undefined when a `ts` does not parse). */
+  /**
+   * ms from the earliest phase start to this phase's start (undefined when
+   * a `ts` does not parse). A phase is logged when it ends: its start is
+   * `ts` less `duration_ms` when that was logged, else `ts` itself.
+   */
   offsetMs: number | undefined;
-  /** `duration_ms` as logged, else the gap to the next phase (`derived`). */
+  /** `duration_ms` as logged, else the time from `ts` to the next phase's start (`derived`; undefined under 1 ms: a point in time, not a span). */
   durationMs: number | undefined;
   derived: boolean;
   detail: string | undefined;
 }
 
-/** The phase log as a timeline (seed 001: baseline, executor_start, executor_done, scope_check, verify, decision, rollback). */
+/**
+ * The phase log as a timeline (seed 001: baseline, executor_start,
+ * executor_done, scope_check, verify, decision, rollback). Each row is
+ * placed at its phase's start, so a row never shows the next phase's time:
+ * a phase without `duration_ms` (executor_start, decision) is a point, and
+ * its derived span ends where the next phase starts, not where it ends.
+ */
 export function phaseTimeline(phases: readonly PhaseEvent[]): TimelineRow[] {
-  const times = phases.map((p) => Date.parse(p.ts));
-  const start = times.find((t) => Number.isFinite(t));
+  const ends = phases.map((p) => Date.parse(p.ts));
+  const starts = phases.map((p, i) => ends[i]! - (p.duration_ms ?? 0));
+  const origin = starts.reduce<number | undefined>((min, t) => (Number.isFinite(t) && (min === undefined || t < min) ? t : min), undefined);
   return phases.map((p, i) => {
-    const at = times[i]!;
-    const next = times[i + 1];
+    const at = ends[i]!;
+    const next = starts[i + 1];
     const gap = next !== undefined && Number.isFinite(next) && Number.isFinite(at) ? Math.max(0, next - at) : undefined;
+    const span = gap !== undefined && Math.round(gap) > 0 ? gap : undefined;
     return {
       phase: p.phase,
       outcome: p.outcome,
-      offsetMs: start !== undefined && Number.isFinite(at) ? at - start : undefined,
-      durationMs: p.duration_ms ?? gap,
-      derived: p.duration_ms === undefined && gap !== undefined,
+      offsetMs: origin !== undefined && Number.isFinite(starts[i]!) ? starts[i]! - origin : undefined,
+      durationMs: p.duration_ms ?? span,
+      derived: p.duration_ms === undefined && span !== undefined,
       detail: p.detail,
     };
   });
+}
+
+/** The timeline's rows as text, each column as wide as its widest cell (an outcome like `not_started` keeps the columns aligned). */
+export function timelineLines(rows: readonly TimelineRow[]): string[] {
+  const cells = rows.map((r) => [r.offsetMs !== undefined ? `+${formatMs(r.offsetMs)}` : '?', r.phase, r.outcome, r.durationMs !== undefined ? `${r.derived ? '~' : ''}${formatMs(r.durationMs)}` : '', r.detail ?? '']);
+  const widths = [0, 1, 2, 3].map((c) => Math.max(0, ...cells.map((row) => row[c]!.length)));
+  return cells.map((row) => row.map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell)).join('  ').trimEnd());
 }
 
 /** How many attempts `[routing.<task_class>]` allows at most: its tiers, bounded by max_escalations + 1. */
@@ -83,10 +102,52 @@ export function routingPosition(record: GuardRecord, runId: string, maxAttempts?
   return { k, n };
 }
 
-/** What was kept and what was refused: kept = mutated_files; rejected = attempted but not kept. */
-export function mutationCounts(outcome: TaskOutcome): { kept: number; rejected: number } {
-  const kept = new Set(outcome.mutated_files);
-  return { kept: kept.size, rejected: new Set(outcome.attempted_mutations.filter((p) => !kept.has(p))).size };
+/** Whether the decision kept the run's work (seed 001: state `ready`). */
+export function keptRun(outcome: TaskOutcome): boolean {
+  return outcome.state === 'ready';
+}
+
+/**
+ * What was kept, refused and left behind. A kept run kept `mutated_files`;
+ * a rejected run kept nothing: all it attempted was rejected, and its
+ * `mutated_files` are what the rollback could not revert (`left`, "left
+ * changed"), not kept work.
+ */
+export function mutationCounts(outcome: TaskOutcome): { kept: number; rejected: number; left: number } {
+  const mutated = new Set(outcome.mutated_files);
+  const attempted = new Set(outcome.attempted_mutations);
+  if (keptRun(outcome)) return { kept: mutated.size, rejected: [...attempted].filter((p) => !mutated.has(p)).length, left: 0 };
+  return { kept: 0, rejected: attempted.size, left: mutated.size };
+}
+
+/** The counts as words: `0 kept, 2 rejected`, `0 kept, 2 rejected, 1 left changed`. */
+function countWords({ kept, rejected, left }: { kept: number; rejected: number; left: number }, sep: string): string {
+  return [`${kept} kept`, `${rejected} rejected`, ...(left ? [`${left} left changed`] : [])].join(sep);
+}
+
+/** A violation's kind in short (the run pane): `forbid`, `outside`. */
+export function violationKindShort(kind: ScopeViolation['kind']): string {
+  return kind === 'forbidden_path' ? 'forbid' : kind === 'outside_allowed' ? 'outside' : kind;
+}
+
+/** The id of the run after `runId` of the same goal (`N-slug-rK` → `N-slug-rK+1`), where an escalated attempt's chain goes on. */
+export function nextRunId(runId: string): string | undefined {
+  const m = RUN_ID_PATTERN.exec(runId);
+  return m ? `${m[1]}-r${Number(m[2]) + 1}` : undefined;
+}
+
+/** pak2's fields of the envelope's `routing` beyond the seed's: the tier the chain goes on with when this attempt escalated. */
+function nextTierIndex(routing: NonNullable<ExecutionEnvelope['routing']>): number | undefined {
+  const next = (routing as { next_tier_index?: unknown }).next_tier_index;
+  return routing.stop_reason === undefined && typeof next === 'number' ? next : undefined;
+}
+
+/** How an attempt with no stop reason goes on: `escalated to tier 1 → 3-x-r2`, `tier 0 again → 3-x-r2` (an interrupted attempt). */
+function escalationWords(routing: NonNullable<ExecutionEnvelope['routing']>, runId: string, compact = false): string {
+  const next = nextTierIndex(routing);
+  const nextRun = nextRunId(runId);
+  if (next === undefined) return compact ? 'escalated' : 'escalated (no stop reason on this attempt)';
+  return `${next > routing.tier_index ? `escalated to tier ${next}` : `tier ${next} again`}${nextRun ? ` → ${nextRun}` : ''}`;
 }
 
 function firstLines(text: string, max: number): string[] {
@@ -103,6 +164,10 @@ function pathList(paths: readonly string[], max = PATHS_SHOWN): string {
 const pad = (text: string, width: number) => (text.length >= width ? `${text} ` : text.padEnd(width));
 
 function verifyWords(o: TaskOutcome): string {
+  if (o.diagnostic_code === 'verify_timeout') {
+    const limit = (o as { verify_timeout_seconds?: unknown }).verify_timeout_seconds;
+    return `timed out${typeof limit === 'number' ? ` after ${limit} s` : ''}`;
+  }
   if (o.verifier_was_skipped || o.verify_ok === null) return 'skipped';
   return `${o.verify_ok ? 'ok' : 'failed'}${o.verify_exit_code !== null ? ` · exit ${o.verify_exit_code}` : ''}`;
 }
@@ -136,6 +201,7 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
     executor.push(`${x.name}${x.kind ? ` (${x.kind})` : ''}${x.model ? ` · model ${x.model}` : ''}${x.version ? ` · version ${x.version}` : ''} · sandbox ${x.sandbox ? 'on' : 'off'}`);
     executor.push(`exit ${e.executor_exit_code ?? '-'} · timeout ${e.timeout_seconds} s${e.env_passthrough.length ? ` · env ${e.env_passthrough.join(', ')}` : ''}`);
     executor.push(`baseline head ${e.baseline.head ? e.baseline.head.slice(0, 12) : '-'} · branch ${e.baseline.branch ?? '-'}`);
+    if ((e as { redacted?: unknown }).redacted === false) executor.push("redacted: false (--no-redact or [guard] redact = false: this run's artifacts keep their secrets)");
   }
   if (o) {
     const x = o.executor;
@@ -148,16 +214,7 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
   if (executor.length) sections.push({ heading: 'Executor', lines: executor });
 
   const timeline = phaseTimeline(record.phases);
-  sections.push({
-    heading: 'Phases',
-    lines: timeline.length
-      ? timeline.map((r) => {
-          const at = r.offsetMs !== undefined ? `+${formatMs(r.offsetMs)}` : '?';
-          const took = r.durationMs !== undefined ? `${r.derived ? '~' : ''}${formatMs(r.durationMs)}` : '';
-          return `${pad(at, 10)} ${pad(r.phase, 15)} ${pad(r.outcome, 11)} ${pad(took, 10)} ${r.detail ?? ''}`.trimEnd();
-        })
-      : ['no phase_events.jsonl lines'],
-  });
+  sections.push({ heading: 'Phases', lines: timeline.length ? timelineLines(timeline) : ['no phase_events.jsonl lines'] });
 
   if (o) {
     const verify = [`${verifyWords(o)}${o.failed_command ? ` · ${o.failed_command}` : ''}`];
@@ -175,15 +232,17 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
         : ['none'],
     });
 
+    const kept = keptRun(o);
     const lists: [string, string[]][] = [
-      ['mutated', o.mutated_files],
+      // A rejected run kept nothing: its mutated_files are what the rollback left changed.
+      [kept ? 'mutated' : 'left changed', o.mutated_files],
       ['attempted', o.attempted_mutations],
       ['accepted', o.accepted_mutations],
       ['blocked', o.blocked_mutations],
       ['unexpected', o.unexpected_mutations],
     ];
-    const { kept, rejected } = mutationCounts(o);
-    sections.push({ heading: `Mutations (${kept} kept, ${rejected} rejected)`, lines: lists.map(([name, list]) => `${pad(name, 11)} ${pad(String(list.length), 4)} ${pathList(list)}`.trimEnd()) });
+    const nameWidth = Math.max(...lists.map(([name]) => name.length)) + 1;
+    sections.push({ heading: `Mutations (${countWords(mutationCounts(o), ', ')})`, lines: lists.map(([name, list]) => `${pad(name, nameWidth)} ${pad(String(list.length), 4)} ${pathList(list)}`.trimEnd()) });
 
     const rollback = [o.rollback_performed ? 'performed' : 'not performed'];
     if (record.patch) rollback.push(`rejected.patch ${record.patch.file} (${formatBytes(record.patch.bytes)})`);
@@ -200,12 +259,14 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
     const pos = routingPosition(record, runId, options.maxAttempts);
     const total = routing.attempts.reduce((sum, a) => sum + (a.cost_usd ?? 0), 0);
     const unknown = routing.attempts.filter((a) => a.cost_usd === null).length;
+    const nextRun = nextTierIndex(routing) !== undefined ? nextRunId(runId) : undefined;
     sections.push({
       heading: 'Routing',
       lines: [
-        `${routing.task_class} · attempt ${pos?.k ?? '?'} of ${pos?.n ?? '?'} · tier ${routing.tier_index} · ${routing.escalations} escalation(s) · ${routing.stop_reason ? `stop ${routing.stop_reason}` : 'escalated (no stop reason on this attempt)'}`,
+        `${routing.task_class} · attempt ${pos?.k ?? '?'} of ${pos?.n ?? '?'} · tier ${routing.tier_index} · ${routing.escalations} escalation(s) · ${routing.stop_reason ? `stop ${routing.stop_reason}` : escalationWords(routing, runId)}`,
         ...routing.attempts.map((a, i) => attemptLine(a, i, runId)),
         `total ${formatUsd(total)} over ${routing.attempts.length} attempt(s)${unknown ? ` (${unknown} of unknown cost)` : ''}`,
+        ...(nextRun ? [`next attempt: pak2 trace ${nextRun}`] : []),
       ],
     });
   }
@@ -224,13 +285,17 @@ export function traceText(record: GuardRecord, runId: string, options: { maxAtte
 export interface GuardLine {
   text: string;
   tone: 'ok' | 'bad' | 'warn' | 'info';
+  /** `text` ends with this path: a pane too narrow for the line cuts the path's start, not its end (the file's name stays). */
+  path?: string;
 }
 
 /**
  * The run pane's compact guard block: the decision (state/status,
- * diagnostic) and verify; changes kept and rejected with the first
- * violations; the rollback and its patch; routing attempt k of n and its
- * stop reason; a count of problems. A live run shows its last phase.
+ * diagnostic) and verify; changes kept, rejected and left changed, then the
+ * first violations one a line (the kind in short, `forbid` / `outside`, so
+ * the path has the room); the rollback and its patch; routing attempt k of
+ * n and its stop reason (or the run it escalated to); a count of problems.
+ * A live run shows its last phase.
  */
 export function guardSummaryLines(record: GuardRecord, runId: string, options: { maxAttempts?: number } = {}): GuardLine[] {
   const lines: GuardLine[] = [];
@@ -240,16 +305,12 @@ export function guardSummaryLines(record: GuardRecord, runId: string, options: {
       text: `guard ${o.state}/${o.status} · ${o.diagnostic_code} · verify ${verifyWords(o).replace(' · ', ' ')}`,
       tone: o.status === 'success' ? 'ok' : o.state === 'degraded' ? 'warn' : 'bad',
     });
-    const { kept, rejected } = mutationCounts(o);
     const v = o.scope_violations;
-    const shown = v
-      .slice(0, VIOLATIONS_COMPACT)
-      .map((x) => `${x.kind} ${x.path}`)
-      .join(', ');
-    lines.push({
-      text: `changes ${kept} kept · ${rejected} rejected${v.length ? ` · ${v.length} violation(s): ${shown}${v.length > VIOLATIONS_COMPACT ? ', …' : ''}` : ''}`,
-      tone: v.length ? 'bad' : 'info',
-    });
+    lines.push({ text: `changes ${countWords(mutationCounts(o), ' · ')}${v.length ? ` · ${v.length} violation(s):` : ''}`, tone: v.length ? 'bad' : 'info' });
+    // One violation a line, its kind in short: the path gets the room.
+    const kindWidth = Math.max(0, ...v.slice(0, VIOLATIONS_COMPACT).map((x) => violationKindShort(x.kind).length));
+    for (const x of v.slice(0, VIOLATIONS_COMPACT)) lines.push({ text: `  ${violationKindShort(x.kind).padEnd(kindWidth)} ${x.path}`, tone: 'bad', path: x.path });
+    if (v.length > VIOLATIONS_COMPACT) lines.push({ text: `  … ${v.length - VIOLATIONS_COMPACT} more: pak2 trace ${runId}`, tone: 'bad' });
     if (o.rollback_performed || record.patch) {
       lines.push({ text: `rollback ${o.rollback_performed ? 'performed' : 'not performed'}${record.patch ? ` · rejected.patch ${formatBytes(record.patch.bytes)}` : ''}`, tone: 'warn' });
     }
@@ -259,7 +320,7 @@ export function guardSummaryLines(record: GuardRecord, runId: string, options: {
   }
   const routing = record.envelope?.routing;
   const pos = routingPosition(record, runId, options.maxAttempts);
-  if (routing && pos) lines.push({ text: `routing ${routing.task_class} · attempt ${pos.k} of ${pos.n} · ${routing.stop_reason ? `stop ${routing.stop_reason}` : 'escalated'}`, tone: routing.stop_reason === 'kept' ? 'ok' : 'info' });
+  if (routing && pos) lines.push({ text: `routing ${routing.task_class} · attempt ${pos.k} of ${pos.n} · ${routing.stop_reason ? `stop ${routing.stop_reason}` : escalationWords(routing, runId, true)}`, tone: routing.stop_reason === 'kept' ? 'ok' : 'info' });
   if (record.problems.length) lines.push({ text: `${record.problems.length} problem(s) in the guard files: pak2 trace ${runId}`, tone: 'bad' });
   return lines;
 }

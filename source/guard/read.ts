@@ -100,8 +100,12 @@ async function readRecord<T>(file: string, validate: (data: unknown) => Validati
   return { present: true, value: data as T };
 }
 
-/** Reads the phase log: each valid line kept, each bad one a problem naming its line number and field. */
-async function readPhases(file: string, problems: string[]): Promise<{ present: boolean; phases: PhaseEvent[] }> {
+/**
+ * Reads the phase log: each valid line kept, each bad one a problem naming
+ * its line number and field. A line of another run (its `run_id` is not
+ * `runId`) is a problem too, and left out of the phases.
+ */
+async function readPhases(file: string, runId: string, problems: string[]): Promise<{ present: boolean; phases: PhaseEvent[] }> {
   const read = await readCapped(file);
   if (read.absent) return { present: false, phases: [] };
   if ('problem' in read) {
@@ -122,8 +126,10 @@ async function readPhases(file: string, problems: string[]): Promise<{ present: 
       return;
     }
     const parsed = PhaseEventSchema.safeParse(data);
-    if (parsed.success) phases.push(parsed.data);
-    else {
+    if (parsed.success) {
+      if (parsed.data.run_id === runId) phases.push(parsed.data);
+      else problems.push(`${file}: line ${i + 1}: run_id: ${JSON.stringify(parsed.data.run_id)} is another run's (this is ${runId}); the line is left out`);
+    } else {
       const first = parsed.error.issues[0];
       problems.push(`${file}: line ${i + 1}: ${first?.path.join('.') || '(line)'}: ${first?.message ?? 'invalid'}`);
     }
@@ -134,8 +140,8 @@ async function readPhases(file: string, problems: string[]): Promise<{ present: 
 /**
  * Reads what a guarded run wrote in its run directory (seed 001):
  * `execution_envelope.json` and `task_outcome.json` through their
- * validators, `phase_events.jsonl` line by line, and the size of
- * `rejected.patch`. Never throws: a malformed file is a problem line
+ * validators, `phase_events.jsonl` line by line (a line of another run is
+ * a problem), and the size of `rejected.patch`. Never throws: a malformed file is a problem line
  * naming the file and field. A run that wrote none of them is
  * `guarded: false`; so is an id that is not `N-slug-rN` (with a problem
  * line; no path outside `runs/` is ever read).
@@ -148,7 +154,7 @@ export async function readGuardRecord(paths: GardenPaths, runId: string): Promis
   const [envelope, outcome, phases, patch] = await Promise.all([
     readRecord<ExecutionEnvelope>(path.join(dir, GUARD_RECORD_FILES.envelope), validateExecutionEnvelope, found[0]),
     readRecord<TaskOutcome>(path.join(dir, GUARD_RECORD_FILES.outcome), validateTaskOutcome, found[1]),
-    readPhases(path.join(dir, GUARD_RECORD_FILES.phases), found[2]),
+    readPhases(path.join(dir, GUARD_RECORD_FILES.phases), runId, found[2]),
     fsp.stat(path.join(dir, GUARD_RECORD_FILES.patch)).then(
       (s) => (s.isFile() ? { file: path.join(dir, GUARD_RECORD_FILES.patch), bytes: s.size } : undefined),
       () => undefined,

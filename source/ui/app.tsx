@@ -2,7 +2,7 @@ import { Box } from 'ink';
 import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } from 'react';
 import type { GoalRecord } from '../contracts/index.js';
 import type { SubmitGoalInput } from '../submit/index.js';
-import { dispatchKey, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
+import { dispatchInput, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
 import { useClock } from './hooks/use-clock.js';
 import { useKeys, type KeyHandler } from './hooks/use-keys.js';
 import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
@@ -230,7 +230,7 @@ function workbenchControls(
 function keyHandler(ref: MutableRefObject<WorkbenchState>, controls: WorkbenchControls, actions: WorkbenchActions, setMessage: Setter<StatusMessage | undefined>): KeyHandler {
   return (input, key, event) => {
     setMessage(undefined);
-    dispatchKey(ref.current, input, key, event, controls, actions);
+    dispatchInput(() => ref.current, input, key, event, controls, actions);
   };
 }
 

@@ -3,9 +3,9 @@ import type { RunRecord } from '../contracts/index.js';
 import type { GoalRow, Snapshot } from '../snapshot/types.js';
 import type { WorkbenchActions } from './app.js';
 import type { KeyEvent } from './hooks/use-keys.js';
-import { commandFor, type CommandId } from './keymap.js';
+import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
 import { goalDetail, textLines, type DetailSection } from './overlays/detail.js';
-import { formKey, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
+import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
 import { cancelPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
 import { goalStatusCell, type StatusMessage } from './status-line.js';
 import { applyEditKey, editState, insertText, type EditState } from './text-edit.js';
@@ -59,6 +59,60 @@ export interface WorkbenchControls {
 }
 
 const notice = (text: string): StatusMessage => ({ text, error: true });
+
+/**
+ * How a burst is taken where the keys go: `text` (a text field: its text
+ * is text, its other keys are presses), `keys` (the form's choice fields:
+ * each key a press), `navigation` (the panes and the scrolling overlays:
+ * a burst of navigation keys only, each a press) or `none` (a question).
+ */
+function burstMode(s: WorkbenchState): 'text' | 'keys' | 'navigation' | 'none' {
+  const o = s.overlay;
+  if (o.kind === 'stopping' || o.kind === 'quit' || o.kind === 'confirm') return 'none';
+  if (o.kind === 'form') return formTakesText(o.form) ? 'text' : 'keys';
+  if (o.kind === 'supplement' || s.draft || s.editingFilter) return 'text';
+  return 'navigation';
+}
+
+/**
+ * Routes what one read of the terminal delivered. One key, or a paste (a
+ * paste is text, handled as before): {@link dispatchKey}. A burst —
+ * several keys in one read, which Ink hands over as one string (`jjj`,
+ * tab tab, `npm test` typed fast) — is split where the keys go, each part
+ * dispatched on the state the one before left (`read` gives it: the
+ * controls update it at once): in a text field its text stays one piece
+ * of text (line breaks included, as now) and a tab, a backspace or a ctrl
+ * key in it is a press of its own; in a choice field of the form every key
+ * is a press; in the panes a burst of navigation keys only (↓ ↑ j k g G,
+ * tab, shift-tab: `repeats` in the keymap) is that many presses, and any
+ * other burst is taken for text, which the panes run no command from.
+ */
+export function dispatchInput(read: () => WorkbenchState, input: string, key: Key, event: KeyEvent, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  const chars = event.paste ? undefined : burstChars(input, key);
+  if (!chars) return dispatchKey(read(), input, key, event, ui, actions);
+  let i = 0;
+  while (i < chars.length) {
+    const s = read();
+    const mode = burstMode(s);
+    if (mode === 'none') return;
+    if (mode === 'navigation') {
+      const keys = chars.slice(i).map(charKey);
+      if (!keys.every((k) => repeatsInBurst(commandFor(k.input, k.key, 'panes')))) return;
+      for (const k of keys) dispatchKey(read(), k.input, k.key, event, ui, actions);
+      return;
+    }
+    let end = i;
+    if (mode === 'text') while (end < chars.length && isTextChar(chars[end]!)) end += 1;
+    if (end > i) {
+      dispatchKey(s, chars.slice(i, end).join(''), TEXT_KEY, event, ui, actions);
+      i = end;
+    } else {
+      const k = charKey(chars[i]!);
+      dispatchKey(s, k.input, k.key, event, ui, actions);
+      i += 1;
+    }
+  }
+}
 
 /**
  * Routes one key through the keymap (STYLE.md: one root input, keys to

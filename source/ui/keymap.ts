@@ -60,6 +60,8 @@ export interface Binding {
   description: string;
   scope: KeyScope;
   match: (input: string, key: Key) => boolean;
+  /** A navigation key: several of them in one burst (`jjj`, tab tab) act as that many presses in the panes ({@link burstChars}). */
+  repeats?: true;
 }
 
 /** Where each scope applies, as the help overlay and the README say it. */
@@ -80,14 +82,14 @@ const plain = (i: string, k: Key, letter: string) => i === letter && !k.ctrl && 
  * (`npm run keys:readme`) come from these rows.
  */
 export const KEYMAP: readonly Binding[] = [
-  { command: 'focus.next', keys: 'tab', description: 'next pane', scope: 'panes', match: (_, k) => k.tab && !k.shift },
-  { command: 'focus.prev', keys: 'shift-tab', description: 'previous pane', scope: 'panes', match: (_, k) => k.tab && k.shift },
-  { command: 'cursor.up', keys: '↑ k', description: 'move the selection up (the run pane, a detail, a list: scroll back)', scope: 'panes', match: (i, k) => k.upArrow || plain(i, k, 'k') },
-  { command: 'cursor.down', keys: '↓ j', description: 'move the selection down', scope: 'panes', match: (i, k) => k.downArrow || plain(i, k, 'j') },
-  { command: 'cursor.pageUp', keys: 'pgup', description: 'page up', scope: 'panes', match: (_, k) => k.pageUp },
-  { command: 'cursor.pageDown', keys: 'pgdn', description: 'page down', scope: 'panes', match: (_, k) => k.pageDown },
-  { command: 'cursor.top', keys: 'home g', description: 'first row', scope: 'panes', match: (i, k) => k.home || plain(i, k, 'g') },
-  { command: 'cursor.bottom', keys: 'end G', description: 'last row', scope: 'panes', match: (i, k) => k.end || plain(i, k, 'G') },
+  { command: 'focus.next', keys: 'tab', description: 'next pane', scope: 'panes', match: (_, k) => k.tab && !k.shift, repeats: true },
+  { command: 'focus.prev', keys: 'shift-tab', description: 'previous pane', scope: 'panes', match: (_, k) => k.tab && k.shift, repeats: true },
+  { command: 'cursor.up', keys: '↑ k', description: 'move the selection up (the run pane, a detail, a list: scroll back)', scope: 'panes', match: (i, k) => k.upArrow || plain(i, k, 'k'), repeats: true },
+  { command: 'cursor.down', keys: '↓ j', description: 'move the selection down', scope: 'panes', match: (i, k) => k.downArrow || plain(i, k, 'j'), repeats: true },
+  { command: 'cursor.pageUp', keys: 'pgup', description: 'page up', scope: 'panes', match: (_, k) => k.pageUp, repeats: true },
+  { command: 'cursor.pageDown', keys: 'pgdn', description: 'page down', scope: 'panes', match: (_, k) => k.pageDown, repeats: true },
+  { command: 'cursor.top', keys: 'home g', description: 'first row', scope: 'panes', match: (i, k) => k.home || plain(i, k, 'g'), repeats: true },
+  { command: 'cursor.bottom', keys: 'end G', description: 'last row', scope: 'panes', match: (i, k) => k.end || plain(i, k, 'G'), repeats: true },
   { command: 'open', keys: 'enter', description: 'open the selected goal (body, run record, cost, reflection) or note', scope: 'panes', match: (_, k) => k.return && !k.meta },
   { command: 'back', keys: 'esc', description: 'close the overlay, clear the filter', scope: 'panes', match: (_, k) => k.escape },
   { command: 'goal.new', keys: 'n', description: 'new goal form', scope: 'panes', match: (i, k) => plain(i, k, 'n') },
@@ -126,8 +128,8 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'form.prevField', keys: 'shift-tab', description: 'previous field', scope: 'form', match: (_, k) => k.tab && k.shift },
   { command: 'form.fieldDown', keys: '↓', description: 'next field (outside the body)', scope: 'form', match: (_, k) => k.downArrow },
   { command: 'form.fieldUp', keys: '↑', description: 'previous field (outside the body)', scope: 'form', match: (_, k) => k.upArrow },
-  { command: 'form.choosePrev', keys: '←', description: 'previous choice of type, plant, driver, task class', scope: 'form', match: (_, k) => k.leftArrow },
-  { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver, task class', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
+  { command: 'form.choosePrev', keys: '←', description: 'previous choice of type, plant, driver, task class, redact', scope: 'form', match: (_, k) => k.leftArrow },
+  { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver, task class, redact', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
   { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (_, k) => k.return },
   { command: 'form.submit', keys: 'ctrl-s', description: 'submit the goal', scope: 'form', match: (i, k) => k.ctrl && i === 's' },
   { command: 'form.cancel', keys: 'esc', description: 'cancel the form', scope: 'form', match: (_, k) => k.escape },
@@ -146,6 +148,11 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'text.deleteBack', keys: 'backspace', description: 'delete before the cursor', scope: 'text', match: (i, k) => k.backspace || (k.delete && !i) },
   { command: 'text.clear', keys: 'ctrl-u', description: 'clear the field', scope: 'text', match: (i, k) => k.ctrl && i === 'u' },
 ];
+
+/** Whether a burst may repeat this command ({@link Binding.repeats}): the panes' navigation keys. */
+export function repeatsInBurst(command: CommandId | undefined): boolean {
+  return command !== undefined && KEYMAP.some((b) => b.command === command && b.repeats);
+}
 
 /** The command a key means in `scope`, if any. */
 export function commandFor(input: string, key: Key, scope: KeyScope): CommandId | undefined {
@@ -179,6 +186,35 @@ export function isNamedKey(key: Key): boolean {
 export function typedText(input: string, key: Key): string | undefined {
   if (!input || key.ctrl || key.meta || isNamedKey(key)) return undefined;
   return input;
+}
+
+/**
+ * The characters of a burst: several keys that arrived in one read
+ * (`tmux send-keys j j j`, `send-keys -l jj`, tab tab, fast typing), which
+ * Ink hands over as one `input` ("jjj", "\t\t") with no key named.
+ * Undefined when `input` is one key. The dispatcher (`dispatchInput`) gives
+ * a text field the burst's text as text, and every other key in it
+ * ({@link charKey}) as a press of its own.
+ */
+export function burstChars(input: string, key: Key): string[] | undefined {
+  if (key.ctrl || key.meta || isNamedKey(key)) return undefined;
+  const chars = [...input];
+  return chars.length > 1 ? chars : undefined;
+}
+
+/** Whether a character of a burst is text in a text field: printable, or a line break (typed fast, lines stay lines, as now). Tab, backspace and the control keys are keys. */
+export function isTextChar(char: string): boolean {
+  return char === '\r' || char === '\n' || !/^[\x00-\x1f\x7f]$/.test(char);
+}
+
+/** One character of a burst as Ink parses it when it arrives alone: tab, enter, backspace, ctrl-<letter>, a shifted letter, text. */
+export function charKey(char: string): { input: string; key: Key } {
+  if (char === '\t') return { input: '', key: { ...TEXT_KEY, tab: true } };
+  if (char === '\r') return { input: '\r', key: { ...TEXT_KEY, return: true } };
+  if (char === '\b') return { input: '', key: { ...TEXT_KEY, backspace: true } };
+  if (char === '\x7f') return { input: '', key: { ...TEXT_KEY, delete: true } };
+  if (char !== '\n' && /^[\x01-\x1a]$/.test(char)) return { input: String.fromCharCode(char.charCodeAt(0) + 96), key: { ...TEXT_KEY, ctrl: true } };
+  return { input: char, key: { ...TEXT_KEY, shift: /^[A-Z]$/.test(char) } };
 }
 
 /** A key with nothing pressed but text: how pasted text reaches the dispatcher. */

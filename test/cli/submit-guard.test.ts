@@ -103,13 +103,15 @@ describe('pak2 submit guard flags', () => {
     [['--pass-env', 'MY-VAR'], '--pass-env MY-VAR: not an environment variable name'],
     [['--verify', ' '], '--verify: the command is empty'],
     [['--contract', ''], '--contract: the contract id is empty'],
-    [['--verify-timeout', '0'], "option '--verify-timeout <seconds>' argument '0' is invalid"],
-    [['--verify-timeout', 'soon'], "option '--verify-timeout <seconds>' argument 'soon' is invalid"],
+    [['--verify-timeout', '0'], 'pak2: --verify-timeout 0: must be a whole number of seconds from 1 to 2147483'],
+    [['--verify-timeout', 'soon'], 'pak2: --verify-timeout soon: must be a whole number of seconds from 1 to 2147483'],
+    [['--verify-timeout', '2147484'], 'pak2: --verify-timeout 2147484: must be a whole number of seconds from 1 to 2147483'],
   ])('refuses %j with one line naming the flag, exit 2, nothing written', async (flags, message) => {
     gitInit();
     const r = await runCli([...submit, ...g, ...flags]);
     expect(r.code).toBe(2);
     expect(oneLineError(r.stderr)).toContain(message);
+    expect(r.stderr).not.toContain('option \'');
     expect(r.stdout).toBe('');
     expect(goalFiles()).toEqual([]);
   });

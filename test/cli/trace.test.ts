@@ -46,11 +46,15 @@ describe('pak2 trace', () => {
     expect(out).toContain('blocked / failed · scope_violation');
     expect(out).toContain(`next pak2 trace ${runId}`);
     expect(out).toContain('contract contract-123 · acceptance raw_run_not_contract_accepted');
-    // The timeline: offsets from the first phase, logged durations, and a gap where none was logged.
+    // The timeline: each phase at its start (ts less duration_ms) from the first one's, logged durations;
+    // a phase logged without one (executor_start, decision) is a point: no next phase's time on its row.
     expect(out).toMatch(/\+0 ms\s+baseline\s+ok\s+12 ms\s+HEAD 0123456789ab on main/);
-    expect(out).toMatch(/\+42\.0 s\s+executor_done\s+ok\s+41\.9 s\s+exit 0/);
-    expect(out).toMatch(/\+100 ms\s+executor_start\s+ok\s+~41\.9 s/);
-    expect(out).toMatch(/\+43\.2 s\s+rollback\s+done\s+900 ms/);
+    expect(out).toMatch(/\+112 ms\s+executor_start\s+ok\n/);
+    expect(out).toMatch(/\+112 ms\s+executor_done\s+ok\s+41\.9 s\s+exit 0/);
+    expect(out).toMatch(/\+42\.1 s\s+scope_check\s+violations\s+80 ms\s+1 violation/);
+    expect(out).toMatch(/\+42\.3 s\s+decision\s+rejected\s+scope_violation/);
+    expect(out).toMatch(/\+42\.3 s\s+rollback\s+done\s+900 ms/);
+    expect(out).not.toContain('~');
     expect(out).toContain('verify\n  skipped');
     expect(out).toContain('violations (1)\n  forbidden_path   .env — matches forbidden_paths .env');
     expect(out).toContain('mutations (0 kept, 2 rejected)');
@@ -92,6 +96,76 @@ describe('pak2 trace', () => {
     expect(r.stdout).toContain('simple · attempt 1 of 3 · tier 0 · 0 escalation(s) · escalated');
     expect(r.stdout).toContain('total $0.0000 over 1 attempt(s) (1 of unknown cost)');
     expect(r.stdout).toContain('no rejected.patch');
+  });
+
+  it('a gap to the next phase\'s start is shown with ~; an outcome wider than the others (not_started) keeps the columns aligned', async () => {
+    const runId = await closedRun(1);
+    const at = (s: number) => new Date(Date.UTC(2026, 10, 29, 12, 0, 0) + s * 1000).toISOString();
+    const phases = [
+      { ts: at(0), run_id: runId, phase: 'baseline', outcome: 'ok', duration_ms: 20, detail: 'HEAD x' },
+      { ts: at(0.5), run_id: runId, phase: 'executor_start', outcome: 'ok', detail: 'claude sonnet' },
+      { ts: at(2), run_id: runId, phase: 'executor_done', outcome: 'not_started', duration_ms: 1000, detail: 'spawn ENOENT' },
+      { ts: at(2), run_id: runId, phase: 'verify', outcome: 'skipped', detail: 'the agent did not start' },
+      { ts: at(2.277), run_id: runId, phase: 'decision', outcome: 'blocked', detail: 'launch_failed' },
+      { ts: at(2.3), run_id: runId, phase: 'rollback', outcome: 'not_needed', detail: 'nothing changed' },
+    ];
+    writeGuardFiles(garden.paths, runId, { phases: phases as never, envelope: envelopeFixture(runId, { routing: undefined }), patch: null });
+    const r = await runCli(['trace', runId, ...g]);
+    expect(r.code).toBe(0);
+    const rows = r.stdout.split('\n').slice(r.stdout.split('\n').indexOf('phases') + 1, r.stdout.split('\n').indexOf('phases') + 7);
+    expect(rows[1]).toMatch(/^ {2}\+520 ms\s+executor_start\s+ok\s+~500 ms\s+claude sonnet$/); // to executor_done's start (1.5 s), not its end
+    expect(rows[2]).toMatch(/^ {2}\+1\.0 s\s+executor_done\s+not_started\s+1\.0 s\s+spawn ENOENT$/);
+    expect(rows[4]).toMatch(/^ {2}\+2\.3 s\s+decision\s+blocked\s+~23 ms\s+launch_failed$/);
+    // Every column starts at the same place on every row.
+    const column = (words: string[]) => rows.map((row, i) => row.indexOf(words[i]!));
+    expect(new Set(column(['baseline', 'executor_start', 'executor_done', 'verify', 'decision', 'rollback'])).size).toBe(1);
+    expect(new Set(column(['ok', 'ok', 'not_started', 'skipped', 'blocked', 'not_needed'])).size).toBe(1);
+    expect(new Set([rows[0]!.indexOf('HEAD x'), rows[2]!.indexOf('spawn'), rows[5]!.indexOf('nothing changed')]).size).toBe(1);
+  });
+
+  it('a rejected run with leftovers says "left changed"; a verify past its limit "timed out after N s"; redacted: false; an escalated attempt names the next run', async () => {
+    const runId = await closedRun(1);
+    const goalId = runId.replace(/-r1$/, '');
+    writeGuardFiles(garden.paths, runId, {
+      envelope: {
+        ...envelopeFixture(runId, {
+          routing: { task_class: 'simple', tier_index: 0, escalations: 0, next_tier_index: 1, attempts: [{ run_id: runId, tier_index: 0, executor: 'command', model: 'small', diagnostic_code: 'verify_timeout', cost_usd: 0.02 }] } as never,
+        }),
+        redacted: false,
+      },
+      outcome: outcomeFixture(runId, {
+        state: 'blocked',
+        diagnostic_code: 'verify_timeout',
+        verify_ok: false,
+        verify_exit_code: null,
+        failed_command: 'npm test',
+        verifier_was_skipped: false,
+        scope_violations: [],
+        blocked_mutations: [],
+        mutated_files: ['src/app.ts'],
+        verify_timeout_seconds: 30,
+      } as never),
+    });
+    const r = await runCli(['trace', runId, ...g]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('verify\n  timed out after 30 s · npm test');
+    expect(r.stdout).toContain('mutations (0 kept, 2 rejected, 1 left changed)');
+    expect(r.stdout).toMatch(/left changed +1 +src\/app\.ts/);
+    expect(r.stdout).not.toMatch(/mutated +1/);
+    expect(r.stdout).toContain('redacted: false');
+    expect(r.stdout).toContain(`simple · attempt 1 of 3 · tier 0 · 0 escalation(s) · escalated to tier 1 → ${goalId}-r2`);
+    expect(r.stdout).toContain(`next attempt: pak2 trace ${goalId}-r2`);
+  });
+
+  it('a phase line of another run is a problem line, left out of the timeline', async () => {
+    const runId = await closedRun();
+    const phases = phasesFixture(runId);
+    phases[3] = { ...phases[3]!, run_id: '7-other-goal-r1' };
+    const dir = writeGuardFiles(garden.paths, runId, { phases });
+    const r = await runCli(['trace', runId, ...g]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(`problems\n  ${path.join(dir, 'phase_events.jsonl')}: line 4: run_id: "7-other-goal-r1" is another run's (this is ${runId}); the line is left out`);
+    expect(r.stdout).not.toMatch(/scope_check\s+violations/);
   });
 
   it('--json prints {envelope, outcome, phases, problems}', async () => {
@@ -155,6 +229,19 @@ describe('pak2 trace', () => {
     const bad = await runCli(['trace', 'not-a-run', ...g]);
     expect(bad.code).toBe(2);
     expect(bad.stderr.trim()).toBe('pak2: RUN not-a-run: not a run id (N-slug-rN)');
+  });
+
+  it('a goal id: says so and suggests pak2 trace for each of its runs, latest first; exit 2', async () => {
+    const runId = await closedRun(2);
+    const goalId = runId.replace(/-r2$/, '');
+    const r = await runCli(['trace', goalId, ...g]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([`pak2: RUN ${goalId}: a goal id, not a run id (N-slug-rN)`, `hint: its runs, latest first: pak2 trace ${goalId}-r2, pak2 trace ${goalId}-r1`]);
+    const fresh = await createGoal(garden.paths, { type: 'fix', plant: 'gardener', body: 'Not run yet' });
+    const none = await runCli(['trace', fresh.id, ...g]);
+    expect(none.code).toBe(2);
+    expect(none.stderr.trim().split('\n')).toEqual([`pak2: RUN ${fresh.id}: a goal id, not a run id (N-slug-rN)`, `hint: goal ${fresh.id} has no run yet`]);
   });
 
   it('a run still going: the phases so far, no outcome yet, no problem', async () => {

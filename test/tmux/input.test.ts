@@ -1,6 +1,7 @@
 /**
  * What a real terminal sends into the workbench's text inputs (issue 16,
- * items 3 and 7), through tmux: terminal reports that are not keys (focus
+ * items 3 and 7), through tmux: keys in one read (`send-keys -l jj`) are
+ * as many presses in the goals list; terminal reports that are not keys (focus
  * in / out, a cursor-position report, mouse reports, device attributes)
  * typed into the filter are dropped whole, and the filter still matches;
  * four lines pasted into the chat input (tmux's bracketed paste, which the
@@ -67,6 +68,10 @@ async function open(): Promise<{ garden: Garden; tmux: TmuxSession }> {
 describe('the workbench’s text inputs in a real terminal', () => {
   it('focus, cursor-position, mouse and device-attribute reports typed into the filter are dropped: it still matches', async () => {
     const { tmux } = await open();
+    // Two keys in one read (send-keys -l jj) are two presses in the goals list: the run pane follows the second goal.
+    const rows = goalRows(tmux.capture());
+    tmux.type('jj');
+    await tmux.waitFor('the run pane to follow the second goal', (s) => s.includes(`─ Run ${rows[1]!.id}-r1 `));
     tmux.keys('/');
     await tmux.waitFor('the filter field', (s) => s.includes('matching /█'));
     tmux.type('re');

@@ -49,9 +49,10 @@ describe('the run pane of a guarded run', () => {
     const lines = plain(lastFrame()).split('\n');
     expect(lines[1]).toMatch(/failure \(scope_violation\)/);
     expect(lines[2]).toContain('guard blocked/failed · scope_violation · verify skipped');
-    expect(lines[3]).toContain('changes 0 kept · 2 rejected · 1 violation(s): forbidden_path .env');
-    expect(lines[4]).toContain('rollback performed · rejected.patch 1.2 KB');
-    expect(lines[5]).toContain('routing simple · attempt 2 of 2 · stop blocked_after_escalation');
+    expect(lines[3]).toContain('changes 0 kept · 2 rejected · 1 violation(s):');
+    expect(lines[4]).toMatch(/│ {3}forbid \.env +│/);
+    expect(lines[5]).toContain('rollback performed · rejected.patch 1.2 KB');
+    expect(lines[6]).toContain('routing simple · attempt 2 of 2 · stop blocked_after_escalation');
     await expect(plain(lastFrame())).toMatchFileSnapshot('frames/guard-run-tail.txt');
   });
 
@@ -71,6 +72,49 @@ describe('the run pane of a guarded run', () => {
     const live = guardView({ envelope: undefined, outcome: undefined, patch: undefined, phases: phasesFixture(RUN.id).slice(0, 2) });
     const going = render(<RunTail tail={tailOf('claude-build', RUN.id)} run={{ ...RUN, status: 'running', completed_at: undefined }} guard={live} scroll={0} width={90} height={18} focused now={NOW} />);
     expect(plain(going.lastFrame())).toContain('guard · executor_start ok');
+  });
+
+  it('at 130 columns a violation\'s path has the room: its kind in short (forbid, outside), one a line; a path too long keeps its end', () => {
+    const long = 'src/config/credentials/production.env';
+    const longer = 'docs/notes/2026/architecture/overview-of-the-parser.md';
+    const violations = [
+      { kind: 'forbidden_path' as const, path: long, detail: 'matches forbidden_paths src/config/**' },
+      { kind: 'outside_allowed' as const, path: longer, detail: 'not in allowed_files' },
+      { kind: 'outside_allowed' as const, path: 'a.txt', detail: 'not in allowed_files' },
+      { kind: 'outside_allowed' as const, path: 'b.txt', detail: 'not in allowed_files' },
+    ];
+    const guard = guardView({ outcome: outcomeFixture(RUN.id, { scope_violations: violations, attempted_mutations: [long, longer, 'a.txt', 'b.txt'] }) });
+    const snapshot = snapshotOf({ goals: [{ goal: GOAL, run: RUN }], plants: [gardener], tail: tailOf('claude-build', RUN.id), guard, counts: { queued: 0, inFlight: 0, closedShown: 1 } });
+    const frame = plain(render(<App store={fixedStore(snapshot)} actions={{ follow: vi.fn(), quit: vi.fn() }} size={{ columns: 130, rows: 40 }} now={NOW} />).lastFrame());
+    expect(frame).toContain('changes 0 kept · 4 rejected · 4 violation(s):');
+    expect(frame).toMatch(new RegExp(`│ {3}forbid {2}${long.replace(/\./g, '\\.')} +│`));
+    expect(frame).toMatch(/│ {3}outside …[\w/-]+\/architecture\/overview-of-the-parser\.md│/);
+    expect(frame).toContain(`… 1 more: pak2 trace ${RUN.id}`);
+    expect(frame).not.toContain('forbidden_path');
+  });
+
+  it('a rejected run says what it left changed; a timed-out verify says so; an escalated attempt names the next run', () => {
+    const outcome = outcomeFixture(RUN.id, {
+      state: 'blocked',
+      diagnostic_code: 'verify_timeout',
+      verify_ok: false,
+      verify_exit_code: null,
+      verifier_was_skipped: false,
+      failed_command: 'npm test',
+      scope_violations: [],
+      blocked_mutations: [],
+      mutated_files: ['src/app.ts'],
+      verify_timeout_seconds: 30,
+    } as never);
+    const envelope = envelopeFixture('1-fix-the-parser-r1', {
+      routing: { task_class: 'simple', tier_index: 0, escalations: 0, next_tier_index: 1, attempts: [{ run_id: '1-fix-the-parser-r1', tier_index: 0, executor: 'command', model: 'small', diagnostic_code: 'verify_timeout', cost_usd: 0.01 }] } as never,
+    });
+    const first = { ...RUN, id: '1-fix-the-parser-r1' };
+    const guard = guardView({ runId: first.id, outcome, envelope });
+    const frame = plain(render(<RunTail tail={tailOf('claude-build', first.id)} run={first} guard={guard} scroll={0} width={90} height={18} focused now={NOW} />).lastFrame());
+    expect(frame).toContain('guard blocked/failed · verify_timeout · verify timed out after 30 s');
+    expect(frame).toContain('changes 0 kept · 2 rejected · 1 left changed');
+    expect(frame).toContain('routing simple · attempt 1 of 3 · escalated to tier 1 → 1-fix-the-parser-r2');
   });
 
   it('names the problems of malformed guard files; another run\'s record is not shown', () => {
@@ -108,7 +152,7 @@ describe('the detail of a guarded goal', () => {
     expect(detail).toContain('Guard · Decision');
     expect(detail).toContain('blocked / failed · scope_violation');
     expect(detail).toContain('Guard · Phases');
-    expect(detail).toMatch(/\+42\.0 s\s+executor_done\s+ok\s+41\.9 s/);
+    expect(detail).toMatch(/\+112 ms\s+executor_done\s+ok\s+41\.9 s/); // placed at its start: ts less duration_ms
     await expect(detail).toMatchFileSnapshot('frames/guard-detail-100x40.txt');
     await press('G'); // the end: violations, mutations, rollback, routing
     const end = plain(lastFrame());
@@ -118,6 +162,9 @@ describe('the detail of a guarded goal', () => {
   });
 });
 
+/** Shift-tab: the previous field. */
+const BACK = '\u001b[Z';
+
 describe('the goal form\'s guard fields', () => {
   it('task class, verify, allow and forbid go to the submit action as a guard and a task class', async () => {
     const submitGoal = vi.fn(async (input: SubmitGoalInput) => goal(42, { id: '42-from-the-form', type: input.type as never }));
@@ -125,13 +172,14 @@ describe('the goal form\'s guard fields', () => {
     const { press, lastFrame } = app(snapshot, { submitGoal });
     await press('n', 'Fix the parser');
     const form = plain(lastFrame());
-    for (const label of ['class', 'verify', 'allow', 'forbid']) expect(form).toMatch(new RegExp(`│ ${label} +`));
+    for (const label of ['class', 'verify', 'timeout', 'allow', 'forbid', 'pass env', 'contract', 'redact']) expect(form).toMatch(new RegExp(`│ ${label} +`));
     expect(form).toContain('(none)');
-    // body → class: shift-tab four times (forbid, allow, verify, class).
-    await press('\u001b[Z', '\u001b[Z', '\u001b[Z', '\u001b[Z');
+    // body → class: shift-tab eight times (redact, contract, pass env, forbid, allow, timeout, verify, class).
+    await press(...Array<string>(8).fill(BACK));
     await press(RIGHT, RIGHT);
     expect(plain(lastFrame())).toContain('‹ simple ›');
-    await press(TAB, 'npm test', TAB, 'src/** test/*.ts', TAB, '.env  .git/**');
+    expect(plain(lastFrame())).toContain('the tiers of [routing.<class>] in PAK2.toml the goal runs on (--task-class)');
+    await press(TAB, 'npm test', TAB, TAB, 'src/** test/*.ts', TAB, '.env  .git/**');
     await press(CTRL_S);
     await tick();
     expect(submitGoal).toHaveBeenCalledWith({
@@ -149,7 +197,7 @@ describe('the goal form\'s guard fields', () => {
     const submitGoal = vi.fn(async (input: SubmitGoalInput) => goal(42, { id: '42-from-the-form', type: input.type as never }));
     submitGoal.mockRejectedValueOnce(new Error('verify: a guarded goal needs a git repository; the garden /g: not a git repository (run git init there)'));
     const { press, lastFrame } = app(snapshotOf({ plants: [gardener] }), { submitGoal });
-    await press('n', 'do it', '\u001b[Z', '\u001b[Z', '\u001b[Z', 'make check', CTRL_S);
+    await press('n', 'do it', ...Array<string>(7).fill(BACK), 'make check', CTRL_S);
     await tick();
     expect(submitGoal).toHaveBeenLastCalledWith({ type: 'build', plant: 'gardener', body: 'do it', priority: 50, guard: { verify: 'make check' } });
     expect(plain(lastFrame())).toContain('New goal');
@@ -158,5 +206,44 @@ describe('the goal form\'s guard fields', () => {
     await press('\u0015', CTRL_S);
     await tick();
     expect(submitGoal).toHaveBeenLastCalledWith({ type: 'build', plant: 'gardener', body: 'do it', priority: 50 });
+  });
+
+  it('verify timeout, pass env, contract and redact off go to the submit action as pak2 submit\'s flags do; a glob with a space is quoted', async () => {
+    const submitGoal = vi.fn(async (input: SubmitGoalInput) => goal(42, { id: '42-from-the-form', type: input.type as never }));
+    const { press, lastFrame } = app(snapshotOf({ plants: [gardener] }), { submitGoal });
+    await press('n', 'Fix the parser', ...Array<string>(7).fill(BACK)); // body → verify
+    await press('npm test', TAB, '9', 'x', '0'); // the timeout takes digits only
+    expect(plain(lastFrame())).toMatch(/│ timeout +90█/);
+    expect(plain(lastFrame())).toContain("verify's limit, whole seconds; empty: [guard]'s, else 600 (--verify-timeout)");
+    await press(TAB, 'src/** "docs/my notes/*"', TAB, ".env 'my secrets'/**", TAB, 'API_KEY, OTHER_KEY', TAB, 'contract-123', TAB, RIGHT);
+    expect(plain(lastFrame())).toContain('‹ off (--no-redact) ›');
+    await press(CTRL_S);
+    await tick();
+    expect(submitGoal).toHaveBeenCalledWith({
+      type: 'build',
+      plant: 'gardener',
+      body: 'Fix the parser',
+      priority: 50,
+      guard: {
+        verify: 'npm test',
+        timeoutSeconds: 90,
+        allowedFiles: ['src/**', 'docs/my notes/*'],
+        forbiddenPaths: ['.env', 'my secrets/**'],
+        envPassthrough: ['API_KEY', 'OTHER_KEY'],
+        contractId: 'contract-123',
+        redact: false,
+      },
+    });
+  });
+
+  it('redact off alone makes the goal guarded; a quote not closed is a field error', async () => {
+    const submitGoal = vi.fn(async (input: SubmitGoalInput) => goal(42, { id: '42-from-the-form', type: input.type as never }));
+    const { press, lastFrame } = app(snapshotOf({ plants: [gardener] }), { submitGoal });
+    await press('n', 'do it', BACK, RIGHT, CTRL_S); // body → redact: off
+    await tick();
+    expect(submitGoal).toHaveBeenLastCalledWith({ type: 'build', plant: 'gardener', body: 'do it', priority: 50, guard: { redact: false } });
+    await press('n', 'again', BACK, BACK, BACK, BACK, '"docs/my notes', CTRL_S); // body → forbid
+    expect(plain(lastFrame())).toContain('forbid: a " quote is not closed');
+    expect(submitGoal).toHaveBeenCalledTimes(1);
   });
 });

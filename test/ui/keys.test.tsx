@@ -191,6 +191,78 @@ describe('workbench keys', () => {
   });
 });
 
+describe('keys that arrive in one burst (tmux send-keys j j j, send-keys -l jj, tab tab: one input string)', () => {
+  const five = () => [1, 2, 3, 4, 5].map((n) => goal(n)).map((g) => ({ goal: g, run: run(g.id) }));
+
+  it('a burst of j / k / G / g in the goals list moves the selection that many rows', async () => {
+    const { press, actions } = setup(snapshotOf({ goals: five(), plants: [gardener] }));
+    expect(actions.follow).toHaveBeenLastCalledWith('1-goal-number-1-r1');
+    await press('jjj');
+    expect(actions.follow).toHaveBeenLastCalledWith('4-goal-number-4-r1');
+    await press('kk');
+    expect(actions.follow).toHaveBeenLastCalledWith('2-goal-number-2-r1');
+    await press('jjjjjjjj'); // clamped at the last row
+    expect(actions.follow).toHaveBeenLastCalledWith('5-goal-number-5-r1');
+    await press('gj');
+    expect(actions.follow).toHaveBeenLastCalledWith('2-goal-number-2-r1');
+  });
+
+  it('a burst that is not only navigation is text (a paste): the panes run no command from it', async () => {
+    const { press, actions, lastFrame } = setup(snapshotOf({ goals: five(), plants: [gardener] }));
+    await press('jn');
+    await press('jq');
+    expect(lastFrame()).not.toContain('New goal');
+    expect(actions.quit).not.toHaveBeenCalled();
+    expect(actions.follow).toHaveBeenLastCalledWith('1-goal-number-1-r1');
+  });
+
+  it('tab tab in one burst moves the focus two panes; in the detail, jjj scrolls three rows', async () => {
+    const { press, lastFrame } = setup();
+    await press(TAB.repeat(4));
+    expect(lastFrame()).toContain('press c or enter to write');
+    await press(TAB.repeat(5)); // round to the chat pane again
+    expect(lastFrame()).toContain('press c or enter to write');
+    const long = goal(1, { body: Array.from({ length: 60 }, (_, i) => `line ${i + 1}`).join('\n') });
+    const burst = setup(snapshotOf({ goals: [{ goal: long, run: undefined }], plants: [gardener] }));
+    const oneByOne = setup(snapshotOf({ goals: [{ goal: long, run: undefined }], plants: [gardener] }));
+    await burst.press('\r');
+    await oneByOne.press('\r');
+    const top = burst.lastFrame();
+    await burst.press('jjj');
+    await oneByOne.press('j', 'j', 'j');
+    expect(burst.lastFrame()).not.toBe(top);
+    expect(burst.lastFrame()).toBe(oneByOne.lastFrame());
+  });
+
+  it('tab tab in the form moves two fields, and the text after them goes to the field reached', async () => {
+    const { press, lastFrame, actions } = setup();
+    await press('n', 'Fix the parser');
+    // body → submit → type → plant → priority: backspace twice and 80, all in one read.
+    await press(`${TAB.repeat(4)}80`);
+    expect(plain(lastFrame())).toMatch(/│ priority +80█/);
+    // priority → driver → model → class → verify, then the command.
+    await press(`${TAB.repeat(4)}npm test`);
+    expect(plain(lastFrame())).toMatch(/│ verify +npm test█/);
+    await press(CTRL_S);
+    await tick();
+    expect(actions.submitGoal).toHaveBeenCalledWith({ type: 'build', plant: 'gardener', body: 'Fix the parser', priority: 80, guard: { verify: 'npm test' } });
+  });
+
+  it('in a text field a burst is text: jjj in the chat input, the filter, the form body', async () => {
+    const goals = [goal(1, { body: 'jjj here' }), goal(2, { body: 'other' })].map((g) => ({ goal: g, run: undefined }));
+    const { press, lastFrame } = setup(snapshotOf({ goals, plants: [gardener] }));
+    await press('/', 'jjj');
+    expect(lastFrame()).toContain('1 matching /jjj');
+    await press(`${TAB}j`); // tab ends the filter; the j after it is a key again, not text
+    expect(lastFrame()).toContain('1 matching /jjj');
+    expect(lastFrame()).not.toContain('/jjj█');
+    await press(ESC, 'c', 'jjj kk');
+    expect(lastFrame()).toContain('› jjj kk█');
+    await press(ESC, 'n', 'ggjj G');
+    expect(plain(lastFrame())).toMatch(/│ {3}ggjj G█/);
+  });
+});
+
 describe('tend goals in the workbench', () => {
   it('the detail of an automatic tend goal shows its origin', async () => {
     const tend = goal(9, {

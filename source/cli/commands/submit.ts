@@ -20,9 +20,14 @@ function parseType(value: string): GoalType {
   return value as GoalType;
 }
 
+/**
+ * `--verify-timeout`'s value, checked in the action (not by commander), so
+ * a bad one reads as pak2's other refusals: `pak2: --verify-timeout X: …`,
+ * exit 2.
+ */
 function parseSeconds(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > VERIFY_TIMEOUT_MAX) throw new InvalidArgumentError(`must be a whole number of seconds from 1 to ${VERIFY_TIMEOUT_MAX}`);
+  if (!/^\d+$/.test(value) || n < 1 || n > VERIFY_TIMEOUT_MAX) throw new UserError(`--verify-timeout ${value.slice(0, 40)}: must be a whole number of seconds from 1 to ${VERIFY_TIMEOUT_MAX}`);
   return n;
 }
 
@@ -66,7 +71,8 @@ interface SubmitOptions {
   verify?: string;
   allow?: string[];
   forbid?: string[];
-  verifyTimeout?: number;
+  /** As given; checked by {@link parseSeconds}. */
+  verifyTimeout?: string;
   passEnv?: string[];
   contract?: string;
   /** false with --no-redact. */
@@ -81,7 +87,7 @@ function guardInput(opts: SubmitOptions): GuardInput | undefined {
     ...(opts.verify !== undefined ? { verify: opts.verify } : {}),
     ...(opts.allow ? { allowedFiles: opts.allow } : {}),
     ...(opts.forbid ? { forbiddenPaths: opts.forbid } : {}),
-    ...(opts.verifyTimeout !== undefined ? { timeoutSeconds: opts.verifyTimeout } : {}),
+    ...(opts.verifyTimeout !== undefined ? { timeoutSeconds: parseSeconds(opts.verifyTimeout) } : {}),
     ...(opts.passEnv ? { envPassthrough: opts.passEnv } : {}),
     ...(opts.contract !== undefined ? { contractId: opts.contract } : {}),
     ...(opts.redact === false ? { redact: false } : {}),
@@ -110,7 +116,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--verify <cmd>', 'guarded run: a shell command run after the agent; the run succeeds only when it exits 0')
     .option('--allow <glob>', 'guarded run: a path the agent may change (repeatable; relative to the garden root)', collect)
     .option('--forbid <glob>', 'guarded run: a path the agent must not change (repeatable)', collect)
-    .option('--verify-timeout <seconds>', 'guarded run: the verify command\'s time limit', parseSeconds)
+    .option('--verify-timeout <seconds>', `guarded run: the verify command's time limit, whole seconds from 1 to ${VERIFY_TIMEOUT_MAX}`)
     .option('--pass-env <name>', 'guarded run: an environment variable passed through to the agent and verify, redacted in artifacts (repeatable)', collect)
     .option('--contract <id>', 'guarded run: the contract id the run answers to')
     .option('--no-redact', 'guarded run: keep secrets in the run\'s artifacts (redacted by default)')

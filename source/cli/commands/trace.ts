@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { RUN_ID_PATTERN } from '../../contracts/index.js';
+import { GOAL_ID_PATTERN, RUN_ID_PATTERN } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
 import { sanitize } from '../../format.js';
 import { routingAttemptsMax, traceText } from '../../guard/describe.js';
 import { GUARD_RECORD_FILES, readGuardRecord } from '../../guard/read.js';
-import { readGoal, readRun, runMetaFile } from '../../store/index.js';
+import { readGoal, readRun, runIdsForGoal, runMetaFile } from '../../store/index.js';
+import type { Garden } from '../../garden/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -17,6 +18,30 @@ import type { CliIO } from '../main.js';
  * file is named (file and field) and makes the command exit 1; the rest is
  * still printed.
  */
+/** How many of a goal's runs the goal-id error suggests, the latest ones. */
+const RUNS_SUGGESTED = 5;
+
+/**
+ * The error for a goal id given where a run id is wanted: it says so and
+ * suggests `pak2 trace <goal>-rK` for the goal's runs (the latest
+ * {@link RUNS_SUGGESTED}). With `onlyIfGoal`, undefined when there is no
+ * such goal and no run of it (the caller says "no run").
+ */
+async function goalIdError(garden: Garden, goalId: string, onlyIfGoal: true): Promise<UserError | undefined>;
+async function goalIdError(garden: Garden, goalId: string): Promise<UserError>;
+async function goalIdError(garden: Garden, goalId: string, onlyIfGoal = false): Promise<UserError | undefined> {
+  const runs = await runIdsForGoal(garden.paths, goalId).catch(() => [] as string[]);
+  const exists = runs.length > 0 || (await readGoal(garden.paths, goalId).then(() => true, () => false));
+  if (onlyIfGoal && !exists) return undefined;
+  const shown = runs.slice(-RUNS_SUGGESTED).reverse();
+  const hint = runs.length
+    ? `its run${runs.length > 1 ? 's' : ''}, latest first: ${shown.map((r) => `pak2 trace ${r}`).join(', ')}${runs.length > shown.length ? ` (and ${runs.length - shown.length} earlier)` : ''}`
+    : exists
+      ? `goal ${goalId} has no run yet`
+      : `there is no goal ${goalId} either in ${garden.paths.runtimeRoot}`;
+  return new UserError(`RUN ${goalId}: a goal id, not a run id (N-slug-rN)`, { hint });
+}
+
 export function registerTrace(program: Command, io: CliIO): void {
   program
     .command('trace')
@@ -25,8 +50,15 @@ export function registerTrace(program: Command, io: CliIO): void {
     .option('--json', 'print {envelope, outcome, phases, problems} as JSON')
     .action(async (runId: string, opts: { json?: boolean }, command: Command) => {
       const garden = gardenOf(command, io);
-      if (!RUN_ID_PATTERN.test(runId)) throw new UserError(`RUN ${runId}: not a run id (N-slug-rN)`);
-      if (!fs.existsSync(runMetaFile(garden.paths, runId))) throw new UserError(`no run ${runId} in ${garden.paths.runtimeRoot}`);
+      if (!RUN_ID_PATTERN.test(runId)) {
+        if (GOAL_ID_PATTERN.test(runId)) throw await goalIdError(garden, runId);
+        throw new UserError(`RUN ${runId}: not a run id (N-slug-rN)`);
+      }
+      if (!fs.existsSync(runMetaFile(garden.paths, runId))) {
+        // `3-fix-r2` may be a goal whose slug ends in r2.
+        const asGoal = await goalIdError(garden, runId, true);
+        throw asGoal ?? new UserError(`no run ${runId} in ${garden.paths.runtimeRoot}`);
+      }
       const record = await readGuardRecord(garden.paths, runId);
       if (!record.guarded) throw new UserError(`run ${runId} is not a guarded run (no ${GUARD_RECORD_FILES.envelope})`, { exitCode: 1 });
       const problems = [...record.problems];

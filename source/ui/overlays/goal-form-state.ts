@@ -1,11 +1,15 @@
 import type { Key } from 'ink';
 import { GOAL_TYPES, PRIORITY_DEFAULT } from '../../contracts/index.js';
-import type { SubmitGoalInput } from '../../submit/index.js';
+import type { GuardInput, SubmitGoalInput } from '../../submit/index.js';
 import { commandFor } from '../keymap.js';
 import { applyEditKey, editState, insertText, type EditState } from '../text-edit.js';
 
-/** The form's fields in tab order (the guard's after the model: task class, verify, allow, forbid). */
-export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'taskClass', 'verify', 'allow', 'forbid', 'body', 'submit'] as const;
+/**
+ * The form's fields in tab order: the guard's after the model (task class,
+ * verify, its timeout, allow, forbid, pass env, contract, redact), the
+ * fields `pak2 submit` has for a guarded goal.
+ */
+export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'taskClass', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'redact', 'body', 'submit'] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 /** The goal form being filled in. Choice fields hold an index into their options. */
@@ -18,19 +22,75 @@ export interface GoalFormState {
   taskClass: number;
   priority: EditState;
   model: EditState;
+  /** Index into {@link REDACT_OPTIONS}: 0 redacts (the default), 1 is `--no-redact`. */
+  redact: number;
   /** A guarded run's verify command (one line). */
   verify: EditState;
-  /** Globs, separated by spaces. */
+  /** Verify's limit, whole seconds (`--verify-timeout`); empty: `[guard]`'s, else 600. */
+  verifyTimeout: EditState;
+  /** Globs, separated by spaces; a glob with a space in quotes ({@link splitGlobs}). */
   allow: EditState;
   forbid: EditState;
+  /** Environment variable names (`--pass-env`), separated by spaces or commas. */
+  passEnv: EditState;
+  /** The contract id (`--contract`). */
+  contract: EditState;
   body: EditState;
   error: string | undefined;
 }
 
 /** The text fields of the form. */
-const TEXT_FIELDS = ['priority', 'model', 'verify', 'allow', 'forbid', 'body'] as const;
+const TEXT_FIELDS = ['priority', 'model', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'body'] as const;
 type TextField = (typeof TEXT_FIELDS)[number];
 const isTextField = (field: FormField): field is TextField => (TEXT_FIELDS as readonly string[]).includes(field);
+
+/** Whether the field the form is on takes text (a burst of keys is typed there, not pressed). */
+export function formTakesText(state: GoalFormState): boolean {
+  return isTextField(FORM_FIELDS[state.field]!);
+}
+
+/** The redact field's choices: the run's artifacts redacted (the default), or not (`--no-redact`). */
+export const REDACT_OPTIONS = ['on', 'off (--no-redact)'] as const;
+
+/** The choice fields of the form. */
+type ChoiceField = 'type' | 'plant' | 'driver' | 'taskClass' | 'redact';
+const isChoiceField = (field: FormField): field is ChoiceField => field === 'type' || field === 'plant' || field === 'driver' || field === 'taskClass' || field === 'redact';
+
+/** What a text field accepts while it is typed into (digits only for the numbers); other edits are refused. */
+const TYPED_SHAPE: Partial<Record<TextField, RegExp>> = { priority: /^\d{0,3}$/, verifyTimeout: /^\d{0,7}$/ };
+
+/**
+ * Splits a glob field into globs: spaces between them, and a glob with a
+ * space written in quotes, double or single (`src/** "docs/my notes/*"`);
+ * a quote may sit inside a word (`docs/"my notes"/*`). Nothing else is
+ * special (a backslash is the glob's own escape, a comma is a brace
+ * list's). `error` when a quote is not closed.
+ */
+export function splitGlobs(text: string): string[] | { error: string } {
+  const globs: string[] = [];
+  let current = '';
+  let inWord = false;
+  let quote: string | undefined;
+  for (const char of text) {
+    if (quote) {
+      if (char === quote) quote = undefined;
+      else current += char;
+    } else if (char === '"' || char === "'") {
+      quote = char;
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) globs.push(current);
+      current = '';
+      inWord = false;
+    } else {
+      current += char;
+      inWord = true;
+    }
+  }
+  if (quote) return { error: `a ${quote} quote is not closed` };
+  if (inWord) globs.push(current);
+  return globs;
+}
 
 /** The options of the choice fields, from the snapshot. `drivers[0]` is "(default)"; `taskClasses` the `[routing]` classes (none: absent or empty). */
 export interface FormChoices {
@@ -53,11 +113,15 @@ export function newGoalForm(choices: FormChoices): GoalFormState {
     plant: Math.max(0, gardener),
     driver: 0,
     taskClass: 0,
+    redact: 0,
     priority: editState(String(PRIORITY_DEFAULT)),
     model: editState(),
     verify: editState(),
+    verifyTimeout: editState(),
     allow: editState(),
     forbid: editState(),
+    passEnv: editState(),
+    contract: editState(),
     body: editState(),
     error: undefined,
   };
@@ -76,12 +140,25 @@ export function formInput(state: GoalFormState, choices: FormChoices): SubmitGoa
   if (!state.body.text.trim()) return { error: 'body: write the task first' };
   const driver = state.driver > 0 ? choices.drivers[state.driver] : undefined;
   const taskClass = state.taskClass > 0 ? taskClassOptions(choices)[state.taskClass] : undefined;
-  const globs = (edit: EditState) => edit.text.split(/\s+/).filter(Boolean);
+  const allow = splitGlobs(state.allow.text);
+  if ('error' in allow) return { error: `allow: ${allow.error}` };
+  const forbid = splitGlobs(state.forbid.text);
+  if ('error' in forbid) return { error: `forbid: ${forbid.error}` };
   const verify = state.verify.text.trim();
-  const allow = globs(state.allow);
-  const forbid = globs(state.forbid);
-  // Any guard field makes the goal guarded; the submit action checks each (and that the garden is a git repository).
-  const guard = verify || allow.length || forbid.length ? { ...(verify ? { verify } : {}), ...(allow.length ? { allowedFiles: allow } : {}), ...(forbid.length ? { forbiddenPaths: forbid } : {}) } : undefined;
+  const timeout = state.verifyTimeout.text.trim();
+  const passEnv = state.passEnv.text.split(/[\s,]+/).filter(Boolean);
+  const contract = state.contract.text.trim();
+  // Any guard field makes the goal guarded, as any guard flag of pak2 submit does; the submit action checks each (and that the garden is a git repository).
+  const fields: GuardInput = {
+    ...(verify ? { verify } : {}),
+    ...(timeout ? { timeoutSeconds: Number(timeout) } : {}),
+    ...(allow.length ? { allowedFiles: allow } : {}),
+    ...(forbid.length ? { forbiddenPaths: forbid } : {}),
+    ...(passEnv.length ? { envPassthrough: passEnv } : {}),
+    ...(contract ? { contractId: contract } : {}),
+    ...(state.redact === 1 ? { redact: false } : {}),
+  };
+  const guard = Object.keys(fields).length ? fields : undefined;
   return {
     type: GOAL_TYPES[state.type]!,
     plant,
@@ -128,8 +205,8 @@ export function formKey(state: GoalFormState, input: string, key: Key, choices: 
       return { state: { ...state, field: state.field + 1 } };
     case 'form.choosePrev':
     case 'form.chooseNext':
-      if (field === 'type' || field === 'plant' || field === 'driver' || field === 'taskClass') {
-        const length = field === 'type' ? GOAL_TYPES.length : field === 'plant' ? choices.plants.length : field === 'driver' ? choices.drivers.length : taskClassOptions(choices).length;
+      if (isChoiceField(field)) {
+        const length = field === 'type' ? GOAL_TYPES.length : field === 'plant' ? choices.plants.length : field === 'driver' ? choices.drivers.length : field === 'redact' ? REDACT_OPTIONS.length : taskClassOptions(choices).length;
         return { state: { ...state, [field]: cycle(state[field], command === 'form.choosePrev' ? -1 : 1, length) } };
       }
       break; // in a text field ← → move the cursor, a space is typed
@@ -139,6 +216,6 @@ export function formKey(state: GoalFormState, input: string, key: Key, choices: 
   if (!isTextField(field)) return { state };
   const edited = applyEditKey(state[field], input, key, field === 'body');
   if (edited === state[field]) return { state };
-  if (field === 'priority' && !/^\d{0,3}$/.test(edited.text)) return { state };
+  if (TYPED_SHAPE[field] && !TYPED_SHAPE[field].test(edited.text)) return { state };
   return { state: { ...state, [field]: edited, error: undefined } };
 }

@@ -6,7 +6,7 @@ import { guardSummaryLines, type GuardLine } from '../../guard/describe.js';
 import type { GuardView } from '../../snapshot/types.js';
 import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
-import { fit, spinner, wrapLines } from '../layout.js';
+import { fit, spinner, widthOf, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link RunTail}: the tail and the run it belongs to (from the snapshot). */
@@ -28,6 +28,22 @@ const GUARD_COLORS: Record<GuardLine['tone'], string | undefined> = { ok: 'green
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
 type Row = { kind: TailKind; text: string };
+
+/**
+ * A guard line in `width` columns. A line ending with a path (a
+ * violation) too wide for the pane keeps the path's end, the file's name:
+ * `…ials/production.env`, not `src/config/cr…`.
+ */
+export function guardLineText(line: GuardLine, width: number): string {
+  if (!line.path || !line.text.endsWith(line.path) || widthOf(line.text) <= width) return fit(line.text, width);
+  const prefix = line.text.slice(0, line.text.length - line.path.length);
+  const room = width - widthOf(prefix) - 1;
+  if (room < 4) return fit(line.text, width);
+  const chars = [...line.path];
+  let start = chars.length;
+  for (let used = 0; start > 0 && used + widthOf(chars[start - 1]!) <= room; start--) used += widthOf(chars[start - 1]!);
+  return fit(`${prefix}…${chars.slice(start).join('')}`, width);
+}
 const wrapCache = new WeakMap<TailLine, { width: number; maxRows: number; rows: Row[] }>();
 
 /** One tail line wrapped to `width`, at most `maxRows` rows; computed once per line and size (tail lines are immutable). */
@@ -91,7 +107,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
       </Text>
       {guardLines.map((line, i) => (
         <Text key={`guard-${i}`} color={GUARD_COLORS[line.tone]} wrap="truncate">
-          {fit(line.text, w)}
+          {guardLineText(line, w)}
         </Text>
       ))}
       {shown.map((line, i) => (
