@@ -29,6 +29,25 @@ export function markedProcesses(mark: string): number[] {
   return pids;
 }
 
+/**
+ * True when a live process other than this one is in process group `pgid`.
+ * A group with no member left frees its id for the next process the kernel
+ * starts: signalling it after that could reach someone else's group.
+ */
+export function groupHasMembers(pgid: number): boolean {
+  for (const name of otherProcesses()) {
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'latin1');
+      // Fields after the command (which may hold spaces and parentheses): state, ppid, pgrp.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z') return true;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return false;
+}
+
 /** Sends `signal` to a process group (negative pid); quiet when it is gone. */
 export function signalGroup(pgid: number | undefined, signal: NodeJS.Signals): void {
   if (!pgid) return;
@@ -55,7 +74,8 @@ export interface Survivor {
  */
 export async function sweepRun(pgid: number | undefined, mark: string, files: string[], settleMs = 2000): Promise<Survivor[]> {
   const targets = () => [...new Set([...markedProcesses(mark), ...fileHolders(files)])];
-  signalGroup(pgid, 'SIGKILL');
+  // Its leader is gone: the group is signalled only while a member still holds its id.
+  if (pgid && (!fs.existsSync('/proc/self/stat') || groupHasMembers(pgid))) signalGroup(pgid, 'SIGKILL');
   for (const pid of targets()) {
     try {
       process.kill(pid, 'SIGKILL');

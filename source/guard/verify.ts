@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { fileHolders } from '../proc.js';
+import { randomUUID } from 'node:crypto';
+import { groupHasMembers, RUN_MARK_ENV, sweepRun } from '../driver/process-tree.js';
 
 /** What the verify command did (seed 001: verify_ok, verify_exit_code, verify_stdout, verify_stderr). Output is capped. */
 export interface VerifyResult {
@@ -68,36 +69,35 @@ function kill(pid: number, signal: NodeJS.Signals): void {
  * stderr go to files in `outDir` ({@link VERIFY_FILES}), never pipes, so a
  * background job it leaves cannot hold verify open: verify ends when its
  * shell exits. Past `timeoutSeconds` the group gets SIGTERM, then SIGKILL
- * 5 s later. When it ends, what is left of its group is killed, and so is
- * any process still holding its output files (a `setsid` child). Never throws.
+ * 5 s later. When it ends, what is left of it is killed (the driver's
+ * sweep: its group while a member holds the group id, every process that
+ * inherited its mark, every process holding its output files). Never throws.
  */
 export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number, outDir: string): Promise<VerifyResult> {
   const started = Date.now();
   const files = { stdout: path.join(outDir, VERIFY_FILES.stdout), stderr: path.join(outDir, VERIFY_FILES.stderr) };
+  // Every process of the verify inherits the mark, so what it leaves is found without trusting a group id after its leader exits.
+  const mark = `verify-${randomUUID()}`;
   let pid: number | undefined;
   let timedOut = false;
   let hard: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   let result: { exitCode?: number; failed?: boolean; isTerminated?: boolean; shortMessage?: string } | undefined;
   try {
-    const subprocess = execa('sh', ['-c', command], { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', stdout: { file: files.stdout }, stderr: { file: files.stderr }, detached: true, cleanup: true });
+    const subprocess = execa('sh', ['-c', command], { cwd, env: { ...env, [RUN_MARK_ENV]: mark }, extendEnv: false, reject: false, stdin: 'ignore', stdout: { file: files.stdout }, stderr: { file: files.stderr }, detached: true, cleanup: true });
     pid = subprocess.pid;
     timer = setTimeout(() => {
       timedOut = true;
       if (pid) kill(-pid, 'SIGTERM');
-      hard = setTimeout(() => pid && kill(-pid, 'SIGKILL'), 5000);
+      hard = setTimeout(() => pid && groupHasMembers(pid) && kill(-pid, 'SIGKILL'), 5000);
     }, timeoutSeconds * 1000);
     result = await subprocess;
   } finally {
     if (timer) clearTimeout(timer);
     if (hard) clearTimeout(hard);
   }
-  // Nothing of the verify outlives it: its group, then whatever still holds its output.
-  if (pid) kill(-pid, 'SIGKILL');
-  const holders = fileHolders([files.stdout, files.stderr]).filter((p) => p !== process.pid);
-  for (const holder of holders) kill(holder, 'SIGKILL');
-  await new Promise((resolve) => setTimeout(resolve, holders.length ? 100 : 0));
-  const leftovers = fileHolders([files.stdout, files.stderr]).filter((p) => p !== process.pid).map(String);
+  // Nothing of the verify outlives it: its group, every process with its mark, whatever still holds its output.
+  const leftovers = (await sweepRun(pid, mark, [files.stdout, files.stderr], 1000)).map((p) => `${p.pid} ${p.command}`);
 
   const exitCode = typeof result?.exitCode === 'number' ? result.exitCode : null;
   const spawnFailed = Boolean(result?.failed && exitCode === null && !timedOut && !result.isTerminated);

@@ -113,7 +113,9 @@ describe('end to end: the real codex CLI against the scripted model server', () 
     expect(streamOf(g, run.id).some((e) => e.type === 'turn.failed')).toBe(true);
     expect((await readGoal(g.paths, goal.id)).closed_reason).toBe('failure');
     // Swept at the run's end; a loaded machine can take a while to reap them.
-    await waitFor(() => processesWith(g.stateDir).length === 0, 15_000);
+    await waitFor(() => processesWith(g.stateDir).length === 0, 15_000).catch((e) => {
+      throw new Error(`${(e as Error).message}; left: ${processesWith(g.stateDir).map((p) => { try { return `${p} ${fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ')} ${fs.readFileSync(`/proc/${p}/stat`, 'utf8').split(' ')[2]}`; } catch { return String(p); } }).join(' | ')}`);
+    });
   });
 
   it('a server that stalls: the watchdog kills the run and every codex process', async () => {
