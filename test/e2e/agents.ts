@@ -108,3 +108,22 @@ export function goalEventTypes(garden: Garden): string[] {
     .map((e) => e.type!)
     .filter((t) => !t.startsWith('Coordinator') && t !== 'PlantCommissioned');
 }
+
+/** codex's config.toml for the scripted model server at `url` (its key read from PAK2_TEST_MODEL_KEY; no retries, plugins or analytics). */
+export function codexScriptedConfig(url: string): string {
+  return [
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = "${url}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "PAK2_TEST_MODEL_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+    '[features]',
+    'plugins = false',
+    '[analytics]',
+    'enabled = false',
+    '',
+  ].join('\n');
+}

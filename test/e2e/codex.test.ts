@@ -6,7 +6,7 @@ import { CODEX_PRICES_PER_MILLION, REFLECTION_PROMPT } from '../../source/driver
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { waitFor } from '../support/garden.js';
 import { startModelServer, type ModelScript, type ModelServer } from '../support/model-server.js';
-import { cycleUntilIdle, goalEventTypes, makeAgentGarden, processesWith, streamOf, SUCCESSFUL_GOAL_EVENTS, type AgentGarden } from './agents.js';
+import { cycleUntilIdle, goalEventTypes, makeAgentGarden, processesWith, streamOf, SUCCESSFUL_GOAL_EVENTS, type AgentGarden, codexScriptedConfig } from './agents.js';
 
 let server: ModelServer | undefined;
 let garden: AgentGarden | undefined;
@@ -29,21 +29,7 @@ async function setup(script: ModelScript, coordinator: Record<string, number> = 
     (stateDir) => {
       fs.writeFileSync(
         path.join(stateDir, 'config.toml'),
-        [
-          'model_provider = "scripted"',
-          '[model_providers.scripted]',
-          'name = "scripted"',
-          `base_url = "${url}/v1"`,
-          'wire_api = "responses"',
-          'env_key = "PAK2_TEST_MODEL_KEY"',
-          'request_max_retries = 0',
-          'stream_max_retries = 0',
-          '[features]',
-          'plugins = false',
-          '[analytics]',
-          'enabled = false',
-          '',
-        ].join('\n'),
+        codexScriptedConfig(url),
       );
       return { CODEX_HOME: stateDir, PAK2_TEST_MODEL_KEY: 'test-key' };
     },

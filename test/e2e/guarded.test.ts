@@ -7,7 +7,7 @@ import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { loadGarden, runDir } from '../../source/garden/index.js';
 import { createGoal, listGoals, readGoal, readRun, type GoalInput } from '../../source/store/index.js';
 import { modelCalls, startModelServer, type ModelServer, type RecordedRequest, type Turn } from '../support/model-server.js';
-import { cycleUntilIdle, makeAgentGarden, processesWith, type AgentGarden } from './agents.js';
+import { cycleUntilIdle, makeAgentGarden, processesWith, type AgentGarden, codexScriptedConfig } from './agents.js';
 
 /**
  * Guarded runs (seed 001, issue 10's acceptance a–d) with the REAL claude
@@ -86,21 +86,7 @@ function agentEnv(stateDir: string): NodeJS.ProcessEnv {
   for (const d of [claudeDir, codexDir, home]) fs.mkdirSync(d, { recursive: true });
   fs.writeFileSync(
     path.join(codexDir, 'config.toml'),
-    [
-      'model_provider = "scripted"',
-      '[model_providers.scripted]',
-      'name = "scripted"',
-      `base_url = "${server.url}/v1"`,
-      'wire_api = "responses"',
-      'env_key = "PAK2_TEST_MODEL_KEY"',
-      'request_max_retries = 0',
-      'stream_max_retries = 0',
-      '[features]',
-      'plugins = false',
-      '[analytics]',
-      'enabled = false',
-      '',
-    ].join('\n'),
+    codexScriptedConfig(server.url),
   );
   return {
     // A fresh HOME: the agents' shells source its rc files.

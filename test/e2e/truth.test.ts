@@ -15,7 +15,7 @@ import { dispatch, RUN_PROCESS_FILE, type RunProcessRecord } from '../../source/
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { isAlive, readEventLog, waitFor } from '../support/garden.js';
 import { startModelServer, type ModelScript, type ModelServer } from '../support/model-server.js';
-import { cycleUntilIdle, makeAgentGarden, processesWith, streamOf, type AgentGarden } from './agents.js';
+import { cycleUntilIdle, makeAgentGarden, processesWith, streamOf, type AgentGarden, codexScriptedConfig } from './agents.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -98,21 +98,7 @@ async function codexGarden(url: string, coordinator: Record<string, number>): Pr
     (stateDir) => {
       fs.writeFileSync(
         path.join(stateDir, 'config.toml'),
-        [
-          'model_provider = "scripted"',
-          '[model_providers.scripted]',
-          'name = "scripted"',
-          `base_url = "${url}/v1"`,
-          'wire_api = "responses"',
-          'env_key = "PAK2_TEST_MODEL_KEY"',
-          'request_max_retries = 0',
-          'stream_max_retries = 0',
-          '[features]',
-          'plugins = false',
-          '[analytics]',
-          'enabled = false',
-          '',
-        ].join('\n'),
+        codexScriptedConfig(url),
       );
       return { CODEX_HOME: stateDir, HOME: stateDir, PAK2_TEST_MODEL_KEY: 'test-key' };
     },
