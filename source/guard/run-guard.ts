@@ -274,6 +274,7 @@ export function createRunGuard(setup: Setup): RunGuard {
   };
 
   async function writeRecords(input: CloseRunInput): Promise<void> {
+    const executorVersion = streamVersion(path.join(dir, 'events.jsonl'));
     const costUsd = input.cost.source === 'unknown' ? null : (input.cost.usd ?? null);
     // Toward a routing budget an attempt that never reached the model costs 0 (it never started, or it reported no tokens); an unknown cost stays unknown.
     const tokensKnown = input.cost.input_tokens !== undefined || input.cost.output_tokens !== undefined;
@@ -309,7 +310,7 @@ export function createRunGuard(setup: Setup): RunGuard {
       forbidden_paths: guard.forbiddenPaths,
       executor: {
         name: run.driver,
-        version: null,
+        version: executorVersion,
         exit_code: verdictIn?.exitCode ?? input.exitCode ?? null,
         timed_out: input.failureReason === 'timeout',
         duration_seconds: ((executorDoneMs || Date.now()) - (executorStartMs || startedMs)) / 1000,
@@ -347,7 +348,7 @@ export function createRunGuard(setup: Setup): RunGuard {
       run_id: run.id,
       guarded: true,
       contract_id: guard.contractId ?? null,
-      executor: { name: run.driver, version: null, sandbox: false, model: run.model },
+      executor: { name: run.driver, version: executorVersion, sandbox: false, model: run.model },
       env_passthrough: guard.envPassthrough,
       timeout_seconds: config.coordinator.runTimeoutSeconds,
       baseline: {
@@ -394,6 +395,36 @@ export function redactJsonLine(redact: Redact): Redact {
     }
     return plain;
   };
+}
+
+/**
+ * The agent CLI's version as its own stream states it (claude's init line
+ * carries `claude_code_version`), read from the stream's first 64 KiB; null
+ * when the stream does not say (codex, a command).
+ */
+export function streamVersion(eventsFile: string): string | null {
+  let head = '';
+  try {
+    const fd = fs.openSync(eventsFile, 'r');
+    try {
+      const buf = Buffer.alloc(64 * 1024);
+      head = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  for (const line of head.split('\n')) {
+    if (!line.includes('claude_code_version')) continue;
+    try {
+      const version = (JSON.parse(line) as { claude_code_version?: unknown }).claude_code_version;
+      if (typeof version === 'string' && version) return version;
+    } catch {
+      // a torn first line: no version
+    }
+  }
+  return null;
 }
 
 /** The `# Guard` prompt block: what the run must prove, told to the agent up front. */

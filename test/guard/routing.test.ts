@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideRouteStep, type RoutePlan } from '../../source/guard/index.js';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { decideRouteStep, streamVersion, type RoutePlan } from '../../source/guard/index.js';
 import type { RoutingAttempt } from '../../source/contracts/index.js';
 
 /** Every routing stop reason of seed 001, and the two ways a chain goes on, from decideRouteStep. */
@@ -47,5 +49,14 @@ describe('decideRouteStep', () => {
   });
   it('blocked_after_escalation: a blocked attempt after an escalation', () => {
     expect(decideRouteStep(plan({ tierIndex: 1, escalations: 1 }), { state: 'blocked', diagnostic: 'verify_unavailable', interrupted: false }, [])).toEqual({ stop: 'blocked_after_escalation' });
+  });
+});
+
+describe('streamVersion', () => {
+  const streams = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/streams');
+  it("reads claude's version from its init line, and says null where the stream does not say", () => {
+    expect(streamVersion(path.join(streams, 'claude-build.jsonl'))).toBe('2.1.197');
+    expect(streamVersion(path.join(streams, 'codex-build.jsonl'))).toBeNull();
+    expect(streamVersion(path.join(streams, 'no-such-file.jsonl'))).toBeNull();
   });
 });
