@@ -230,8 +230,17 @@ export function createRunGuard(setup: Setup): RunGuard {
           const patch = await patchOf(scope, before, after, changes);
           await fsp.writeFile(path.join(dir, GUARD_FILES.patch), redact(patch));
           const result = await rollback(scope, before, after, changes);
-          const check = await snapshotTree(scope);
-          const remaining = (await diffSnapshots(scope, before, check)).map((c) => c.path);
+          let check = await snapshotTree(scope);
+          let left = await diffSnapshots(scope, before, check);
+          // Git's own files put back can show changes they hid (a clean filter): those go back too, once.
+          if (left.length > 0 && changes.some((c) => c.kind === 'git')) {
+            const again = await rollback(scope, before, check, left);
+            result.stdout += `\n${again.stdout}`;
+            result.stderr = [result.stderr, again.stderr].filter(Boolean).join('\n');
+            check = await snapshotTree(scope);
+            left = await diffSnapshots(scope, before, check);
+          }
+          const remaining = left.map((c) => c.path);
           rolledBack = { performed: true, stdout: result.stdout, stderr: result.stderr, remaining };
           await phase('rollback', remaining.length ? 'incomplete' : 'done', `${changes.length} path(s) reverted${remaining.length ? `; still changed: ${remaining.slice(0, 5).join(', ')}` : ''}; rejected.patch written`, Date.now() - t2);
           await appendEvent(paths, { type: 'RunRolledBack', run: run.id, goal: goal.id, plant: run.plant, detail: redact(`${decision.diagnostic}: ${changes.length} path(s) reverted${remaining.length ? `, ${remaining.length} still changed` : ''}; rejected.patch`) }, now()).catch(() => undefined);

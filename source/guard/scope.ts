@@ -21,9 +21,10 @@ const how: Partial<Record<TreeChange['kind'], string>> = { index: ' (in the inde
  * Globs are picomatch globs relative to the garden root, dot files
  * included (`.env`, `.git/**`); a pattern naming a directory (`secrets/`)
  * covers everything under it. A path both forbidden and outside
- * `allowed_files` is one violation, `forbidden_path`. Git's own files
- * (`.git/HEAD`, `.git/config`, `.git/hooks/*`, the branch's ref: a commit,
- * a hook) are checked against `forbidden_paths` only (`.git/**`).
+ * `allowed_files` is one violation, `forbidden_path`. A change to git's
+ * own configuration (`.git/config`, `.git/hooks/*`, `.git/info/*`) is
+ * always a `forbidden_path` violation; HEAD and refs (a commit, a branch, a
+ * tag) are checked against `forbidden_paths` only (`.git/**`).
  */
 export function checkScope(changes: TreeChange[], allowedFiles: string[], forbiddenPaths: string[]): ScopeResult {
   const expand = (globs: string[]) => globs.flatMap((g) => (g.endsWith('/') ? [`${g}**`] : [g, `${g}/**`]));
@@ -32,7 +33,11 @@ export function checkScope(changes: TreeChange[], allowedFiles: string[], forbid
   const result: ScopeResult = { attempted: [], accepted: [], blocked: [], unexpected: [], violations: [] };
   for (const change of changes) {
     result.attempted.push(change.path);
-    if (forbidden(change.path)) {
+    if (change.kind === 'git' && change.path !== '.git/HEAD') {
+      // Git's own configuration decides what git shows (a clean filter can hide an edit): never the agent's to change here.
+      result.blocked.push(change.path);
+      result.violations.push({ kind: 'forbidden_path', path: change.path, detail: `${describe[change.status]} git's own configuration (config, hooks, info/): never the agent's to change in a guarded run` });
+    } else if (forbidden(change.path)) {
       result.blocked.push(change.path);
       result.violations.push({ kind: 'forbidden_path', path: change.path, detail: `${describe[change.status]}${how[change.kind] ?? ''} a path matching forbidden_paths (${forbiddenPaths.join(', ')})` });
     } else if (!change.path.startsWith('.git/') && !allowed(change.path)) {

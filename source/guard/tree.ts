@@ -243,7 +243,7 @@ async function filesUnderNewIgnoredDirs(scope: TreeScope, before: TreeSnapshot, 
 }
 
 /** The files of `.git` an agent could change to alter what git does: HEAD, config, info/exclude, hooks. Refs are compared as refs. */
-const GIT_INTERNAL_FILES = ['HEAD', 'config', 'info/exclude'];
+const GIT_INTERNAL_FILES = ['HEAD', 'config', 'info/exclude', 'info/attributes'];
 
 /**
  * `.git` files that say what git does (hooks, config) and where HEAD is, as

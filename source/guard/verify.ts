@@ -83,8 +83,11 @@ export async function runVerify(command: string, cwd: string, env: NodeJS.Proces
   let hard: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   let result: { exitCode?: number; failed?: boolean; isTerminated?: boolean; shortMessage?: string } | undefined;
+  // The files themselves are the child's stdout and stderr (execa's `{file}` would pipe through this process).
+  const out = fs.openSync(files.stdout, 'w');
+  const err = fs.openSync(files.stderr, 'w');
   try {
-    const subprocess = execa('sh', ['-c', command], { cwd, env: { ...env, [RUN_MARK_ENV]: mark }, extendEnv: false, reject: false, stdin: 'ignore', stdout: { file: files.stdout }, stderr: { file: files.stderr }, detached: true, cleanup: true });
+    const subprocess = execa('sh', ['-c', command], { cwd, env: { ...env, [RUN_MARK_ENV]: mark }, extendEnv: false, reject: false, stdin: 'ignore', stdout: out as 3, stderr: err as 3, detached: true, cleanup: true });
     pid = subprocess.pid;
     timer = setTimeout(() => {
       timedOut = true;
@@ -95,6 +98,8 @@ export async function runVerify(command: string, cwd: string, env: NodeJS.Proces
   } finally {
     if (timer) clearTimeout(timer);
     if (hard) clearTimeout(hard);
+    fs.closeSync(out);
+    fs.closeSync(err);
   }
   // Nothing of the verify outlives it: its group, every process with its mark, whatever still holds its output.
   const leftovers = (await sweepRun(pid, mark, [files.stdout, files.stderr], 1000)).map((p) => `${p.pid} ${p.command}`);

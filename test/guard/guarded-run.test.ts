@@ -360,12 +360,12 @@ describe('guarded runs', () => {
     const marker = `pak2-verify-bg-${process.pid}-${Date.now()}`;
     const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
     const started = Date.now();
-    const goalId = await runGoal(garden, { guard: { verify: `(exec -a ${marker} sleep 60) & echo started; exit 0`, timeout_seconds: 30 } } as Partial<GoalInput>);
+    const goalId = await runGoal(garden, { guard: { verify: `(PAK2_TEST_BG=${marker} sleep 60) & echo started; exit 0`, timeout_seconds: 30 } } as Partial<GoalInput>);
     expect(Date.now() - started).toBeLessThan(25_000);
     expect(outcomeOf(garden, `${goalId}-r1`)).toMatchObject({ diagnostic_code: 'ready', verify_ok: true, verify_stdout: 'started\n' });
     const alive = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
       try {
-        return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker);
+        return fs.readFileSync(`/proc/${p}/environ`, 'utf8').includes(marker);
       } catch {
         return false;
       }
@@ -410,5 +410,19 @@ describe('guarded runs', () => {
     await cycle(garden);
     const start = async (id: string) => Date.parse((await readRun(garden.paths, `${id}-r1`)).started_at);
     expect(await start('2-guarded')).toBeLessThan(await start('3-later-plain'));
+  });
+
+  it("git's own configuration is never the agent's: a clean filter that hides an edit is a violation, and the hidden edit is reverted too", async () => {
+    const garden = await gitGarden({
+      sh: agent('git config filter.hide.clean "git cat-file blob HEAD:notes.txt"; echo "notes.txt filter=hide" > .git/info/attributes; echo EVIL >> notes.txt; echo v2 > src/app.txt'),
+    });
+    const goalId = await runGoal(garden, { guard: { allowed_files: ['src/**'], forbidden_paths: ['notes.txt'] } } as Partial<GoalInput>);
+    const outcome = outcomeOf(garden, `${goalId}-r1`);
+    expect(outcome.diagnostic_code).toBe('scope_violation');
+    expect(outcome.blocked_mutations).toEqual(expect.arrayContaining(['.git/config', '.git/info/attributes']));
+    expect(outcome.mutated_files).toEqual([]);
+    expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('committed\n');
+    expect(fs.existsSync(path.join(garden.root, '.git', 'info', 'attributes'))).toBe(false);
+    expect(fs.readFileSync(path.join(garden.root, '.git', 'config'), 'utf8')).not.toContain('filter');
   });
 });
