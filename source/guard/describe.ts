@@ -156,9 +156,15 @@ function firstLines(text: string, max: number): string[] {
   return lines.length > max ? [...lines.slice(0, max), `… ${lines.length - max} more line(s)`] : lines;
 }
 
+/** A path on one line: a name with a line break (or another control character) cannot forge a trace line. */
+export function onePath(p: string): string {
+  return p.replace(/[\x00-\x1f\x7f]/g, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`));
+}
+
 function pathList(paths: readonly string[], max = PATHS_SHOWN): string {
   if (!paths.length) return '';
-  return paths.length > max ? `${paths.slice(0, max).join(', ')}, … ${paths.length - max} more` : paths.join(', ');
+  const shown = paths.map(onePath);
+  return shown.length > max ? `${shown.slice(0, max).join(', ')}, … ${shown.length - max} more` : shown.join(', ');
 }
 
 const pad = (text: string, width: number) => (text.length >= width ? `${text} ` : text.padEnd(width));
@@ -228,7 +234,7 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
     sections.push({
       heading: `Violations (${v.length})`,
       lines: v.length
-        ? [...v.slice(0, VIOLATIONS_SHOWN).map((x) => `${pad(x.kind, 16)} ${x.path}${x.detail ? ` — ${x.detail}` : ''}`), ...(v.length > VIOLATIONS_SHOWN ? [`… ${v.length - VIOLATIONS_SHOWN} more`] : [])]
+        ? [...v.slice(0, VIOLATIONS_SHOWN).map((x) => `${pad(x.kind, 16)} ${onePath(x.path)}${x.detail ? ` — ${onePath(x.detail)}` : ''}`), ...(v.length > VIOLATIONS_SHOWN ? [`… ${v.length - VIOLATIONS_SHOWN} more`] : [])]
         : ['none'],
     });
 
@@ -309,7 +315,7 @@ export function guardSummaryLines(record: GuardRecord, runId: string, options: {
     lines.push({ text: `changes ${countWords(mutationCounts(o), ' · ')}${v.length ? ` · ${v.length} violation(s):` : ''}`, tone: v.length ? 'bad' : 'info' });
     // One violation a line, its kind in short: the path gets the room.
     const kindWidth = Math.max(0, ...v.slice(0, VIOLATIONS_COMPACT).map((x) => violationKindShort(x.kind).length));
-    for (const x of v.slice(0, VIOLATIONS_COMPACT)) lines.push({ text: `  ${violationKindShort(x.kind).padEnd(kindWidth)} ${x.path}`, tone: 'bad', path: x.path });
+    for (const x of v.slice(0, VIOLATIONS_COMPACT)) lines.push({ text: `  ${violationKindShort(x.kind).padEnd(kindWidth)} ${onePath(x.path)}`, tone: 'bad', path: x.path });
     if (v.length > VIOLATIONS_COMPACT) lines.push({ text: `  … ${v.length - VIOLATIONS_COMPACT} more: pak2 trace ${runId}`, tone: 'bad' });
     if (o.rollback_performed || record.patch) {
       lines.push({ text: `rollback ${o.rollback_performed ? 'performed' : 'not performed'}${record.patch ? ` · rejected.patch ${formatBytes(record.patch.bytes)}` : ''}`, tone: 'warn' });

@@ -60,3 +60,12 @@ describe('streamVersion', () => {
     expect(streamVersion(path.join(streams, 'no-such-file.jsonl'))).toBeNull();
   });
 });
+
+describe('onePath', () => {
+  it('keeps a path with a line break on one line of the trace', async () => {
+    const { onePath } = await import('../../source/guard/describe.js');
+    expect(onePath('src/new\nline.txt')).toBe('src/new\\nline.txt');
+    expect(onePath('a\tb\x1bc')).toBe('a\\tb\\x1bc');
+    expect(onePath('plain/path.ts')).toBe('plain/path.ts');
+  });
+});
