@@ -425,4 +425,27 @@ describe('guarded runs', () => {
     expect(fs.existsSync(path.join(garden.root, '.git', 'info', 'attributes'))).toBe(false);
     expect(fs.readFileSync(path.join(garden.root, '.git', 'config'), 'utf8')).not.toContain('filter');
   });
+
+  it('max_escalations and budget stop a chain of verify failures through the coordinator', async () => {
+    const tiers = '[{ driver = "a" }, { driver = "b" }, { driver = "c" }]';
+    const drivers = { a: agent('echo a > src/app.txt', 0.01), b: agent('echo b > src/app.txt', 0.01), c: agent('echo c > src/app.txt', 0.01) };
+    const capped = await gitGarden(drivers, `[routing.simple]\ntiers = ${tiers}\nmax_escalations = 1\n`);
+    const one = await runGoal(capped, { task_class: 'simple', guard: { verify: 'false' } } as Partial<GoalInput>);
+    expect(read(path.join(runDir(capped.paths, `${one}-r2`), 'execution_envelope.json')).routing).toMatchObject({ stop_reason: 'max_escalations', escalations: 1, tier_index: 1 });
+    expect(fs.existsSync(runDir(capped.paths, `${one}-r3`))).toBe(false);
+    const budget = await gitGarden(drivers, `[routing.simple]\ntiers = ${tiers}\nbudget_usd = 0.015\n`);
+    const two = await runGoal(budget, { task_class: 'simple', guard: { verify: 'false' } } as Partial<GoalInput>);
+    const routing = read(path.join(runDir(budget.paths, `${two}-r2`), 'execution_envelope.json')).routing;
+    expect(routing.stop_reason).toBe('budget');
+    expect(routing.attempts.map((a: { cost_usd: number }) => a.cost_usd)).toEqual([0.01, 0.01]);
+    expect(status(budget.root)).toBe('');
+  });
+
+  it('blocked_after_escalation: the next tier could not start', async () => {
+    const garden = await gitGarden({ a: agent('echo a > src/app.txt'), missing: ['/nonexistent/pak2-agent'] }, '[routing.simple]\ntiers = [{ driver = "a" }, { driver = "missing" }]\n');
+    const goalId = await runGoal(garden, { task_class: 'simple', guard: { verify: 'false' } } as Partial<GoalInput>);
+    const routing = read(path.join(runDir(garden.paths, `${goalId}-r2`), 'execution_envelope.json')).routing;
+    expect(routing).toMatchObject({ stop_reason: 'blocked_after_escalation', escalations: 1 });
+    expect(routing.attempts.map((a: { diagnostic_code: string; cost_usd: number | null }) => [a.diagnostic_code, a.cost_usd])).toEqual([['verify_failed', 0.01], ['launch_failed', 0]]);
+  });
 });
