@@ -13,14 +13,16 @@ import {
 import { runDir, type GardenPaths } from '../garden/index.js';
 
 /**
- * The files of a guarded run this reader looks at (seed 001, "Files in a
- * run directory"), beside meta.json in `<runtime-root>/runs/<run-id>/`.
+ * The files a guarded run writes beside meta.json in
+ * `<runtime-root>/runs/<run-id>/` (seed 001, "Files in a run directory");
+ * the engine writes them, this reader and the snapshot read them.
  */
 export const GUARD_RECORD_FILES = {
   envelope: 'execution_envelope.json',
   outcome: 'task_outcome.json',
   phases: 'phase_events.jsonl',
   patch: 'rejected.patch',
+  promptBundle: 'prompt_bundle.md',
 } as const;
 
 /** The most of a JSON record or of the phase log the reader reads (bytes): past it, the file is a problem. */

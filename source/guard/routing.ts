@@ -3,9 +3,7 @@ import path from 'node:path';
 import { validateExecutionEnvelope, type ExecutionEnvelope, type GoalRecord, type RoutingAttempt, type RoutingStopReason } from '../contracts/index.js';
 import { runDir, type GardenConfig, type GardenPaths } from '../garden/index.js';
 import { runIdsForGoal } from '../store/index.js';
-
-/** The file a guarded run writes describing how it was set up (seed 001). */
-export const ENVELOPE_FILE = 'execution_envelope.json';
+import { GUARD_RECORD_FILES } from './read.js';
 
 /** One tier of `[routing.<task_class>]`. */
 export interface RoutingTier {
@@ -35,7 +33,7 @@ export interface RoutePlan {
 /** Reads a run's envelope; undefined when absent or invalid. */
 export async function readEnvelope(paths: GardenPaths, runId: string): Promise<ExecutionEnvelope | undefined> {
   try {
-    const data: unknown = JSON.parse(await fsp.readFile(path.join(runDir(paths, runId), ENVELOPE_FILE), 'utf8'));
+    const data: unknown = JSON.parse(await fsp.readFile(path.join(runDir(paths, runId), GUARD_RECORD_FILES.envelope), 'utf8'));
     return validateExecutionEnvelope(data).length === 0 ? (data as ExecutionEnvelope) : undefined;
   } catch {
     return undefined;

@@ -20,19 +20,12 @@ import { authoredGitEnv } from '../history/index.js';
 import { appendEvent, appendJsonLine, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
 import { guardedEnvironment } from './env.js';
 import { makeRedactor, redactFile, secretLookingNames, type Redact } from './redact.js';
-import { decideRouteStep, ENVELOPE_FILE, type RoutePlan } from './routing.js';
+import { GUARD_RECORD_FILES } from './read.js';
+import { decideRouteStep, type RoutePlan } from './routing.js';
 import { checkScope, type ScopeResult } from './scope.js';
 import { diffSnapshots, patchOf, rollback, snapshotTree, type TreeChange, type TreeScope, type TreeSnapshot } from './tree.js';
 import { runVerify, type VerifyResult } from './verify.js';
 
-/** Files a guarded run writes beside meta.json (seed 001, "Files in a run directory"). */
-export const GUARD_FILES = {
-  envelope: ENVELOPE_FILE,
-  outcome: 'task_outcome.json',
-  phases: 'phase_events.jsonl',
-  patch: 'rejected.patch',
-  promptBundle: 'prompt_bundle.md',
-} as const;
 
 /** The guard in force for a goal: its own fields over `[guard]` (lists are not merged). Times in seconds. */
 export interface EffectiveGuard {
@@ -120,7 +113,7 @@ export function createRunGuard(setup: Setup): RunGuard {
   let finished = false;
 
   const phase = async (name: GuardPhase, outcome: string, detail?: string, durationMs?: number) => {
-    await appendJsonLine(path.join(dir, GUARD_FILES.phases), {
+    await appendJsonLine(path.join(dir, GUARD_RECORD_FILES.phases), {
       ts: now().toISOString(),
       run_id: run.id,
       phase: name,
@@ -143,7 +136,7 @@ export function createRunGuard(setup: Setup): RunGuard {
         baselineError = (error as Error).message;
         await phase('baseline', 'failed', baselineError, Date.now() - t);
       }
-      await fsp.writeFile(path.join(dir, GUARD_FILES.promptBundle), redact(promptBundle(prompt, guard, setup.plan)));
+      await fsp.writeFile(path.join(dir, GUARD_RECORD_FILES.promptBundle), redact(promptBundle(prompt, guard, setup.plan)));
       if (baselineError) {
         decision = { state: 'blocked', status: 'blocked', diagnostic: 'baseline_failed' };
         await phase('decision', 'blocked', `baseline_failed: ${baselineError}`);
@@ -228,7 +221,7 @@ export function createRunGuard(setup: Setup): RunGuard {
         const t2 = Date.now();
         try {
           const patch = await patchOf(scope, before, after, changes);
-          await fsp.writeFile(path.join(dir, GUARD_FILES.patch), redact(patch));
+          await fsp.writeFile(path.join(dir, GUARD_RECORD_FILES.patch), redact(patch));
           const result = await rollback(scope, before, after, changes);
           let check = await snapshotTree(scope);
           let left = await diffSnapshots(scope, before, check);
@@ -271,7 +264,7 @@ export function createRunGuard(setup: Setup): RunGuard {
       await writeRecords(out);
       // The agent's stdout and stderr were written by the agent itself: redacted once it is gone. pak2's own
       // guard records were redacted field by field as they were written; JSON lines keep their structure.
-      const own = new Set<string>(['meta.json', GUARD_FILES.outcome, GUARD_FILES.envelope, GUARD_FILES.phases]);
+      const own = new Set<string>(['meta.json', GUARD_RECORD_FILES.outcome, GUARD_RECORD_FILES.envelope, GUARD_RECORD_FILES.phases]);
       const jsonLines = redactJsonLine(redact);
       for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
         if (own.has(name)) continue;
@@ -371,8 +364,8 @@ export function createRunGuard(setup: Setup): RunGuard {
       verify_timeout_seconds: guard.timeoutSeconds,
       redacted: guard.redact,
     };
-    await writeJsonAtomic(path.join(dir, GUARD_FILES.outcome), outcome);
-    await writeJsonAtomic(path.join(dir, GUARD_FILES.envelope), envelope);
+    await writeJsonAtomic(path.join(dir, GUARD_RECORD_FILES.outcome), outcome);
+    await writeJsonAtomic(path.join(dir, GUARD_RECORD_FILES.envelope), envelope);
   }
 
   return guardHooks;

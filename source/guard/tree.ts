@@ -102,14 +102,6 @@ function isExcluded(scope: TreeScope, rel: string): boolean {
 }
 
 /**
- * True when `root` is inside a git work tree (not bare). Never throws.
- */
-export async function isGitWorkTree(root: string, env: Record<string, string>): Promise<boolean> {
-  const result = await runGit(['rev-parse', '--is-inside-work-tree'], root, env);
-  return result.ok && result.stdout.trim() === 'true';
-}
-
-/**
  * Takes a snapshot of the garden's work tree. Writes blob and tree objects
  * for tracked and untracked (not ignored) files into the repository's
  * object store, as `git stash` does; the operator's index is copied, never

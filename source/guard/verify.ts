@@ -24,13 +24,6 @@ export const VERIFY_OUTPUT_CAP = 64 * 1024;
 /** Files in the run directory that take verify's stdout and stderr whole. */
 export const VERIFY_FILES = { stdout: 'verify.stdout.log', stderr: 'verify.stderr.log' } as const;
 
-/** Keeps the head and the tail of a long output, saying how much was left out. */
-export function capOutput(text: string, cap = VERIFY_OUTPUT_CAP): string {
-  if (text.length <= cap) return text;
-  const half = Math.floor(cap / 2);
-  return `${text.slice(0, half)}\n… [${text.length - 2 * half} characters left out by pak2] …\n${text.slice(-half)}`;
-}
-
 /** The first and last `cap / 2` bytes of a file, as text. */
 function readCapped(file: string, cap = VERIFY_OUTPUT_CAP): string {
   let fd: number | undefined;
