@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { isTerminalRunStatus, type EventRecord, type GoalRecord } from '../contracts/index.js';
-import type { Garden } from '../garden/index.js';
-import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosed, republishRun } from '../store/index.js';
+import { runDir, type Garden } from '../garden/index.js';
+import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile } from '../store/index.js';
 
 /** How much of the event log's end recovery reads (bytes): a crash's missing events are among the last written. */
 export const RECOVERY_TAIL_BYTES = 4 * 1024 * 1024;
@@ -47,6 +48,9 @@ async function logTail(file: string): Promise<EventRecord[]> {
  * leaves a record with no event. At start, before reclaim, for the open
  * goals and the most recently closed ones, against the end of the event log:
  *
+ * - an open goal's latest attempt directory that is empty (a kill between
+ *   openRun's mkdir and its record) is removed: it names a run that never
+ *   started;
  * - a run whose seal is newer than its meta.json (a close killed between the
  *   two writes) has meta.json republished from the seal;
  * - a run with no `RunStarted`, or a terminal run with no `RunClosed`, gets
@@ -84,6 +88,15 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
       closed.push((entry.closed_reason !== undefined ? goalOfEntry(entry) : undefined) ?? (await readGoal(paths, entry.id)));
     } catch {
       // unreadable: `pak2 doctor` names it
+    }
+  }
+  for (const goal of open) {
+    // openRun makes the attempt's directory, then writes its record: a kill between the two leaves an empty
+    // directory that names a run that never started. It holds nothing, so it goes (and the next attempt takes its number).
+    const last = (await runIdsForGoal(paths, goal.id)).at(-1);
+    if (last && (await fsp.readdir(runDir(paths, last)).catch(() => ['?'])).length === 0 && !fs.existsSync(runSealFile(paths, last))) {
+      await fsp.rmdir(runDir(paths, last)).catch(() => undefined);
+      recovered.push(`run ${last}: its empty directory removed (the start was interrupted before its record was written)`);
     }
   }
   for (const goal of [...open, ...closed]) {
