@@ -102,7 +102,9 @@ export function dispatchInput(read: () => WorkbenchState, input: string, key: Ke
       return;
     }
     let end = i;
-    if (mode === 'text') while (end < chars.length && isTextChar(chars[end]!)) end += 1;
+    // The filter is one line: a line break in a burst there is its Enter, not text.
+    const text = (c: string) => isTextChar(c) && !(s.editingFilter && (c === '\r' || c === '\n'));
+    if (mode === 'text') while (end < chars.length && text(chars[end]!)) end += 1;
     if (end > i) {
       dispatchKey(s, chars.slice(i, end).join(''), TEXT_KEY, event, ui, actions);
       i = end;
