@@ -15,11 +15,12 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.interval_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.watchdog_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.run_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
-  'coordinator.max_concurrent_runs': `a whole number from 1 to ${MAX_CONCURRENT_RUNS}`,
+  'coordinator.max_concurrent_runs': `a whole number from 0 to ${MAX_CONCURRENT_RUNS} (0: only remote runners run goals)`,
   'coordinator.tool_silence_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'runners.lease_ttl_seconds': `a whole number of seconds from 3 to ${MAX_SECONDS}`,
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -103,7 +104,7 @@ export const ConfigSchema = lazySchema(() =>
         interval_seconds: seconds(1).optional(),
         watchdog_seconds: seconds(1).optional(),
         run_timeout_seconds: seconds(1).optional(),
-        max_concurrent_runs: seconds(1, MAX_CONCURRENT_RUNS).optional(),
+        max_concurrent_runs: seconds(0, MAX_CONCURRENT_RUNS).optional(),
         tool_silence_seconds: seconds(1).optional(),
         result_grace_seconds: seconds(0).optional(),
       }, section)
@@ -111,6 +112,8 @@ export const ConfigSchema = lazySchema(() =>
     drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
     guard: GuardConfigSchema.optional(),
     routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
+    /** `[runners]` (seed 004; docs/runners/level2.md): remote runners' leases. */
+    runners: z.strictObject({ lease_ttl_seconds: seconds(3).optional() }, section).optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

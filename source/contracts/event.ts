@@ -28,6 +28,13 @@ export const EVENT_TYPES = [
   'GardenGenesis',
   'DashboardStarted',
   'DashboardFinished',
+  // remote runners (seed 004, docs/runners/level2.md)
+  'LeaseClaimed',
+  'LeaseExpired',
+  'LeaseRefused',
+  'CommentPosted',
+  'ArtifactAttached',
+  'DocumentUpserted',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

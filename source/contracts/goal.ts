@@ -16,8 +16,12 @@ import { GoalGuardSchema, TASK_CLASS_PATTERN } from './guard.js';
 export const GOAL_TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research', 'converse', 'retrospective', 'commission'] as const;
 export type GoalType = (typeof GOAL_TYPES)[number];
 
-/** Goal statuses in lifecycle order: queued → dispatched → running → completed → closed. */
-export const GOAL_STATUSES = ['queued', 'dispatched', 'running', 'completed', 'closed'] as const;
+/**
+ * Goal statuses in lifecycle order: queued → dispatched → running → completed
+ * → closed, and `blocked` (seed 004, "Comments"): an unanswered blocking
+ * comment holds the goal until the operator answers.
+ */
+export const GOAL_STATUSES = ['queued', 'dispatched', 'running', 'completed', 'closed', 'blocked'] as const;
 export type GoalStatus = (typeof GOAL_STATUSES)[number];
 
 /** Why a goal closed: its run's outcome, or the operator cancelled it. */
@@ -29,14 +33,18 @@ export type ClosedReason = (typeof CLOSED_REASONS)[number];
  * transitions. `dispatched → queued` is the rollback when opening the run
  * fails; `running → queued` puts a goal back after its run was interrupted by
  * a coordinator shutdown (the next dispatch opens attempt rN+1);
- * `queued → closed` is an operator cancel.
+ * `queued → closed` is an operator cancel. A blocking comment moves a queued
+ * or running goal to `blocked`; the answer returns it (`blocked → running`
+ * while its run is live, else `blocked → queued`); `blocked → closed` is a
+ * cancel (docs/runners/level2.md, "Comments").
  */
 export const GOAL_TRANSITIONS: Readonly<Record<GoalStatus, readonly GoalStatus[]>> = {
-  queued: ['dispatched', 'closed'],
+  queued: ['dispatched', 'closed', 'blocked'],
   dispatched: ['running', 'queued'],
-  running: ['completed', 'queued'],
+  running: ['completed', 'queued', 'blocked'],
   completed: ['closed'],
   closed: [],
+  blocked: ['queued', 'running', 'closed'],
 };
 
 /** Lowest and highest goal priority; higher dispatches first. Default 50. */
@@ -73,6 +81,8 @@ export const GoalSchema = lazySchema(() =>
     guard: GoalGuardSchema.optional(),
     /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
     task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
+    /** While `blocked`: the blocking comment that holds it, the status it left, and since when. */
+    blocked_on: z.looseObject({ comment: z.string().min(1), from: z.enum(['queued', 'running']), since: timestamp() }).optional(),
   }),
 );
 export type GoalRecord = z.infer<typeof GoalSchema>;

@@ -9,3 +9,4 @@ export * from './history.js';
 export * from './active-threads.js';
 export * from './goal-metadata.js';
 export * from './guard.js';
+export * from './runner.js';

@@ -8,6 +8,7 @@ import { RuntimeHistoryRecordSchema } from './history.js';
 import { OperatorMessageSchema } from './operator-message.js';
 import { PlantSchema } from './plant.js';
 import { FAILED_RUN_STATUSES, RunSchema, TERMINAL_RUN_STATUSES } from './run.js';
+import { ArtifactSchema, CommentSchema, LeaseSchema } from './runner.js';
 
 /**
  * The run record's conditionally required fields (seed 000, "Conditionally
@@ -41,6 +42,9 @@ export const SCHEMA_FILES = {
   'execution-envelope.schema.json': { schema: ExecutionEnvelopeSchema, title: 'pak2 guarded run envelope (runs/<run-id>/execution_envelope.json, seed 001)' },
   'task-outcome.schema.json': { schema: TaskOutcomeSchema, title: 'pak2 guarded run outcome (runs/<run-id>/task_outcome.json, seed 001)' },
   'phase-event.schema.json': { schema: PhaseEventSchema, title: 'pak2 guarded run phase (runs/<run-id>/phase_events.jsonl line, seed 001)' },
+  'lease.schema.json': { schema: LeaseSchema, title: 'pak2 remote run lease (leases/<run-id>.json, seed 004)' },
+  'comment.schema.json': { schema: CommentSchema, title: 'pak2 goal comment (comments/<goal-id>.jsonl line, seed 004)' },
+  'artifact.schema.json': { schema: ArtifactSchema, title: 'pak2 run artifact (runs/<run-id>/artifacts.jsonl line, seed 004)' },
 } as const;
 
 /**

@@ -13,13 +13,17 @@ import {
   lazySchema,
 } from './common.js';
 
-/** Run statuses (seed 000, "Statuses"). Only `running` is not terminal. */
-export const RUN_STATUSES = ['running', 'success', 'failure', 'killed', 'timeout', 'zero_output'] as const;
+/**
+ * Run statuses (seed 000, "Statuses"; seed 004 adds `abandoned`: a remote
+ * run whose runner stopped heartbeating past its lease, assumed dead, not
+ * done). Only `running` is not terminal.
+ */
+export const RUN_STATUSES = ['running', 'success', 'failure', 'killed', 'timeout', 'zero_output', 'abandoned'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-/** The five terminal statuses; a run in one of them is never rewritten. */
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failure', 'killed', 'timeout', 'zero_output'];
+/** The six terminal statuses; a run in one of them is never rewritten. */
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failure', 'killed', 'timeout', 'zero_output', 'abandoned'];
 /** Statuses that require `failure_reason` (seed 000, "Conditionally required fields"). */
-export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', 'timeout', 'zero_output'];
+export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', 'timeout', 'zero_output', 'abandoned'];
 
 /**
  * `failure_reason` codes (docs/run/level2.md): why a run did not succeed.
@@ -37,6 +41,7 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `verify_failed`: a guarded run's verify command failed or ran past its limit (task_outcome.json)
  * - `scope_violation`: a guarded run changed a forbidden path or one outside allowed_files (rolled back)
  * - `guard_error`: pak2 could not take a guarded run's baseline or check its tree (git failed)
+ * - `lease_expired`: a remote run's runner sent no heartbeat within its lease (status `abandoned`; docs/runners/level2.md)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -54,6 +59,8 @@ export const FAILURE_REASONS = [
   'verify_failed',
   'scope_violation',
   'guard_error',
+  // remote runners (seed 004, docs/runners/level2.md)
+  'lease_expired',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -97,6 +104,10 @@ export const WorktreeBaselineSchema = lazySchema(() =>
 );
 export type WorktreeBaseline = z.infer<typeof WorktreeBaselineSchema>;
 
+/** `runner` of a remote run: who holds it (`name`, `host` as the runner says) and the lease id (a ULID). */
+export const RunRunnerSchema = lazySchema(() => z.looseObject({ name: z.string().min(1), host: z.string().min(1), lease: z.string().min(1) }));
+export type RunRunner = z.infer<typeof RunRunnerSchema>;
+
 /**
  * The run record, `<runtime-root>/runs/<run-id>/meta.json` (seed 000).
  * Unknown fields are kept (readers ignore them). pak2 adds the optional
@@ -138,6 +149,10 @@ export const RunSchema = lazySchema(() =>
     operator_stop: z.looseObject({ requeue: z.boolean() }).optional(),
     /** Tool calls the agent made that were refused (claude `permission_denials`): the tool and the path it touched, if any. */
     permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
+    /** A remote run (seed 004): the runner that holds it and its lease id. Its liveness is the lease, not a local process. */
+    runner: RunRunnerSchema.optional(),
+    /** What the runner actually verified (seed 004, `runs_finish`): each item checked or not, with the evidence it saw. */
+    acceptance: z.array(z.looseObject({ item: z.string().min(1), verified: z.boolean(), evidence: z.string().optional() })).optional(),
   }),
 );
 export type RunRecord = z.infer<typeof RunSchema>;
@@ -195,7 +210,7 @@ export function validateRunClose(run: unknown, goalType: string): ValidationIssu
   return issues;
 }
 
-/** True for the five terminal statuses. */
+/** True for the six terminal statuses. */
 export function isTerminalRunStatus(status: string): boolean {
   return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
 }

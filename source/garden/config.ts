@@ -15,6 +15,9 @@ export const COORDINATOR_DEFAULTS = {
   result_grace_seconds: 10,
 } as const;
 
+/** `[runners].lease_ttl_seconds` default: a remote run's lease lasts 10 minutes without a heartbeat (docs/runners/level2.md). */
+export const LEASE_TTL_DEFAULT_SECONDS = 600;
+
 /** The reply directory name under `<runtime-root>/inbox/` when `[garden].name` is absent. */
 export const DEFAULT_GARDEN_NAME = 'garden';
 
@@ -46,6 +49,8 @@ export interface GardenConfig {
   };
   /** `[routing.<task_class>]`: ordered tiers, max escalations (default: tiers − 1), budget in USD. */
   routing: Record<string, { tiers: { driver: string; model?: string; effort?: string }[]; maxEscalations: number; budgetUsd?: number }>;
+  /** `[runners]`: a remote run's lease, seconds without a heartbeat before it is `abandoned`. */
+  runners: { leaseTtlSeconds: number };
 }
 
 /** The verify command's default limit, seconds. */
@@ -135,6 +140,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
         { tiers: r.tiers, maxEscalations: r.max_escalations ?? r.tiers.length - 1, ...(r.budget_usd !== undefined ? { budgetUsd: r.budget_usd } : {}) },
       ]),
     ),
+    runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
   };
 }
 

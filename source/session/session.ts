@@ -10,6 +10,10 @@ import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
   appendGoalSupplement,
   cancelGoal,
+  postComment,
+  answerQuestion,
+  type CommentInput,
+  type CommentResult,
   sendOperatorMessage,
   stopRun,
   submitGoal,
@@ -35,6 +39,10 @@ export interface OperatorActions {
   stopRun(runId: string, options?: { requeue?: boolean }): Promise<StopRunResult>;
   /** Marks a reply note in the inbox read (the operator has answered it or seen it). */
   markNoteRead(name: string): Promise<void>;
+  /** Posts a comment on a goal; a blocking one holds the goal `blocked` until answered. */
+  postComment(goalId: string, input: CommentInput): Promise<CommentResult>;
+  /** Answers the goal's open question (`questionId`, else the oldest); the last answer unblocks the goal. */
+  answerQuestion(goalId: string, text: string, options?: { questionId?: string; author?: string }): Promise<CommentResult>;
 }
 
 /** The actions bound to a garden. */
@@ -46,6 +54,8 @@ export function operatorActions(garden: Garden): OperatorActions {
     cancelGoal: (goalId) => cancelGoal(garden, goalId),
     stopRun: (runId, options) => stopRun(garden, runId, options),
     markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
+    postComment: (goalId, input) => postComment(garden, goalId, input),
+    answerQuestion: (goalId, text, options) => answerQuestion(garden, goalId, text, options),
   };
 }
 

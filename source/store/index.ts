@@ -9,3 +9,5 @@ export * from './supplements.js';
 export * from './operator-messages.js';
 export * from './active-threads.js';
 export * from './event-log.js';
+export * from './leases.js';
+export * from './comments.js';

@@ -305,3 +305,6 @@ export {
   type RetrospectiveGoalInput,
   type RetrospectiveMetadata,
 } from './retrospective.js';
+
+// Comments and blocking questions (seed 004, docs/runners/level2.md).
+export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';

@@ -53,12 +53,20 @@ describe('validateConfig', () => {
   });
 
   const coordinatorKeys = ['interval_seconds', 'watchdog_seconds', 'run_timeout_seconds', 'max_concurrent_runs'];
-  it.each(coordinatorKeys.flatMap((key) => [[key, -1], [key, 0], [key, 1.5], [key, '60'], [key, true]] as const))(
+  it.each(coordinatorKeys.flatMap((key) => [[key, -1], ...(key === 'max_concurrent_runs' ? [] : [[key, 0]]), [key, 1.5], [key, '60'], [key, true]] as const))(
     'INVALID_CONFIG_VALUE for coordinator.%s = %j',
     (key, value) => {
       expectOnly(validateConfig({ coordinator: { [key]: value } }), 'INVALID_CONFIG_VALUE', `coordinator.${key}`);
     },
   );
+
+  it('coordinator.max_concurrent_runs = 0 is valid: only remote runners run goals (docs/runners/level2.md)', () => {
+    expect(validateConfig({ coordinator: { max_concurrent_runs: 0 } })).toEqual([]);
+  });
+
+  it.each([[0], [2], [1.5], ['600']])('INVALID_CONFIG_VALUE for runners.lease_ttl_seconds = %j', (value) => {
+    expectOnly(validateConfig({ runners: { lease_ttl_seconds: value } }), 'INVALID_CONFIG_VALUE', 'runners.lease_ttl_seconds');
+  });
 
   it.each([['Bad Name'], ['../x'], ['a/b'], ['.hidden'], ['trailing-'], [''], [5]])('INVALID_CONFIG_VALUE for garden.name %j', (name) => {
     expectOnly(validateConfig({ garden: { name } }), 'INVALID_CONFIG_VALUE', 'garden.name');

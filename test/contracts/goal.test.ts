@@ -146,13 +146,14 @@ describe('validateGoal: reason codes', () => {
 });
 
 describe('goal state machine', () => {
-  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, requeue after an interrupted run, cancel of a queued goal)', () => {
+  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, requeue after an interrupted run, cancel of a queued goal, blocking questions)', () => {
     const expected: Record<string, string[]> = {
-      queued: ['closed', 'dispatched'],
+      queued: ['blocked', 'closed', 'dispatched'],
       dispatched: ['queued', 'running'],
-      running: ['completed', 'queued'],
+      running: ['blocked', 'completed', 'queued'],
       completed: ['closed'],
       closed: [],
+      blocked: ['closed', 'queued', 'running'],
     };
     const actual = Object.fromEntries(Object.entries(GOAL_TRANSITIONS).map(([from, to]) => [from, [...to].sort()]));
     expect(actual).toEqual(expected);

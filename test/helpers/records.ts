@@ -35,6 +35,7 @@ export function terminalRun(status = 'success', overrides: Record<string, unknow
     killed: 'killed',
     timeout: 'timeout',
     zero_output: 'zero_output',
+    abandoned: 'lease_expired',
   };
   return runningRun({
     status,
