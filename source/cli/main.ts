@@ -111,6 +111,8 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'doctor', term: 'doctor [options]', description: 'check the garden (config, goals, ledger, runs, plants, events, lock, orphan processes, runtime git); --fix makes the safe fixes', module: async () => (await import('./commands/doctor.js')).registerDoctor },
   { name: 'events', term: 'events [options]', description: 'print the event log: everything after --since ID, then (--follow) new events as they come', module: async () => (await import('./commands/events.js')).registerEvents },
   { name: 'serve', term: 'serve [options]', description: 'serve the garden over HTTP: REST, server-sent events, webhooks (127.0.0.1:7717, bearer token in <runtime-root>/serve/token)', module: async () => (await import('./commands/serve.js')).registerServe },
+  { name: 'comment', term: 'comment [options] <goal> [text...]', description: "a goal's comment thread: post a comment (--blocking: a question the goal waits on), answer the open question (--answer), or print the thread", module: async () => (await import('./commands/comment.js')).registerComment },
+  { name: 'runner', term: 'runner [options]', description: "run goals from a garden's server on this machine: claim under a lease, run the agent, heartbeat, finish with the observed outcome", module: async () => (await import('./commands/runner.js')).registerRunner },
   { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve', module: async () => (await import('./commands/webhook.js')).registerWebhook },
 ];
 
