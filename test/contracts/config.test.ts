@@ -53,7 +53,8 @@ describe('validateConfig', () => {
   });
 
   const coordinatorKeys = ['interval_seconds', 'watchdog_seconds', 'run_timeout_seconds', 'max_concurrent_runs'];
-  it.each(coordinatorKeys.flatMap((key) => [[key, -1], ...(key === 'max_concurrent_runs' ? [] : [[key, 0]]), [key, 1.5], [key, '60'], [key, true]] as const))(
+  const badCoordinatorValues = coordinatorKeys.flatMap((key): [string, unknown][] => [[key, -1], ...(key === 'max_concurrent_runs' ? [] : [[key, 0] as [string, unknown]]), [key, 1.5], [key, '60'], [key, true]]);
+  it.each(badCoordinatorValues)(
     'INVALID_CONFIG_VALUE for coordinator.%s = %j',
     (key, value) => {
       expectOnly(validateConfig({ coordinator: { [key]: value } }), 'INVALID_CONFIG_VALUE', `coordinator.${key}`);
