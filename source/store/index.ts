@@ -11,3 +11,4 @@ export * from './active-threads.js';
 export * from './event-log.js';
 export * from './leases.js';
 export * from './comments.js';
+export * from './artifacts.js';
