@@ -71,6 +71,13 @@ export interface DriverContext {
   env?: NodeJS.ProcessEnv;
   /** The guard of a guarded goal's run (seed 001), or undefined for an unguarded one. */
   guardFor?: (goal: GoalRecord, run: RunRecord) => Promise<RunGuard | undefined>;
+  /**
+   * The tend, commission and supplements blocks as another garden rendered
+   * them (a runner's claim context, docs/runners/level2.md): when set, the
+   * prompt takes these instead of computing them from local files, and no
+   * dispatch packet is frozen here (the garden froze it). Absent: local behaviour.
+   */
+  contextBlocks?: { tend?: string; commission?: string; supplements?: string };
 }
 
 /** What the driver concluded about the agent's main phase, as a guard sees it. */
@@ -350,12 +357,15 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   try {
     const plant = await readPlant(paths, run.plant);
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
-    const tend = renderTendContext(goal, paths);
+    const given = ctx.contextBlocks;
+    const tend = given ? given.tend : renderTendContext(goal, paths);
     if (tend) extraBlocks.tend = tend;
-    const commission = renderCommissionContextOf(goal);
+    const commission = given ? given.commission : renderCommissionContextOf(goal);
     if (commission) extraBlocks.commission = commission;
     if (guard) extraBlocks.guard = guard.promptBlock();
-    if (route === 'standard') {
+    if (route === 'standard' && given) {
+      if (given.supplements) extraBlocks.supplements = given.supplements;
+    } else if (route === 'standard') {
       const packet = await freezeDispatchPacket(paths, goal, runId, now());
       const rendered = packet && renderSupplements(packet);
       if (rendered) extraBlocks.supplements = rendered;

@@ -104,6 +104,24 @@ export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenR
   }
 }
 
+/**
+ * Writes a `running` run record that was opened elsewhere — a runner's
+ * scratch copy of the garden's run (docs/runners/level2.md) — under its own
+ * id, sealed as {@link openRun} seals: creates `runs/<run-id>/`, validates
+ * the record, writes the seal then meta.json. Appends no event (the garden's
+ * RunStarted is the one). An existing directory is reused (a runner resuming).
+ *
+ * @throws StoreError INVALID_RECORD (not valid, or not `running`), IO_ERROR.
+ */
+export async function adoptRun(paths: GardenPaths, record: RunRecord): Promise<RunRecord> {
+  const issues = validateRun(record);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${record.id}: ${formatIssue(issues[0]!)}`);
+  if (record.status !== 'running') throw new StoreError('INVALID_RECORD', `run ${record.id}: is ${record.status}; only a running record is adopted`);
+  await fsp.mkdir(runDir(paths, record.id), { recursive: true });
+  await writeRunRecord(paths, record);
+  return record;
+}
+
 /** A run record read with its seal: the truth, and what was wrong with meta.json if anything. */
 export interface CheckedRun {
   run: RunRecord;
