@@ -93,3 +93,8 @@ export const ArtifactSchema = lazySchema(() =>
   }),
 );
 export type ArtifactRecord = z.infer<typeof ArtifactSchema>;
+
+/** Validates an artifact record. Never throws. */
+export function validateArtifact(data: unknown): ValidationIssue[] {
+  return collectIssues(ArtifactSchema, data);
+}

@@ -5,3 +5,4 @@ export * from './coordinator.js';
 export * from './reclaim.js';
 export * from './tend-policy.js';
 export * from './recover.js';
+export * from './remote.js';

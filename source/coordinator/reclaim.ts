@@ -67,7 +67,8 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
         model: record?.model ?? goal.model ?? 'unknown',
       });
     }
-    if (run.status !== 'running') continue;
+    // A remote run is its runner's; its lease, not a local process, says whether it lives (docs/runners/level2.md).
+    if (run.status !== 'running' || run.runner) continue;
     await sweepOrphanRun(garden, run, record);
     try {
       // Closed from its stream: the session id and any cost it reported are kept.

@@ -22,11 +22,15 @@ import { closeFromStream, RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { decideWatchdog } from '../driver/liveness.js';
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
+import { expireLeases } from './remote.js';
+import { settleGoals } from './settle.js';
+
+export { settleGoals } from './settle.js';
 import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
-import { isGuarded, planRoute, routingContinues } from '../guard/index.js';
+import { isGuarded, planRoute } from '../guard/index.js';
 import type { LiveRuns } from './live-runs.js';
-import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type ClosedGoalInput, type WithheldTend } from './tend-policy.js';
+import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type WithheldTend } from './tend-policy.js';
 
 /**
  * The function that carries a dispatched goal's run to its close (seed 002,
@@ -60,6 +64,8 @@ export interface ReconcileSummary {
   blocked: { goal: string; reason: string }[];
   /** Run ids the watchdog closed as killed. */
   killed: string[];
+  /** Remote run ids closed `abandoned` because their lease expired. */
+  abandoned: string[];
   /** Goals closed this pass, with their closed_reason. */
   closed: { goal: string; reason: string }[];
   /** Goals put back in the queue because their run was interrupted by a coordinator shutdown. */
@@ -116,7 +122,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -148,9 +154,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   let guardedLive = false;
   let guardWaiting = false;
   for (const goal of goals) {
-    if (goal.status !== 'running') continue;
+    if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await loadRun(goal);
-    if (run && !isTerminalRunStatus(run.status)) {
+    // A remote run takes no local slot: it runs on its runner's machine (docs/runners/level2.md).
+    if (run && !isTerminalRunStatus(run.status) && !run.runner) {
       inFlight += 1;
       if (isGuarded(goal)) guardedLive = true;
     }
@@ -262,9 +269,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   // 2. Watchdog
   const { watchdogSeconds, toolSilenceSeconds } = config.coordinator;
   for (const goal of goals) {
-    if (goal.status !== 'running') continue;
+    if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await loadRun(goal);
-    if (!run || isTerminalRunStatus(run.status)) continue;
+    // A remote run's liveness is its lease (expired below), watched by its runner's own watchdog.
+    if (!run || isTerminalRunStatus(run.status) || run.runner) continue;
     const handle = options.live?.get(run.id);
     if (handle?.stopping) continue; // already being stopped; its dispatch closes it
     const eventsFile = runEventsFile(paths, run.id);
@@ -295,6 +303,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     if (closed) runOf.set(goal.id, closed);
     else runOf.delete(goal.id);
   }
+
+  // 2b. Leases of remote runs: one past its TTL closes its run abandoned (docs/runners/level2.md).
+  summary.abandoned = await expireLeases(garden, now);
 
   // 3. Close completed goals
   runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh
@@ -328,49 +339,6 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   await reportBlocked(paths, summary.blocked, now());
   summary.inFlight = goals.filter((g) => g.status === 'running' || g.status === 'dispatched' || g.status === 'completed').length;
   return summary;
-}
-
-/**
- * Step 3 of a pass, also run once when the coordinator stops: each running
- * (or completed) goal whose latest run is terminal goes running → completed
- * → closed (closed_reason `success` when the run succeeded, else
- * `failure`); one whose run was interrupted by a coordinator shutdown goes
- * back to the queue (running → queued).
- */
-export async function settleGoals(
-  paths: Garden['paths'],
-  goals: GoalRecord[],
-  loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>,
-  now: () => Date,
-): Promise<{ closed: { goal: string; reason: string }[]; requeued: string[]; closedRuns: ClosedGoalInput[] }> {
-  const out = { closed: [] as { goal: string; reason: string }[], requeued: [] as string[], closedRuns: [] as ClosedGoalInput[] };
-  for (const goal of goals) {
-    if (goal.status !== 'running' && goal.status !== 'completed') continue;
-    const run = await loadRun(goal);
-    if (!run || !isTerminalRunStatus(run.status)) continue;
-    if (goal.status === 'running' && (run.failure_reason === 'coordinator_stopped' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
-      // Interrupted by a shutdown, not failed: back to the queue for the next attempt.
-      await transitionGoal(paths, goal.id, 'queued', { now: now() });
-      goal.status = 'queued';
-      out.requeued.push(goal.id);
-      continue;
-    }
-    if (goal.status === 'running' && run.status !== 'success' && goal.task_class && (await routingContinues(paths, run.id))) {
-      // A routed goal whose attempt escalates (or runs its tier again): back to the queue for the next attempt.
-      await transitionGoal(paths, goal.id, 'queued', { now: now() });
-      goal.status = 'queued';
-      out.requeued.push(goal.id);
-      continue;
-    }
-    // An operator stop without requeue is the operator ending the work: cancelled, not failed.
-    const reason = run.status === 'success' ? 'success' : run.failure_reason === 'operator_stopped' ? 'cancelled' : 'failure';
-    if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
-    await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
-    goal.status = 'closed';
-    out.closed.push({ goal: goal.id, reason });
-    out.closedRuns.push({ goal, run });
-  }
-  return out;
 }
 
 /** Why a queued goal's plant cannot take it now, or undefined when it can. */

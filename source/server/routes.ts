@@ -317,7 +317,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
         operationId: 'cancelGoal',
         params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
         response: {
-          200: { type: 'object', properties: { goal: ref('Goal'), stopped: { type: 'object', properties: { run: { type: 'string' }, by: { type: 'string', enum: ['coordinator', 'orphan'] }, detail: { type: 'string' } } } } },
+          200: { type: 'object', properties: { goal: ref('Goal'), stopped: { type: 'object', properties: { run: { type: 'string' }, by: { type: 'string', enum: ['coordinator', 'orphan', 'runner'] }, detail: { type: 'string' } } } } },
           ...ERROR,
           404: ref('Error'),
           409: ref('Error'),

@@ -13,6 +13,7 @@ import {
   type RunRecord,
   type RunStatus,
   type WorktreeBaseline,
+  type RunRunner,
 } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
@@ -62,6 +63,8 @@ export interface OpenRunInput {
   model: string;
   reasoningEffort?: string;
   worktreeBaseline?: WorktreeBaseline;
+  /** A remote run (docs/runners/level2.md): the runner that holds it and its lease id. */
+  runner?: RunRunner;
 }
 
 /**
@@ -86,6 +89,7 @@ export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenR
       model: input.model,
       ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
       ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
+      ...(input.runner ? { runner: input.runner } : {}),
     };
     const issues = validateRun(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0]!)}`);
@@ -99,7 +103,7 @@ export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenR
       throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${(error as Error).message})`);
     }
     await writeRunRecord(paths, record);
-    await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}` }, now);
+    await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}${input.runner ? ` on runner ${input.runner.name}@${input.runner.host}` : ''}` }, now);
     return record;
   }
 }
@@ -272,7 +276,7 @@ export interface CloseRunInput {
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
-  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop'>;
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance'>;
 }
 
 const closing = new Map<string, Promise<unknown>>();

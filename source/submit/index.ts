@@ -209,6 +209,12 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
     throw error;
   }
   if (goal.status === 'queued') return { goal: await transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now }) };
+  if (goal.status === 'blocked') {
+    // A blocked goal whose run still lives has it stopped; otherwise nothing runs and it closes now.
+    const latest = await latestRun(garden.paths, id).catch(() => undefined);
+    if (!latest || latest.status !== 'running') return { goal: await transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now }) };
+    return { goal, stopped: await stopRun(garden, latest.id, { now }) };
+  }
   if (goal.status === 'closed' || goal.status === 'completed') throw new UserError(`ID ${id}: the goal is already ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`, { exitCode: 1 });
   const run = (await runIdsForGoal(garden.paths, id)).at(-1);
   if (!run) throw new UserError(`ID ${id}: the goal is ${goal.status} but has no run yet; try again in a moment`, { exitCode: 1 });
@@ -218,8 +224,11 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
 /** What {@link stopRun} did. */
 export interface StopRunResult {
   run: string;
-  /** `coordinator`: the live coordinator stopped it (it closes as the process ends); `orphan`: no coordinator ran it, so it was swept and closed here. */
-  by: 'coordinator' | 'orphan';
+  /**
+   * `coordinator`: the live coordinator stopped it (it closes as the process ends); `orphan`: no coordinator ran it, so it was swept and closed here;
+   * `runner`: a remote runner holds it: its next heartbeat is told to stop, and the run closes when the runner finishes it.
+   */
+  by: 'coordinator' | 'orphan' | 'runner';
   detail: string;
 }
 
@@ -244,6 +253,11 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
     throw error;
   }
   if (run.status !== 'running') throw new UserError(`RUN ${runId}: the run is already ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, { exitCode: 1 });
+  if (run.runner) {
+    const { requestLeaseStop } = await import('../coordinator/remote.js');
+    const lease = await requestLeaseStop(garden, runId, Boolean(options.requeue), options.now ?? new Date());
+    if (lease) return { run: runId, by: 'runner', detail: `runner ${lease.runner.name}@${lease.runner.host} is told at its next heartbeat (within ${Math.ceil(lease.ttl_seconds / 3)} s); the run closes when it finishes` };
+  }
   // Imported here: the coordinator and driver code (execa among it) is for a stop, not for every submit.
   const [{ closeFromStream }, { coordinatorSocketName, requestCoordinator }, { sweepOrphanRun }, { settleGoals }] = await Promise.all([
     import('../driver/dispatch.js'),

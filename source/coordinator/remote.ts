@@ -1,0 +1,716 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { monotonicFactory } from 'ulid';
+import {
+  ARTIFACT_KINDS,
+  ARTIFACT_NAME_PATTERN,
+  formatIssue,
+  isTerminalRunStatus,
+  REFLECTION_REQUIRED_TYPES,
+  RUNNER_NAME_PATTERN,
+  validateArtifact,
+  type ArtifactKind,
+  type ArtifactRecord,
+  type CommentRecord,
+  type Cost,
+  type FailureReason,
+  type GoalRecord,
+  type LeaseRecord,
+  type PlantRecord,
+  type RunRecord,
+} from '../contracts/index.js';
+import { resolveSettings, runDir, type Garden } from '../garden/index.js';
+import {
+  appendEvent,
+  appendJsonLine,
+  closeRun,
+  dispatchOrder,
+  endLease,
+  freezeDispatchPacket,
+  latestRun,
+  listActiveLeases,
+  OpenGoalScanner,
+  openRun,
+  plantDir,
+  readComments,
+  readGoal,
+  readLease,
+  readPlant,
+  readRun,
+  renderSupplements,
+  runEventsFile,
+  seedFile,
+  StoreError,
+  transitionGoal,
+  withLeaseLock,
+  writeLease,
+} from '../store/index.js';
+import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '../driver/index.js';
+import { renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
+import { isGuarded } from '../guard/index.js';
+import { settleGoals } from './settle.js';
+
+/** Who calls: a runner's name and host as it says them (headers `Pak2-Runner`, `Pak2-Runner-Host`). */
+export interface RunnerIdentity {
+  name: string;
+  host: string;
+}
+
+/**
+ * A refused runner call (docs/runners/level2.md): the HTTP status it maps
+ * to, the field it names (a JSON pointer into the body, or a parameter),
+ * and extra answer fields (`state` of an ended lease, `size` for an upload
+ * at the wrong offset).
+ */
+export class RemoteRefusal extends Error {
+  constructor(
+    readonly status: 400 | 404 | 409 | 422,
+    message: string,
+    readonly field: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'RemoteRefusal';
+  }
+}
+
+const nextLeaseId = monotonicFactory();
+
+/** The most bytes one log upload, artifact or document may carry. */
+export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
+export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
+export const MAX_DOCUMENT_BYTES = 1024 * 1024;
+
+/** How often a runner heartbeats at most: a third of the lease, seconds. */
+export function heartbeatSeconds(ttlSeconds: number): number {
+  return Math.max(1, Math.floor(ttlSeconds / 3));
+}
+
+/** Checks a runner identity: a name of RUNNER_NAME_PATTERN and a host. @throws RemoteRefusal 400 naming the header. */
+export function checkRunner(runner: Partial<RunnerIdentity>): RunnerIdentity {
+  if (!runner.name || !RUNNER_NAME_PATTERN.test(runner.name)) {
+    throw new RemoteRefusal(400, `Pak2-Runner ${JSON.stringify(runner.name ?? '')}: a runner name is letters, digits, '.', '_' and '-' (at most 64), given in the Pak2-Runner header`, 'Pak2-Runner');
+  }
+  const host = (runner.host ?? '').trim();
+  if (!host || host.length > 255 || /[\s]/.test(host)) throw new RemoteRefusal(400, `Pak2-Runner-Host ${JSON.stringify(runner.host ?? '')}: the runner's host name, without spaces`, 'Pak2-Runner-Host');
+  return { name: runner.name, host };
+}
+
+/** What a runner gets with its lease: everything the agent needs that only the garden has. */
+export interface ClaimContext {
+  /** The prompt as the garden renders it (the runner renders its own from the same parts, with its own directories). */
+  prompt: string;
+  motivation: string | null;
+  plant: PlantRecord;
+  /** The plant's memory/, skills/ and knowledge/ files, paths relative to the plant directory. */
+  documents: { path: string; content: string }[];
+  seed: { name: string; content: string | null };
+  blocks: { tend?: string; commission?: string; supplements?: string };
+  comments: CommentRecord[];
+  settings: { run_timeout_seconds: number; watchdog_seconds: number; tool_silence_seconds: number; result_grace_seconds: number };
+}
+
+/** A claim: the lease, the records as written, the context. */
+export interface Claim {
+  lease: LeaseRecord;
+  goal: GoalRecord;
+  run: RunRecord;
+  context: ClaimContext;
+}
+
+/** True when a runner may take this goal: not a conversation reply, not guarded, not routed (docs/runners/level2.md, "Who runs what"). */
+export function runnerMayTake(goal: GoalRecord): boolean {
+  return goal.type !== 'converse' && !goal.post_reply_hop && !isGuarded(goal) && !goal.task_class && Boolean(goal.assigned_to);
+}
+
+/**
+ * tasks_claim (seed 004, "The write-back contract" 1): takes the first
+ * queued goal in dispatch order that the runner may run (plant active and
+ * in `filter.plants` if given, driver in `filter.drivers` if given), then
+ * queued → dispatched (under the goal's lock: of two racing claimers exactly
+ * one wins), openRun with `runner`, dispatched → running, the lease file,
+ * LeaseClaimed.
+ *
+ * @returns the claim, or undefined when nothing can be claimed.
+ */
+export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { plants?: string[]; drivers?: string[] } = {}, now: () => Date = () => new Date(), env: NodeJS.ProcessEnv = process.env): Promise<Claim | undefined> {
+  const { paths, config } = garden;
+  const { goals } = await new OpenGoalScanner(paths).scan();
+  const candidates = goals.filter((g) => g.status === 'queued' && runnerMayTake(g) && (!filter.plants?.length || filter.plants.includes(g.assigned_to!))).sort(dispatchOrder);
+  const plants = new Map<string, boolean>();
+  for (const candidate of candidates) {
+    const plantName = candidate.assigned_to!;
+    if (!plants.has(plantName)) plants.set(plantName, await readPlant(paths, plantName).then((p) => p.status === 'active', () => false));
+    if (!plants.get(plantName)) continue;
+    let goal: GoalRecord;
+    try {
+      goal = await readGoal(paths, candidate.id);
+    } catch {
+      continue;
+    }
+    if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
+    const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
+    if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
+    try {
+      goal = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
+    } catch (error) {
+      // Another claimer (a runner, or the coordinator) took it first.
+      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') continue;
+      throw error;
+    }
+    const leaseId = nextLeaseId(now().getTime());
+    let run: RunRecord;
+    try {
+      run = await openRun(
+        paths,
+        goal,
+        {
+          plant: plantName,
+          driver: settings.driver,
+          model: settings.model ?? 'unknown',
+          ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
+          runner: { name: who.name, host: who.host, lease: leaseId },
+        },
+        now(),
+      );
+    } catch (error) {
+      await transitionGoal(paths, goal.id, 'queued', { now: now() });
+      throw error;
+    }
+    const at = now();
+    const ttl = config.runners.leaseTtlSeconds;
+    const lease: LeaseRecord = {
+      id: leaseId,
+      run: run.id,
+      goal: goal.id,
+      plant: plantName,
+      runner: { name: who.name, host: who.host },
+      state: 'active',
+      ttl_seconds: ttl,
+      claimed_at: at.toISOString(),
+      renewed_at: at.toISOString(),
+      expires_at: new Date(at.getTime() + ttl * 1000).toISOString(),
+      heartbeats: 0,
+    };
+    await writeLease(paths, lease);
+    goal = await transitionGoal(paths, goal.id, 'running', { now: now() });
+    await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: goal.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s` }, now());
+    return { lease, goal, run, context: await claimContext(garden, goal, run, now()) };
+  }
+  return undefined;
+}
+
+function readText(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Every regular file under the plant's memory/, skills/, knowledge/, relative to the plant directory (at most 1 MB each). */
+function plantDocuments(dir: string): { path: string; content: string }[] {
+  const out: { path: string; content: string }[] = [];
+  const walk = (rel: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const child = path.posix.join(rel, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile()) {
+        const file = path.join(dir, child);
+        if (fs.statSync(file).size > MAX_DOCUMENT_BYTES) continue;
+        out.push({ path: child, content: fs.readFileSync(file, 'utf8') });
+      }
+    }
+  };
+  for (const top of ['memory', 'skills', 'knowledge']) walk(top);
+  return out;
+}
+
+async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, now: Date): Promise<ClaimContext> {
+  const { paths, config } = garden;
+  const plant = await readPlant(paths, run.plant);
+  const blocks: ClaimContext['blocks'] = {};
+  const tend = renderTendContext(goal, paths);
+  if (tend) blocks.tend = tend;
+  const commission = renderCommissionContextOf(goal);
+  if (commission) blocks.commission = commission;
+  // Frozen in the garden's run directory, as for a local run (docs/goal-supplement).
+  const packet = await freezeDispatchPacket(paths, goal, run.id, now);
+  const supplements = packet && renderSupplements(packet);
+  if (supplements) blocks.supplements = supplements;
+  const prompt = buildPrompt({ paths, goal, runId: run.id, plant, runDirectory: runDir(paths, run.id), workingDirectory: "(the runner's working directory)", extraBlocks: blocks });
+  return {
+    prompt,
+    motivation: readText(paths.motivationFile),
+    plant,
+    documents: plantDocuments(plantDir(paths, plant.name)),
+    seed: { name: plant.seed, content: readText(seedFile(paths, plant.seed)) },
+    blocks,
+    comments: await readComments(paths, goal.id),
+    settings: {
+      run_timeout_seconds: config.coordinator.runTimeoutSeconds,
+      watchdog_seconds: config.coordinator.watchdogSeconds,
+      tool_silence_seconds: config.coordinator.toolSilenceSeconds,
+      result_grace_seconds: config.coordinator.resultGraceSeconds,
+    },
+  };
+}
+
+/**
+ * The active lease a call names, under the lease's lock (held by the
+ * caller). A lease past `expires_at` is expired here and then (the reaper
+ * may not have run yet). A lease that ended is refused: LeaseRefused is
+ * recorded and nothing changes.
+ *
+ * @throws RemoteRefusal 404 (no such run, or a run with no lease), 409 (another lease, another runner, or an ended lease: `state`).
+ */
+async function activeLease(garden: Garden, runId: string, leaseId: string | undefined, who: RunnerIdentity, call: string, now: Date): Promise<LeaseRecord> {
+  const { paths } = garden;
+  let lease: LeaseRecord | undefined;
+  try {
+    lease = await readLease(paths, runId);
+  } catch (error) {
+    throw new RemoteRefusal(409, (error as Error).message, 'lease');
+  }
+  if (!lease) {
+    await readRun(paths, runId).catch((error: unknown) => {
+      if (error instanceof StoreError && error.code === 'RUN_NOT_FOUND') throw new RemoteRefusal(404, `run ${runId}: no such run`, 'id');
+      throw error;
+    });
+    throw new RemoteRefusal(404, `run ${runId}: not a remote run (it has no lease)`, 'id');
+  }
+  if (!leaseId) throw new RemoteRefusal(400, 'lease: the lease id is required', '/lease');
+  if (lease.id !== leaseId) {
+    await refused(garden, lease, who, call, `names lease ${leaseId}, not the run's lease ${lease.id}`, now);
+    throw new RemoteRefusal(409, `lease ${leaseId}: not the lease of run ${runId}`, '/lease', { state: lease.state });
+  }
+  if (lease.runner.name !== who.name) {
+    await refused(garden, lease, who, call, `the lease is held by ${lease.runner.name}@${lease.runner.host}`, now);
+    throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
+  }
+  if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) lease = await expireLeaseLocked(garden, lease, now);
+  if (lease.state !== 'active') {
+    await refused(garden, lease, who, call, `the lease ${lease.state === 'expired' ? `expired at ${lease.expires_at}` : 'finished'}`, now);
+    throw new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${runId} ${lease.state === 'expired' ? `expired at ${lease.expires_at} (the run is abandoned)` : 'is finished'}; nothing was changed`, '/lease', { state: lease.state });
+  }
+  return lease;
+}
+
+async function refused(garden: Garden, lease: LeaseRecord, who: RunnerIdentity, call: string, why: string, now: Date): Promise<void> {
+  await appendEvent(garden.paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `${call} from ${who.name}@${who.host} refused: ${why}` }, now);
+}
+
+/** What a heartbeat answers. */
+export interface HeartbeatAnswer {
+  lease: LeaseRecord;
+  /** Set when the operator cancelled the goal or stopped the run: stop the agent and finish with what was observed. */
+  stop: { requeue: boolean } | null;
+  /** Answers to this goal's questions posted since the lease was claimed. */
+  answers: CommentRecord[];
+}
+
+/**
+ * runs_heartbeat (seed 004, 2): renews the lease (`expires_at = now + ttl`
+ * on the garden's clock), keeps `progress` (0–100) and `status` (one line,
+ * cut at 200 characters).
+ *
+ * @throws RemoteRefusal 400 (progress out of range, a status with a line
+ *   break), 404, 409 (see activeLease).
+ */
+export async function heartbeat(garden: Garden, runId: string, input: { lease?: string; progress?: number; status?: string }, who: RunnerIdentity, now: () => Date = () => new Date()): Promise<HeartbeatAnswer> {
+  if (input.progress !== undefined && (typeof input.progress !== 'number' || !Number.isFinite(input.progress) || input.progress < 0 || input.progress > 100)) {
+    throw new RemoteRefusal(400, `progress ${JSON.stringify(input.progress)}: a percentage from 0 to 100`, '/progress');
+  }
+  if (input.status !== undefined && /[\r\n]/.test(input.status)) throw new RemoteRefusal(400, 'status: one line (no line breaks)', '/status');
+  return withLeaseLock(garden.paths, runId, async () => {
+    const at = now();
+    const lease = await activeLease(garden, runId, input.lease, who, 'heartbeat', at);
+    const renewed: LeaseRecord = {
+      ...lease,
+      runner: { name: who.name, host: who.host },
+      renewed_at: at.toISOString(),
+      expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(),
+      heartbeats: lease.heartbeats + 1,
+      ...(input.progress !== undefined ? { progress: input.progress } : {}),
+      ...(input.status !== undefined ? { status_line: input.status.slice(0, 200) } : {}),
+    };
+    await writeLease(garden.paths, renewed);
+    const comments = await readComments(garden.paths, lease.goal);
+    const answers = comments.filter((c) => c.answers && c.created_at >= lease.claimed_at);
+    return { lease: renewed, stop: lease.stop ? { requeue: lease.stop.requeue } : null, answers };
+  });
+}
+
+/** The open leases, all or one runner's (seed 004, "Catch-up": whoami → open leases). */
+export async function openLeases(garden: Garden, runnerName?: string): Promise<LeaseRecord[]> {
+  const { leases } = await listActiveLeases(garden.paths);
+  return runnerName ? leases.filter((l) => l.runner.name === runnerName) : leases;
+}
+
+/**
+ * Log upload: appends `data` to the garden's copy of the run's
+ * `events.jsonl` or `stderr.log` when `offset` (bytes) is the garden's
+ * size, so uploads are idempotent and never reorder.
+ *
+ * @returns the file's size after the append, bytes.
+ * @throws RemoteRefusal 400 (bad stream, encoding or size), 409 `{size}` at another offset, and activeLease's.
+ */
+export async function appendRunLog(garden: Garden, runId: string, input: { lease?: string; stream?: string; offset?: number; data?: string; encoding?: string }, who: RunnerIdentity, now: () => Date = () => new Date()): Promise<{ size: number }> {
+  if (input.stream !== 'events' && input.stream !== 'stderr') throw new RemoteRefusal(400, `stream ${JSON.stringify(input.stream)}: events or stderr`, '/stream');
+  if (!Number.isInteger(input.offset) || input.offset! < 0) throw new RemoteRefusal(400, 'offset: a whole number of bytes', '/offset');
+  const bytes = decode(input.data, input.encoding, '/data');
+  if (bytes.length > MAX_LOG_CHUNK_BYTES) throw new RemoteRefusal(400, `data: ${bytes.length} bytes; at most ${MAX_LOG_CHUNK_BYTES} per call`, '/data');
+  return withLeaseLock(garden.paths, runId, async () => {
+    await activeLease(garden, runId, input.lease, who, 'log upload', now());
+    const file = input.stream === 'events' ? runEventsFile(garden.paths, runId) : path.join(runDir(garden.paths, runId), RUN_STDERR_FILE);
+    const size = await fsp.stat(file).then((s) => s.size, () => 0);
+    if (input.offset !== size) throw new RemoteRefusal(409, `offset ${input.offset}: the garden holds ${size} bytes of ${path.basename(file)}; upload from there`, '/offset', { size });
+    if (bytes.length > 0) await fsp.appendFile(file, bytes);
+    return { size: size + bytes.length };
+  });
+}
+
+function decode(data: string | undefined, encoding: string | undefined, field: string): Buffer {
+  if (typeof data !== 'string') throw new RemoteRefusal(400, `${field.slice(1)}: required, a string`, field);
+  if (encoding === undefined || encoding === 'utf8') return Buffer.from(data, 'utf8');
+  if (encoding === 'base64') {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw new RemoteRefusal(400, `${field.slice(1)}: not base64`, field);
+    return Buffer.from(data, 'base64');
+  }
+  throw new RemoteRefusal(400, `encoding ${JSON.stringify(encoding)}: utf8 or base64`, '/encoding');
+}
+
+/** `<runtime-root>/runs/<run-id>/artifacts.jsonl`: the run's attached artifacts. */
+export function artifactsFile(garden: Garden, runId: string): string {
+  return path.join(runDir(garden.paths, runId), 'artifacts.jsonl');
+}
+
+/**
+ * artifacts_attach (seed 004, 4): a `diff` or `file` is written to
+ * `runs/<run-id>/artifacts/<name>`; a `link` keeps its http(s) `url`.
+ * One name once per run. ArtifactAttached.
+ *
+ * @throws RemoteRefusal 400 (name, kind, url, content, size), 409 (the name is taken) and activeLease's.
+ */
+export async function attachArtifact(
+  garden: Garden,
+  runId: string,
+  input: { lease?: string; name?: string; kind?: string; url?: string; content?: string; encoding?: string },
+  who: RunnerIdentity,
+  now: () => Date = () => new Date(),
+): Promise<ArtifactRecord> {
+  if (!input.name || !ARTIFACT_NAME_PATTERN.test(input.name)) throw new RemoteRefusal(400, `name ${JSON.stringify(input.name ?? '')}: one file name (letters, digits, '.', '_', '-'; no leading dot; at most 128)`, '/name');
+  if (!(ARTIFACT_KINDS as readonly string[]).includes(input.kind ?? '')) throw new RemoteRefusal(400, `kind ${JSON.stringify(input.kind ?? '')}: ${ARTIFACT_KINDS.join(', ')}`, '/kind');
+  const kind = input.kind as ArtifactKind;
+  let bytes: Buffer | undefined;
+  if (kind === 'link') {
+    if (!input.url || !/^https?:\/\/\S+$/.test(input.url)) throw new RemoteRefusal(400, `url ${JSON.stringify(input.url ?? '')}: a link is an http(s) URL`, '/url');
+  } else {
+    bytes = decode(input.content, input.encoding, '/content');
+    if (bytes.length > MAX_ARTIFACT_BYTES) throw new RemoteRefusal(400, `content: ${bytes.length} bytes; at most ${MAX_ARTIFACT_BYTES}`, '/content');
+  }
+  return withLeaseLock(garden.paths, runId, async () => {
+    const lease = await activeLease(garden, runId, input.lease, who, 'artifact', now());
+    const dir = path.join(runDir(garden.paths, runId), 'artifacts');
+    const target = path.join(dir, input.name!);
+    const listed = await fsp.readFile(artifactsFile(garden, runId), 'utf8').then((t) => t.split('\n').some((l) => l.includes(`"name":${JSON.stringify(input.name)}`)), () => false);
+    if (listed) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
+    const record: ArtifactRecord = {
+      name: input.name!,
+      kind,
+      run: runId,
+      ...(kind === 'link' ? { url: input.url! } : { bytes: bytes!.length, sha256: crypto.createHash('sha256').update(bytes!).digest('hex') }),
+      attached_at: now().toISOString(),
+      by: `runner:${who.name}`,
+    };
+    const issues = validateArtifact(record);
+    if (issues.length > 0) throw new RemoteRefusal(400, `artifact: ${formatIssue(issues[0]!)}`, `/${issues[0]!.field ?? 'name'}`);
+    if (bytes) {
+      await fsp.mkdir(dir, { recursive: true });
+      await fsp.writeFile(target, bytes, { flag: 'wx' });
+    }
+    await appendJsonLine(artifactsFile(garden, runId), record);
+    await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}` }, now());
+    return record;
+  });
+}
+
+/** A run's attached artifacts, in the order attached (a missing list is empty). */
+export async function readArtifacts(garden: Garden, runId: string): Promise<ArtifactRecord[]> {
+  const text = await fsp.readFile(artifactsFile(garden, runId), 'utf8').catch(() => '');
+  const out: ArtifactRecord[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const value = JSON.parse(line) as unknown;
+      if (validateArtifact(value).length === 0) out.push(value as ArtifactRecord);
+    } catch {
+      // a torn line is skipped, never rewritten
+    }
+  }
+  return out;
+}
+
+/** The terminal statuses a runner may report (never `abandoned`: only the garden decides that). */
+export const RUNNER_STATUSES = ['success', 'failure', 'killed', 'timeout', 'zero_output'] as const;
+
+/** runs_finish's body (docs/runners/level2.md, "runs_finish"). */
+export interface FinishInput {
+  lease?: string;
+  status?: string;
+  failure_reason?: string | null;
+  exit_code?: number | null;
+  cost?: Cost;
+  session_id?: string | null;
+  final_text?: string | null;
+  error?: string | null;
+  num_turns?: number | null;
+  reflection?: string | null;
+  stream_bytes?: { events?: number; stderr?: number };
+  acceptance?: { item: string; verified: boolean; evidence?: string }[];
+  lingered?: boolean | null;
+  leftovers?: string[] | null;
+  watchdog?: RunRecord['watchdog'] | null;
+  permission_denials?: RunRecord['permission_denials'] | null;
+  operator_stop?: { requeue: boolean } | null;
+}
+
+/** The outcome's contradictions with the runner's own facts, first one found (docs/runners/level2.md, "runs_finish"). */
+function contradiction(input: FinishInput, goalType: string): { message: string; field: string } | undefined {
+  if (input.status === 'success') {
+    if (typeof input.exit_code === 'number' && input.exit_code !== 0) return { message: `status success with exit_code ${input.exit_code}: the agent's process failed; report the failure`, field: '/exit_code' };
+    if (input.failure_reason) return { message: `status success with failure_reason ${input.failure_reason}`, field: '/failure_reason' };
+    const failedCheck = (input.acceptance ?? []).find((a) => !a.verified && /\b(exit|exited|result)\b/i.test(a.item));
+    if (failedCheck) return { message: `status success while the runner's own check "${failedCheck.item}" is not verified`, field: '/acceptance' };
+    if ((REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType) && !input.reflection?.trim()) return { message: `status success without a reflection: a ${goalType} run must reflect (MISSING_REFLECTION)`, field: '/reflection' };
+  } else if (!input.failure_reason) return { message: `status ${input.status} without a failure_reason`, field: '/failure_reason' };
+  return undefined;
+}
+
+/**
+ * runs_finish (seed 004, 5): closes the garden's run with the runner's
+ * observed facts (RunClosed by `runner`), ends the lease `finished`, and
+ * settles the goal as the coordinator would (a blocked goal stays blocked).
+ *
+ * @throws RemoteRefusal 400 (a status that is not a runner's terminal one,
+ *   failure_reason lease_expired, malformed fields), 422 (a contradiction:
+ *   success with a non-zero exit code, a failed status without a reason,
+ *   a missing reflection, or the record would not validate), 409 `{size}`
+ *   when `stream_bytes` exceeds what the garden holds, and activeLease's.
+ */
+export async function finishRemoteRun(garden: Garden, runId: string, input: FinishInput, who: RunnerIdentity, now: () => Date = () => new Date()): Promise<{ run: RunRecord; goal: GoalRecord }> {
+  const { paths } = garden;
+  if (!(RUNNER_STATUSES as readonly string[]).includes(input.status ?? '')) {
+    throw new RemoteRefusal(400, `status ${JSON.stringify(input.status ?? '')}: a runner reports ${RUNNER_STATUSES.join(', ')} (abandoned is the garden's to decide)`, '/status');
+  }
+  if (input.failure_reason === 'lease_expired') throw new RemoteRefusal(400, 'failure_reason lease_expired: only the garden decides a lease expired', '/failure_reason');
+  if (!input.cost || typeof input.cost !== 'object') throw new RemoteRefusal(400, 'cost: required ({source: provider|estimated|unknown, usd?, …})', '/cost');
+  if (input.exit_code !== undefined && input.exit_code !== null && !Number.isInteger(input.exit_code)) throw new RemoteRefusal(400, 'exit_code: a whole number or null', '/exit_code');
+  const closed = await withLeaseLock(paths, runId, async () => {
+    const at = now();
+    const lease = await activeLease(garden, runId, input.lease, who, 'finish', at);
+    const goal = await readGoal(paths, lease.goal);
+    const wrong = contradiction(input, goal.type);
+    if (wrong) throw new RemoteRefusal(422, wrong.message, wrong.field);
+    const held = {
+      events: await fsp.stat(runEventsFile(paths, runId)).then((s) => s.size, () => 0),
+      stderr: await fsp.stat(path.join(runDir(paths, runId), RUN_STDERR_FILE)).then((s) => s.size, () => 0),
+    };
+    const claimed = { events: input.stream_bytes?.events ?? 0, stderr: input.stream_bytes?.stderr ?? 0 };
+    if (claimed.events > held.events || claimed.stderr > held.stderr) {
+      throw new RemoteRefusal(409, `stream_bytes: the runner has ${claimed.events} bytes of events.jsonl and ${claimed.stderr} of stderr.log, the garden ${held.events} and ${held.stderr}; upload the rest first`, '/stream_bytes', { size: held });
+    }
+    if (input.status === 'success' && input.reflection?.trim()) await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: lease.plant }, at);
+    let run: RunRecord;
+    try {
+      run = await closeRun(
+        paths,
+        runId,
+        goal.type,
+        {
+          status: input.status as (typeof RUNNER_STATUSES)[number],
+          cost: input.cost!,
+          ...(input.failure_reason ? { failureReason: input.failure_reason as FailureReason } : {}),
+          ...(input.reflection ? { reflection: input.reflection } : {}),
+          ...(typeof input.final_text === 'string' ? { finalText: input.final_text } : {}),
+          ...(typeof input.error === 'string' ? { errorText: input.error } : {}),
+          ...(typeof input.num_turns === 'number' ? { numTurns: input.num_turns } : {}),
+          ...(input.session_id ? { sessionId: input.session_id } : {}),
+          ...(input.exit_code !== undefined ? { exitCode: input.exit_code } : {}),
+          by: 'runner',
+          extra: {
+            ...(input.lingered ? { lingered: true } : {}),
+            ...(input.leftovers?.length ? { leftovers: input.leftovers } : {}),
+            ...(input.watchdog ? { watchdog: input.watchdog } : {}),
+            ...(input.permission_denials?.length ? { permission_denials: input.permission_denials } : {}),
+            ...(input.operator_stop ? { operator_stop: { requeue: Boolean(input.operator_stop.requeue) } } : {}),
+            ...(input.acceptance ? { acceptance: input.acceptance } : {}),
+          },
+        },
+        at,
+      );
+    } catch (error) {
+      if (error instanceof StoreError && error.code === 'INVALID_RECORD') throw new RemoteRefusal(422, error.message.replace(/^run \S+: /, ''), `/${/^run \S+: (\w+)/.exec(error.message)?.[1] ?? 'status'}`);
+      throw error;
+    }
+    await endLease(paths, lease, 'finished', at);
+    return run;
+  });
+  const goal = await settleOne(garden, closed.goal, now);
+  return { run: closed, goal };
+}
+
+/** Settles one goal after its remote run closed, as the coordinator's pass would; a racing settle elsewhere wins quietly. */
+async function settleOne(garden: Garden, goalId: string, now: () => Date): Promise<GoalRecord> {
+  const { paths } = garden;
+  const goal = await readGoal(paths, goalId);
+  try {
+    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), now);
+  } catch (error) {
+    if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
+  }
+  return readGoal(paths, goalId);
+}
+
+/** Expires one lease (held under its lock): the run closes `abandoned`, the lease ends, LeaseExpired. */
+async function expireLeaseLocked(garden: Garden, lease: LeaseRecord, now: Date): Promise<LeaseRecord> {
+  const { paths } = garden;
+  const silent = Math.round((now.getTime() - Date.parse(lease.renewed_at)) / 100) / 10;
+  await appendEvent(paths, { type: 'LeaseExpired', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `runner ${lease.runner.name}@${lease.runner.host} sent no heartbeat for ${silent} s (lease ttl ${lease.ttl_seconds} s)` }, now);
+  const ended = await endLease(paths, lease, 'expired', now);
+  const run = await readRun(paths, lease.run).catch(() => undefined);
+  if (run && !isTerminalRunStatus(run.status)) {
+    const goal = await readGoal(paths, lease.goal);
+    // The stream uploaded so far keeps its facts (cost, session id).
+    await closeFromStream(
+      garden,
+      run,
+      goal.type,
+      {
+        status: 'abandoned',
+        failureReason: 'lease_expired',
+        errorText: `abandoned: runner ${lease.runner.name}@${lease.runner.host} sent no heartbeat for ${silent} s (lease ttl ${lease.ttl_seconds} s); assumed dead, not done`,
+        by: 'lease',
+      },
+      now,
+    );
+  }
+  return ended;
+}
+
+/**
+ * Expires every active lease past `expires_at` (the server's timer and each
+ * coordinator pass call this): the run closes `abandoned` /
+ * `lease_expired`, LeaseExpired, the lease moves to `leases/ended/`, and
+ * the goal goes back to `queued` (settleGoals; a blocked goal stays blocked
+ * and its answer requeues it).
+ *
+ * @returns the run ids abandoned.
+ */
+export async function expireLeases(garden: Garden, now: () => Date = () => new Date()): Promise<string[]> {
+  const { paths } = garden;
+  const { leases } = await listActiveLeases(paths);
+  const expired: string[] = [];
+  for (const candidate of leases) {
+    if (Date.parse(candidate.expires_at) > now().getTime()) continue;
+    const done = await withLeaseLock(paths, candidate.run, async () => {
+      const lease = await readLease(paths, candidate.run);
+      if (!lease || lease.state !== 'active' || Date.parse(lease.expires_at) > now().getTime()) return false;
+      await expireLeaseLocked(garden, lease, now());
+      return true;
+    });
+    if (!done) continue;
+    expired.push(candidate.run);
+    await settleOne(garden, candidate.goal, now);
+  }
+  return expired;
+}
+
+/**
+ * Asks the runner holding a run to stop it (`pak2 stop`, `pak2 cancel`,
+ * `POST /goals/:id/cancel`): the lease's `stop` is set and the runner's next
+ * heartbeat is told. The run closes when the runner finishes it.
+ *
+ * @returns undefined when the run has no active lease.
+ */
+export async function requestLeaseStop(garden: Garden, runId: string, requeue: boolean, now: Date = new Date()): Promise<LeaseRecord | undefined> {
+  const { paths } = garden;
+  return withLeaseLock(paths, runId, async () => {
+    const lease = await readLease(paths, runId);
+    if (!lease || lease.state !== 'active') return undefined;
+    const next: LeaseRecord = { ...lease, stop: { requested_at: now.toISOString(), requeue } };
+    await writeLease(paths, next);
+    return next;
+  });
+}
+
+/**
+ * documents_upsert (seed 004, 6): writes one plant document —
+ * `memory/MEMORY.md` or a Markdown file under `memory/`, `skills/`,
+ * `knowledge/` — atomically. DocumentUpserted.
+ *
+ * @returns the path written (relative to the plant directory), its size in bytes and SHA-256.
+ * @throws RemoteRefusal 400 (path, content), 404 (no such plant), and activeLease's when a lease is named.
+ */
+export async function upsertDocument(
+  garden: Garden,
+  plantName: string,
+  input: { lease?: string; run?: string; path?: string; content?: string },
+  who: RunnerIdentity,
+  now: () => Date = () => new Date(),
+): Promise<{ path: string; bytes: number; sha256: string }> {
+  const { paths } = garden;
+  const rel = input.path ?? '';
+  const parts = rel.split('/');
+  if (!/^(memory|skills|knowledge)\/[^\0]+\.md$/.test(rel) || parts.some((p) => p === '' || p === '.' || p === '..' || p.startsWith('.')) || path.isAbsolute(rel)) {
+    throw new RemoteRefusal(400, `path ${JSON.stringify(rel)}: a Markdown file under memory/, skills/ or knowledge/ of the plant (no '..', no hidden names)`, '/path');
+  }
+  if (typeof input.content !== 'string') throw new RemoteRefusal(400, 'content: required, a string', '/content');
+  const bytes = Buffer.from(input.content, 'utf8');
+  if (bytes.length > MAX_DOCUMENT_BYTES) throw new RemoteRefusal(400, `content: ${bytes.length} bytes; at most ${MAX_DOCUMENT_BYTES}`, '/content');
+  let plant: PlantRecord;
+  try {
+    plant = await readPlant(paths, plantName);
+  } catch (error) {
+    if (error instanceof StoreError && (error.code === 'PLANT_NOT_FOUND' || error.code === 'INVALID_PLANT_NAME')) throw new RemoteRefusal(404, `plant ${plantName}: no such plant`, 'name');
+    throw error;
+  }
+  const write = async (runId?: string) => {
+    const file = path.join(plantDir(paths, plant.name), ...parts);
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    await fsp.writeFile(temp, bytes);
+    await fsp.rename(temp, file);
+    await appendEvent(paths, { type: 'DocumentUpserted', plant: plant.name, ...(runId ? { run: runId } : {}), detail: `${rel} (${bytes.length} bytes) by ${who.name}@${who.host}` }, now());
+    return { path: rel, bytes: bytes.length, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
+  };
+  if (!input.lease) return write();
+  if (!input.run) throw new RemoteRefusal(400, 'run: the run id the lease belongs to is required with a lease', '/run');
+  return withLeaseLock(paths, input.run, async () => {
+    await activeLease(garden, input.run!, input.lease, who, 'documents_upsert', now());
+    return write(input.run);
+  });
+}
+
+/** tasks_get: a goal, its latest run, that run's lease if any, its thread. @throws RemoteRefusal 404. */
+export async function getTask(garden: Garden, goalId: string): Promise<{ goal: GoalRecord; run: RunRecord | null; lease: LeaseRecord | null; comments: CommentRecord[] }> {
+  const { paths } = garden;
+  let goal: GoalRecord;
+  try {
+    goal = await readGoal(paths, goalId);
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new RemoteRefusal(404, `goal ${goalId}: no such goal`, 'goal');
+    throw error;
+  }
+  const run = (await latestRun(paths, goal.id).catch(() => undefined)) ?? null;
+  const lease = run ? ((await readLease(paths, run.id).catch(() => undefined)) ?? null) : null;
+  return { goal, run, lease, comments: await readComments(paths, goal.id) };
+}
