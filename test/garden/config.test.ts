@@ -88,6 +88,8 @@ describe('parseConfig values', () => {
         '[routing.simple]',
         'tiers = [{ driver = "codex", model = "gpt-5-mini", effort = "low" }, { driver = "claude" }]',
         'budget_usd = 1.5',
+        '[runners]',
+        'lease_ttl_seconds = 90',
       ].join('\n'),
     );
     expect(config).toEqual({
@@ -98,6 +100,7 @@ describe('parseConfig values', () => {
       drivers: {},
       guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
       routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },
+      runners: { leaseTtlSeconds: 90 },
     });
   });
 
