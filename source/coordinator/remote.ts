@@ -528,7 +528,11 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     if (claimed.events > held.events || claimed.stderr > held.stderr) {
       throw new RemoteRefusal(409, `stream_bytes: the runner has ${claimed.events} bytes of events.jsonl and ${claimed.stderr} of stderr.log, the garden ${held.events} and ${held.stderr}; upload the rest first`, '/stream_bytes', { size: held });
     }
-    if (input.status === 'success' && input.reflection?.trim()) await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: lease.plant }, at);
+    if (input.status === 'success' && input.reflection?.trim()) {
+      // The runner's driver asked for it and got it on its machine; the garden's log says so at the finish, in the local order.
+      await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id, plant: lease.plant, detail: `on runner ${who.name}@${who.host}` }, at);
+      await appendEvent(paths, { type: 'ReflectionRecorded', run: runId, goal: goal.id, plant: lease.plant }, at);
+    }
     let run: RunRecord;
     try {
       run = await closeRun(
