@@ -1,20 +1,22 @@
 import type { Command } from 'commander';
-import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type RunRecord } from '../../contracts/index.js';
+import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LeaseRecord, type RunRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, readGoal, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
+import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
 import type { GardenPaths } from '../../garden/index.js';
 import { gardenOf, printJson } from '../context.js';
+import { blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
 import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
-const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3, closed: 4 };
+/** Open goals first: in flight, then blocked (waiting on an answer), then queued; closed last. */
+const STATUS_ORDER: Record<string, number> = { running: 0, dispatched: 1, completed: 2, blocked: 3, queued: 4, closed: 5 };
 
 /** How many of the most recently closed goals `pak2 goals` lists after the open ones. */
 export const CLOSED_LISTED = 20;
 
 /**
- * Goals for a person: open first (running, then queued by dispatch order:
- * priority, age, N), then the newest closed (closed_at, then N, newest
+ * Goals for a person: open first (running, then blocked, then queued by
+ * dispatch order: priority, age, N), then the newest closed (closed_at, then N, newest
  * first). Ties fall to the goal number N, never to the id as a string
  * (goal 9999 is older than goal 50001).
  */
@@ -216,10 +218,12 @@ export function registerReadCommands(program: Command, io: CliIO): void {
       if (opts.json) return printJson(io, runs);
       if (runs.length === 0 && problems.length === 0) return io.out('no runs yet');
       if (runs.length === 0) return;
+      // The RUNNER column (name@host of a remote run) only when some run had one.
+      const remote = runs.some((r) => r.runner);
       io.out(
         table(
-          ['RUN', 'STATUS', 'DRIVER', 'MODEL', 'TIME', 'COST', 'REASON'],
-          runs.map((r) => [truncateColumns(r.id, 44), r.status, r.driver, r.model, runDuration(r), formatCost(r.cost), r.failure_reason ?? '']),
+          ['RUN', 'STATUS', 'DRIVER', 'MODEL', 'TIME', 'COST', ...(remote ? ['RUNNER'] : []), 'REASON'],
+          runs.map((r) => [truncateColumns(r.id, 44), r.status, r.driver, r.model, runDuration(r), formatCost(r.cost), ...(remote ? [r.runner ? truncateColumns(`${r.runner.name}@${r.runner.host}`, 40) : '-'] : []), r.failure_reason ?? '']),
         ),
       );
     });
@@ -248,7 +252,7 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           }
         }
         if (opts.json) return printJson(io, run);
-        return io.out(sanitize(describeRun(run)));
+        return io.out(sanitize(describeRun(run, run.runner ? await readLease(garden.paths, run.id).catch(() => undefined) : undefined)));
       }
       return showGoal(id);
 
@@ -262,24 +266,33 @@ export function registerReadCommands(program: Command, io: CliIO): void {
             io.err(`pak2: skipped ${(error as Error).message}`);
           }
         }
-        if (opts.json) return printJson(io, { goal, runs });
+        // The thread of an open goal, or of a closed one shown on its own: one file, read only here.
+        const comments = await readComments(garden.paths, goalId);
+        const open = openQuestions(comments);
+        if (opts.json) return printJson(io, { goal, runs, comments, open: open.map((c) => c.id) });
         const lines = [
           `goal ${goal.id}`,
           `  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}  status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`,
           `  submitted ${goal.submitted_at}${goal.driver ? `  driver ${goal.driver}` : ''}${goal.model ? `  model ${goal.model}` : ''}`,
+          ...(goal.status === 'blocked' ? [`  ${blockedLine(goal, open)}`] : []),
           ...(goal.guard || goal.task_class ? [`  guarded${goal.guard?.verify ? `  verify ${goal.guard.verify}` : ''}${goal.guard?.allowed_files?.length ? `  allow ${goal.guard.allowed_files.join(' ')}` : ''}${goal.guard?.forbidden_paths?.length ? `  forbid ${goal.guard.forbidden_paths.join(' ')}` : ''}${goal.task_class ? `  task class ${goal.task_class}` : ''}`] : []),
           '',
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
         ];
         const guarded = Boolean(goal.guard || goal.task_class);
-        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}${guarded ? `  (pak2 trace ${r.id})` : ''}`));
+        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}${r.runner ? `, runner ${r.runner.name}@${r.runner.host}` : ''}${guarded ? `  (pak2 trace ${r.id})` : ''}`));
+        if (comments.length) lines.push('', `comments (${comments.length}${open.length ? `, ${open.length} open question${open.length === 1 ? '' : 's'}` : ''}):`, ...describeThread(comments, open).split('\n').map((l) => (l ? `  ${l}` : '')));
         io.out(sanitize(lines.join('\n')));
       }
     });
 }
 
-/** A run record for a person: status, driver, times, cost, session, reflection, final text. */
-export function describeRun(run: RunRecord): string {
+/**
+ * A run record for a person: status, driver, times, cost, the runner of a
+ * remote run (with its `lease` record when given) and its acceptance items,
+ * session, reflection, final text.
+ */
+export function describeRun(run: RunRecord, lease?: LeaseRecord): string {
   const lines = [
     `run ${run.id}`,
     `  goal ${run.goal}  plant ${run.plant}  status ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`,
@@ -291,6 +304,7 @@ export function describeRun(run: RunRecord): string {
     lines.push(`  cost ${formatCost(run.cost)} (${run.cost.source})${tokens ? `  tokens ${tokens}` : ''}`);
   }
   if (run.outputs?.error) lines.push(`  error ${run.outputs.error}`);
+  lines.push(...remoteRunLines(run, lease).map((l) => `  ${l}`));
   lines.push(...runNoticeLines(run).map((l) => `  ${l}`));
   const b = run.worktree_baseline;
   if (b) lines.push(`  baseline ${b.tracked_dirty_paths.length} tracked dirty, ${b.untracked_dirty_count} untracked${b.untracked_dirty_roots.length ? ` in ${b.untracked_dirty_roots.join(', ')}` : ''} at start`);

@@ -1,0 +1,55 @@
+import type { CommentRecord, GoalRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
+import { sanitize } from '../format.js';
+
+/** `2026-11-29 12:00:03` (UTC) of an ISO time. */
+function when(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+}
+
+/**
+ * One comment as a block for a person (`pak2 comment GOAL`, `pak2 show
+ * GOAL`): a header `<time UTC>  <author>  [blocking, open | blocking,
+ * answered | answers <id>]  <id>`, then the body indented two spaces, its
+ * lines kept. Control sequences are stripped.
+ */
+export function describeComment(comment: CommentRecord, open: ReadonlySet<string>): string {
+  const marks = comment.blocking ? [`blocking, ${open.has(comment.id) ? 'open' : 'answered'}`] : comment.answers ? [`answers ${comment.answers}`] : [];
+  const header = [when(comment.created_at), comment.author, ...marks, comment.id].join('  ');
+  const body = comment.body.split('\n').map((line) => `  ${line}`);
+  return sanitize([header, ...body].join('\n'));
+}
+
+/** A thread as blocks separated by a blank line, oldest first; `open` are the ids of unanswered blocking comments. */
+export function describeThread(comments: readonly CommentRecord[], open: readonly CommentRecord[]): string {
+  const ids = new Set(open.map((c) => c.id));
+  return comments.map((c) => describeComment(c, ids)).join('\n\n');
+}
+
+/**
+ * Why a blocked goal waits, one line: `blocked on <id> since <time> (it was
+ * <from>): <first line of the question>`. Undefined when the goal is not blocked.
+ */
+export function blockedLine(goal: GoalRecord, open: readonly CommentRecord[]): string | undefined {
+  if (goal.status !== 'blocked') return undefined;
+  const on = goal.blocked_on;
+  const question = open.find((c) => c.id === on?.comment) ?? open[0];
+  const text = question ? question.body.split('\n')[0]! : '(no open question found: an answer in the thread should have unblocked it)';
+  const more = open.length > 1 ? ` (+${open.length - 1} more open)` : '';
+  return sanitize(`blocked on ${on?.comment ?? question?.id ?? '?'}${on ? ` since ${when(on.since)} (it was ${on.from})` : ''}: ${text}${more}`);
+}
+
+/**
+ * A remote run's runner and what it verified, lines for `pak2 show RUN`:
+ * `runner NAME@HOST  lease ID (state, last heartbeat …)` and one line per
+ * acceptance item (`✓`/`✗ item — evidence`). Empty for a local run without acceptance items.
+ */
+export function remoteRunLines(run: RunRecord, lease: LeaseRecord | undefined): string[] {
+  const lines: string[] = [];
+  if (run.runner) {
+    const state = lease ? `  (${lease.state}${lease.state === 'active' ? `, last heartbeat ${when(lease.renewed_at)}${lease.progress !== undefined ? `, ${Math.round(lease.progress)}%` : ''}` : lease.ended_at ? ` ${when(lease.ended_at)}` : ''})` : '';
+    lines.push(`runner ${run.runner.name}@${run.runner.host}  lease ${run.runner.lease}${state}`);
+    if (lease?.state === 'active' && lease.status_line) lines.push(`status ${lease.status_line}`);
+  }
+  for (const a of run.acceptance ?? []) lines.push(`${a.verified ? '✓' : '✗'} ${a.item}${a.evidence ? ` — ${a.evidence}` : ''}`);
+  return lines.map(sanitize);
+}
