@@ -25,6 +25,8 @@ import { resolveSettings, runDir, type Garden } from '../garden/index.js';
 import {
   appendEvent,
   appendJsonLine,
+  artifactsFile,
+  readArtifacts,
   closeRun,
   dispatchOrder,
   endLease,
@@ -388,11 +390,6 @@ function decode(data: string | undefined, encoding: string | undefined, field: s
   throw new RemoteRefusal(400, `encoding ${JSON.stringify(encoding)}: utf8 or base64`, '/encoding');
 }
 
-/** `<runtime-root>/runs/<run-id>/artifacts.jsonl`: the run's attached artifacts. */
-export function artifactsFile(garden: Garden, runId: string): string {
-  return path.join(runDir(garden.paths, runId), 'artifacts.jsonl');
-}
-
 /**
  * artifacts_attach (seed 004, 4): a `diff` or `file` is written to
  * `runs/<run-id>/artifacts/<name>`; a `link` keeps its http(s) `url`.
@@ -421,7 +418,7 @@ export async function attachArtifact(
     const lease = await activeLease(garden, runId, input.lease, who, 'artifact', now());
     const dir = path.join(runDir(garden.paths, runId), 'artifacts');
     const target = path.join(dir, input.name!);
-    const listed = await fsp.readFile(artifactsFile(garden, runId), 'utf8').then((t) => t.split('\n').some((l) => l.includes(`"name":${JSON.stringify(input.name)}`)), () => false);
+    const listed = await fsp.readFile(artifactsFile(garden.paths, runId), 'utf8').then((t) => t.split('\n').some((l) => l.includes(`"name":${JSON.stringify(input.name)}`)), () => false);
     if (listed) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
     const record: ArtifactRecord = {
       name: input.name!,
@@ -437,26 +434,15 @@ export async function attachArtifact(
       await fsp.mkdir(dir, { recursive: true });
       await fsp.writeFile(target, bytes, { flag: 'wx' });
     }
-    await appendJsonLine(artifactsFile(garden, runId), record);
+    await appendJsonLine(artifactsFile(garden.paths, runId), record);
     await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}` }, now());
     return record;
   });
 }
 
-/** A run's attached artifacts, in the order attached (a missing list is empty). */
-export async function readArtifacts(garden: Garden, runId: string): Promise<ArtifactRecord[]> {
-  const text = await fsp.readFile(artifactsFile(garden, runId), 'utf8').catch(() => '');
-  const out: ArtifactRecord[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const value = JSON.parse(line) as unknown;
-      if (validateArtifact(value).length === 0) out.push(value as ArtifactRecord);
-    } catch {
-      // a torn line is skipped, never rewritten
-    }
-  }
-  return out;
+/** A run's attached artifacts, in the order attached (source/store/artifacts.ts). */
+export async function listArtifacts(garden: Garden, runId: string): Promise<ArtifactRecord[]> {
+  return readArtifacts(garden.paths, runId);
 }
 
 /** The terminal statuses a runner may report (never `abandoned`: only the garden decides that). */
