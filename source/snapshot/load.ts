@@ -23,6 +23,7 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
+import { LeaseReader, QuestionReader } from './questions.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
 /** How many recently closed goals the queue shows. */
@@ -89,6 +90,8 @@ export class SnapshotLoader {
   private costDay = '';
   private cost = { usd: 0, runs: 0, unknown: 0 };
   private version = 0;
+  private readonly questions: QuestionReader;
+  private readonly leases: LeaseReader;
 
   /** `scanner`: the in-process coordinator's (the goal files are then read once for both); default a scanner of its own. */
   constructor(
@@ -97,6 +100,8 @@ export class SnapshotLoader {
   ) {
     this.scanner = scanner ?? new OpenGoalScanner(garden.paths);
     this.shared = scanner !== undefined;
+    this.questions = new QuestionReader(garden.paths);
+    this.leases = new LeaseReader(garden.paths);
   }
 
   private async latestRunOf(goalId: string): Promise<RunRecord | undefined> {
@@ -177,13 +182,14 @@ export class SnapshotLoader {
   }
 
   /** Reads the garden into a fresh snapshot (without tail and coordinator state, which the source adds). */
-  async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
+  async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden' | 'remote'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
     const { paths, config } = this.garden;
     const problems: string[] = [];
     const scan = await this.scanner.scan();
     problems.push(...scan.problems.map((p) => p.message));
     const open = scan.goals.map((goal) => this.shownGoal(goal));
-    const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, queued: 3 };
+    // In flight, then blocked (waiting on the operator), then queued in dispatch order.
+    const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, blocked: 3, queued: 4 };
     open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
 
     const openIds = new Set(open.map((g) => g.id));
@@ -257,6 +263,11 @@ export class SnapshotLoader {
       }),
     );
 
+    // Open questions from the blocked goals' threads only; closed goals' threads are never opened.
+    const questions = await this.questions.read(open, problems);
+    const leases = await this.leases.read(problems);
+    const blocked = open.filter((g) => g.status === 'blocked').length;
+
     const conversation = await latestConversation(paths).catch(() => undefined);
     const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];
     this.version += 1;
@@ -273,13 +284,16 @@ export class SnapshotLoader {
       goals: rows,
       counts: {
         queued: open.filter((g) => g.status === 'queued').length,
-        inFlight: open.filter((g) => g.status !== 'queued').length,
+        inFlight: open.filter((g) => g.status !== 'queued' && g.status !== 'blocked').length,
         closedShown: closed.length,
+        ...(blocked ? { blocked } : {}),
       },
       plants,
       inbox: await listInbox(paths, config).catch(() => []),
       chat: { conversationId: conversation?.id, messages },
       costToday: await this.costToday(problems),
+      leases,
+      questions,
       problems,
     };
   }

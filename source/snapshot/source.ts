@@ -1,9 +1,10 @@
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
-import { replyDir, runEventsFile, type OpenGoalScanner } from '../store/index.js';
+import { leasesDir, replyDir, runEventsFile, type OpenGoalScanner } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
 import { GuardFollower } from './guard.js';
 import { SnapshotLoader } from './load.js';
+import { RemoteFollower } from './remote.js';
 import { RunTail } from './tail.js';
 import type { CoordinatorView, ServerView, Snapshot } from './types.js';
 
@@ -46,6 +47,8 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   costToday: { usd: 0, runs: 0, unknown: 0 },
   tail: undefined,
   problems: [],
+  leases: {},
+  questions: [],
 };
 
 /**
@@ -74,10 +77,13 @@ export class SnapshotSource {
   private readonly onCoordinator = () => this.schedule();
   /** The followed run's guard files (one run), re-read only when they change. */
   private readonly guard: GuardFollower;
+  /** The followed run's runner side (lease, artifacts), when a runner runs it. */
+  private readonly remote: RemoteFollower;
 
   constructor(private readonly options: SnapshotSourceOptions) {
     this.loader = new SnapshotLoader(options.garden, options.coordinator?.scanner);
     this.guard = new GuardFollower(options.garden);
+    this.remote = new RemoteFollower(options.garden.paths);
   }
 
   /** The current snapshot (stable identity until something changes). */
@@ -102,12 +108,13 @@ export class SnapshotSource {
   /**
    * The directories whose changes the snapshot shows: goals, events, the
    * inbox and its reply notes, conversations and the one shown, plants and
-   * each plant's memory, skills and knowledge. Those that do not exist yet
-   * are watched once they appear.
+   * each plant's memory, skills and knowledge, the comment threads (a new
+   * question on a goal already blocked) and the active leases (heartbeats).
+   * Those that do not exist yet are watched once they appear.
    */
   private wakeDirs(): string[] {
     const { paths, config } = this.options.garden;
-    const dirs = [paths.goalsDir, paths.eventsDir, paths.inboxDir, replyDir(paths, config), paths.conversationsDir, paths.plantsDir];
+    const dirs = [paths.goalsDir, paths.eventsDir, paths.inboxDir, replyDir(paths, config), paths.conversationsDir, paths.plantsDir, path.join(paths.runtimeRoot, 'comments'), leasesDir(paths)];
     const shown = this.snapshot.chat.conversationId;
     if (shown) dirs.push(path.join(paths.conversationsDir, shown));
     for (const view of this.snapshot.plants) {
@@ -151,6 +158,7 @@ export class SnapshotSource {
     if (this.snapshot.version > 0) {
       this.retarget(this.snapshot);
       void this.pollGuard();
+      void this.pollRemote();
     }
   }
 
@@ -158,9 +166,10 @@ export class SnapshotSource {
     const target = this.tailTarget(base);
     if (target !== this.tail?.runId) this.tail = target ? new RunTail(target, runEventsFile(this.options.garden.paths, target)) : undefined;
     this.tail?.read();
-    const { guard: _old, ...rest } = base as Omit<Snapshot, 'tail' | 'version'>;
+    const { guard: _old, remote: _oldRemote, ...rest } = base as Omit<Snapshot, 'tail' | 'version'>;
     const guard = this.guard.viewOf(target);
-    this.publish({ ...rest, version: 0, tail: this.tail?.state(), ...(guard ? { guard } : {}) });
+    const remote = this.remote.viewOf(target);
+    this.publish({ ...rest, version: 0, tail: this.tail?.state(), ...(guard ? { guard } : {}), ...(remote ? { remote } : {}) });
   }
 
   /** Asks for a reload soon; bursts within the coalescing window make one reload. */
@@ -184,6 +193,22 @@ export class SnapshotSource {
   private pollTail(): void {
     if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
     void this.pollGuard();
+    void this.pollRemote();
+  }
+
+  /** The run record of `runId` as the snapshot shows it. */
+  private runOf(base: Pick<Snapshot, 'goals'>, runId: string | undefined) {
+    return runId ? base.goals.find((row) => row.run?.id === runId)?.run : undefined;
+  }
+
+  /** Re-reads the followed remote run's artifacts when they changed (one stat) and publishes them. */
+  private async pollRemote(): Promise<void> {
+    const runId = this.tail?.runId;
+    const run = this.runOf(this.snapshot, runId);
+    if (!(await this.remote.refresh(run, runId ? this.snapshot.leases[runId] : undefined)) || runId !== this.tail?.runId || this.snapshot.version === 0) return;
+    const { remote: _old, ...rest } = this.snapshot;
+    const remote = this.remote.viewOf(runId);
+    this.publish(remote ? { ...rest, remote } : rest);
   }
 
   /** Re-reads the followed run's guard files when they changed (phases come as a guarded run goes) and publishes them. */
@@ -218,7 +243,9 @@ export class SnapshotSource {
         coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
         ...(this.server ? { server: this.server } : {}),
       };
-      await this.guard.refresh(this.tailTarget(base));
+      const target = this.tailTarget(base);
+      await this.guard.refresh(target);
+      await this.remote.refresh(this.runOf(base, target), target ? base.leases[target] : undefined);
       this.retarget(base);
       if (this.wake) this.rewatch();
     })();

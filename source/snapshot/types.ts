@@ -1,4 +1,4 @@
-import type { GoalRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
+import type { ArtifactRecord, CommentRecord, GoalRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
@@ -48,6 +48,24 @@ export interface GuardView extends GuardRecord {
   maxAttempts?: number;
 }
 
+/** An open blocking question of a blocked goal (docs/runners/level2.md, "Comments"): the inbox lists them, the chat's `/answer` answers the oldest. */
+export interface QuestionView {
+  goal: string;
+  /** The blocking comment no later comment answers. */
+  comment: CommentRecord;
+}
+
+/**
+ * The followed run when a runner runs it (docs/runners/level2.md): its lease
+ * (the active one, else the ended one: `finished` or `expired`) and the
+ * artifacts attached so far (`runs/<id>/artifacts.jsonl`).
+ */
+export interface RemoteView {
+  runId: string;
+  lease: LeaseRecord | undefined;
+  artifacts: ArtifactRecord[];
+}
+
 /**
  * Everything the workbench shows, read from disk at one moment. Immutable:
  * a change produces a new snapshot. Views read only this.
@@ -61,7 +79,8 @@ export interface Snapshot {
   coordinator: { state: CoordinatorView; liveRuns: string[] };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];
-  counts: { queued: number; inFlight: number; closedShown: number };
+  /** `blocked`: open goals waiting on an answer (absent: none; not counted in `inFlight`). */
+  counts: { queued: number; inFlight: number; closedShown: number; blocked?: number };
   plants: PlantView[];
   /** Reply notes, newest first. */
   inbox: InboxNote[];
@@ -72,6 +91,12 @@ export interface Snapshot {
   tail: TailState | undefined;
   /** The followed run's guard files, when it is a guarded run. */
   guard?: GuardView;
+  /** Active leases (`<runtime-root>/leases/*.json`) by run id: the remote runs going on now. */
+  leases: Readonly<Record<string, LeaseRecord>>;
+  /** Open questions of the blocked goals, oldest first (only blocked goals' threads are read: the cost follows open work). */
+  questions: readonly QuestionView[];
+  /** The followed run's runner and artifacts, when a runner runs it. */
+  remote?: RemoteView;
   /** Files that could not be read, named; reported, never repaired. */
   problems: string[];
   /** The HTTP server when this session runs one (`cycle --serve`). */
