@@ -1,0 +1,194 @@
+import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
+import { decideWatchdog } from '../driver/liveness.js';
+import type { Garden } from '../garden/index.js';
+import { appendEvent } from '../store/index.js';
+import { RunnerApiError, type RunnerClient } from './client.js';
+import type { OutboxRelay } from './outbox.js';
+import type { LogUploader } from './uploader.js';
+
+/**
+ * Keeps a claimed run's lease while its agent runs (docs/runners/level2.md,
+ * "Leases and their timings"; seed 004, "The write-back contract" 2–3): one
+ * tick a second runs the watchdog over the agent's liveness with the
+ * garden's limits, relays the outbox, uploads the stream's growth and, when
+ * due, heartbeats — every min(ttl / 3, 30 s), every 2 s while a question the
+ * agent asked is unanswered. A heartbeat's `stop` stops the agent as the
+ * operator (`operator_stopped`, with its requeue); its `answers` go to the
+ * inbox. A lease the garden ended (409) stops the agent too
+ * (`coordinator_stopped`: its work can no longer be reported).
+ *
+ * Progress, the runner's honest estimate: 0 until the agent's first stream
+ * line, then 5 + 85 × (elapsed / run_timeout_seconds) up to 90, 95 during
+ * the reflection turn; never 100 (the finish is the end).
+ */
+
+/** Heartbeat period while a question of the goal is open, ms. */
+export const QUESTION_HEARTBEAT_MS = 2000;
+/** The longest heartbeat period, ms (the doc's ttl / 3 is the upper bound; this keeps the workbench fresh). */
+export const MAX_HEARTBEAT_MS = 30_000;
+
+/** The heartbeat period for a lease TTL (seconds): min(ttl / 3, 30 s), in ms; 2 s while a question waits. */
+export function heartbeatPeriodMs(ttlSeconds: number, questionOpen: boolean): number {
+  if (questionOpen) return Math.min(QUESTION_HEARTBEAT_MS, (ttlSeconds * 1000) / 3);
+  return Math.max(500, Math.min((ttlSeconds * 1000) / 3, MAX_HEARTBEAT_MS));
+}
+
+/** The progress estimate (percent) from what the runner has seen; see the module comment. */
+export function estimateProgress(input: { started: boolean; elapsedMs: number; timeoutSeconds: number; reflecting: boolean }): number {
+  if (input.reflecting) return 95;
+  if (!input.started) return 0;
+  const share = Math.min(1, input.elapsedMs / Math.max(1, input.timeoutSeconds * 1000));
+  return Math.min(90, Math.round(5 + 85 * share));
+}
+
+/** One line, at most 200 characters, no control characters. */
+export function statusLine(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/** What a keeper needs. Times in ms unless named seconds. */
+export interface KeeperOptions {
+  client: RunnerClient;
+  garden: Garden;
+  runId: string;
+  goalId: string;
+  plant: string;
+  lease: string;
+  ttlSeconds: number;
+  uploader: LogUploader;
+  relay: OutboxRelay;
+  /** One stderr line per state change. */
+  log: (line: string) => void;
+  /** When the run started on this runner (epoch ms), for the progress estimate. */
+  startedAt: number;
+  /** True while the agent is in its reflection turn. */
+  reflecting?: () => boolean;
+  tickMs?: number;
+  now?: () => number;
+}
+
+/** Keeps one run's lease; see the module comment. */
+export class LeaseKeeper {
+  private handle: RunHandle | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private lastHeartbeat = 0;
+  private unreachableSaid = false;
+  private pendingStop: { reason: StopReason; detail?: StopDetail } | undefined;
+  /** Set when the garden refused a call because the lease ended (409). */
+  leaseLost: RunnerApiError | undefined;
+  /** Set when a heartbeat carried the operator's stop. */
+  operatorStop: { requeue: boolean } | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly options: KeeperOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The current launch's handle (main phase, then reflection); undefined between launches. A stop asked before it came is applied at once. */
+  setHandle(handle: RunHandle | undefined): void {
+    this.handle = handle;
+    if (handle && this.pendingStop) handle.stop(this.pendingStop.reason, this.pendingStop.detail);
+  }
+
+  /** Stops the agent (now, or as soon as it starts); the first stop wins. */
+  stopAgent(reason: StopReason, detail?: StopDetail): void {
+    this.pendingStop ??= { reason, ...(detail ? { detail } : {}) };
+    this.handle?.stop(reason, detail);
+  }
+
+  /** Starts the ticks; the first heartbeat goes at once. */
+  start(): void {
+    const tick = () => {
+      this.running = this.tick().catch((error: unknown) => this.options.log(`run ${this.options.runId}: ${(error as Error).message}`));
+      void this.running.then(() => {
+        if (this.timer) this.timer = setTimeout(tick, this.options.tickMs ?? 1000);
+      });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Stops the ticks and waits for the one in flight. */
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private lost(error: RunnerApiError): void {
+    if (this.leaseLost) return;
+    this.leaseLost = error;
+    this.stopAgent('coordinator_stopped', { message: `the garden ended the lease: ${error.serverError ?? error.message}` });
+  }
+
+  /** Calls the garden; a lease that ended is noted, an unreachable server said once, anything else passed on. */
+  private async guarded<T>(fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const value = await fn();
+      this.unreachableSaid = false;
+      return value;
+    } catch (error) {
+      if (!(error instanceof RunnerApiError)) throw error;
+      if (error.leaseEnded) this.lost(error);
+      else if (error.unreachable || error.status >= 500) {
+        if (!this.unreachableSaid) this.options.log(`run ${this.options.runId}: ${error.message}; retrying`);
+        this.unreachableSaid = true;
+      } else this.options.log(`run ${this.options.runId}: ${error.message}`);
+      return undefined;
+    }
+  }
+
+  private watchdog(): void {
+    const handle = this.handle;
+    if (!handle || handle.stopping) return;
+    const { watchdogSeconds, toolSilenceSeconds } = this.options.garden.config.coordinator;
+    const verdict = decideWatchdog({ nowMs: this.now(), lastActivityMs: handle.liveness.lastProgressAt, toolOpen: handle.liveness.openTools.size > 0, watchdogSeconds, toolSilenceSeconds });
+    if (!verdict.kill) return;
+    const watchdog = { limit: verdict.limitName, limit_seconds: verdict.limitSeconds, silent_seconds: Math.round(verdict.silentMs / 100) / 10, last_event: handle.liveness.lastEvent };
+    const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;
+    this.options.log(`run ${this.options.runId}: ${message}`);
+    void appendEvent(this.options.garden.paths, { type: 'WatchdogKilled', run: this.options.runId, goal: this.options.goalId, plant: this.options.plant, detail: message }).catch(() => undefined);
+    handle.stop('killed', { watchdog, message });
+  }
+
+  private status(): string {
+    const handle = this.handle;
+    const waiting = this.options.relay.waiting();
+    if (waiting.length > 0) return statusLine(`waiting for an answer to comment ${waiting[0]!.comment}`);
+    if (handle?.stopping) return statusLine(`stopping the agent (${handle.stopping})`);
+    if (!handle) return 'between agent launches';
+    const tools = handle.liveness.openTools.size;
+    return statusLine(`${this.options.reflecting?.() ? 'reflection' : 'agent'} running; last event: ${handle.liveness.lastEvent}${tools ? `; ${tools} tool call(s) open` : ''}`);
+  }
+
+  /** One tick: watchdog, outbox, uploads, heartbeat when due. */
+  async tick(): Promise<void> {
+    this.watchdog();
+    const { relay, uploader, client } = this.options;
+    if (this.leaseLost) return;
+    const posted = await this.guarded(() => relay.post());
+    for (const sent of posted?.posted ?? []) this.options.log(`run ${this.options.runId}: posted the agent's ${sent.blocking ? 'question' : 'comment'} ${sent.comment} (${sent.key})`);
+    for (const rejected of posted?.rejected ?? []) this.options.log(`run ${this.options.runId}: outbox ${rejected.key} not posted: ${rejected.reason}`);
+    await this.guarded(() => uploader.flush(false));
+    const waiting = relay.waiting().length > 0;
+    if (this.leaseLost || this.now() - this.lastHeartbeat < heartbeatPeriodMs(this.options.ttlSeconds, waiting)) return;
+    this.lastHeartbeat = this.now();
+    const handle = this.handle;
+    const progress = estimateProgress({
+      started: Boolean(handle && handle.liveness.lastEvent !== 'none') || uploader.localSizes().events > 0,
+      elapsedMs: this.now() - this.options.startedAt,
+      timeoutSeconds: this.options.garden.config.coordinator.runTimeoutSeconds,
+      reflecting: Boolean(this.options.reflecting?.()),
+    });
+    const answer = await this.guarded(() => client.heartbeat(this.options.runId, { lease: this.options.lease, progress, status: this.status() }));
+    if (!answer) return;
+    const delivered = await relay.deliver(answer.answers);
+    for (const d of delivered) this.options.log(`run ${this.options.runId}: answer ${d.answer.id} to ${d.key} handed to the agent`);
+    if (answer.stop && !this.operatorStop) {
+      this.operatorStop = answer.stop;
+      this.options.log(`run ${this.options.runId}: the operator stopped it${answer.stop.requeue ? ' (requeue)' : ''}; stopping the agent`);
+      this.stopAgent('operator', { requeue: answer.stop.requeue, message: 'stopped by the operator' });
+    }
+  }
+}

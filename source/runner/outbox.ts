@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import type { CommentRecord } from '../contracts/index.js';
+import { RunnerApiError, type RunnerClient } from './client.js';
+
+/**
+ * The agent side of comments for a run a runner holds (docs/runners/level2.md,
+ * "An agent's comments"). The agent (or `pak2 comment` in the runner's
+ * environment) writes `$PAK2_OUTBOX/<key>.json` — `{"body": "…",
+ * "blocking": true}`, written then renamed into place; the relay posts it
+ * with the lease (its author becomes `agent:<run>`), moves it to
+ * `outbox/sent/<key>.json` with the comment's id, and when an answer to
+ * that comment arrives writes the answer comment to `$PAK2_INBOX/<key>.json`.
+ * A file that is not such a comment moves to `outbox/rejected/<key>.json`
+ * with the reason.
+ */
+
+/** A key is a file name stem: letters, digits, `.`, `_`, `-`, not starting with a dot. */
+export const OUTBOX_KEY_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/;
+
+/** `outbox/sent/<key>.json`: what was posted, and as which comment. */
+export interface SentComment {
+  key: string;
+  body: string;
+  blocking: boolean;
+  comment: string;
+  posted_at: string;
+}
+
+/** What one relay pass did. */
+export interface RelayResult {
+  /** Comments posted this pass. */
+  posted: SentComment[];
+  /** Keys whose file was not a comment, with why. */
+  rejected: { key: string; reason: string }[];
+  /** Answers written into the inbox this pass. */
+  answered: { key: string; answer: CommentRecord }[];
+}
+
+async function writeAtomic(file: string, data: unknown): Promise<void> {
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  await fsp.writeFile(temp, `${JSON.stringify(data, null, 2)}\n`);
+  await fsp.rename(temp, file);
+}
+
+/** Relays one run's outbox and inbox. Calls are meant to be serialised by the caller (one pass at a time). */
+export class OutboxRelay {
+  constructor(
+    private readonly client: RunnerClient,
+    private readonly goal: string,
+    private readonly lease: string,
+    readonly outbox: string,
+    readonly inbox: string,
+  ) {}
+
+  /** Creates the outbox and inbox directories. */
+  async prepare(): Promise<void> {
+    await fsp.mkdir(path.join(this.outbox, 'sent'), { recursive: true });
+    await fsp.mkdir(this.inbox, { recursive: true });
+  }
+
+  /** The comments already posted (outbox/sent/). */
+  sent(): SentComment[] {
+    const dir = path.join(this.outbox, 'sent');
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return [];
+    }
+    const out: SentComment[] = [];
+    for (const name of names.sort()) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      try {
+        out.push(JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as SentComment);
+      } catch {
+        // torn: written again by nobody; skipped
+      }
+    }
+    return out;
+  }
+
+  /** Posted blocking questions whose answer is not in the inbox yet. */
+  waiting(): SentComment[] {
+    return this.sent().filter((s) => s.blocking && !fs.existsSync(path.join(this.inbox, `${s.key}.json`)));
+  }
+
+  /** Posted comments (blocking or not) with no answer in the inbox yet. */
+  unanswered(): SentComment[] {
+    return this.sent().filter((s) => !fs.existsSync(path.join(this.inbox, `${s.key}.json`)));
+  }
+
+  /**
+   * Posts each new outbox file. A post the server refuses with a 4xx other
+   * than an ended lease rejects the file (the reason is kept); an
+   * unreachable server or a 5xx leaves it for the next pass.
+   *
+   * @throws RunnerApiError when the lease has ended (409 on `lease`).
+   */
+  async post(now: () => Date = () => new Date()): Promise<Pick<RelayResult, 'posted' | 'rejected'>> {
+    const result: Pick<RelayResult, 'posted' | 'rejected'> = { posted: [], rejected: [] };
+    let names: string[];
+    try {
+      names = await fsp.readdir(this.outbox);
+    } catch {
+      return result;
+    }
+    for (const name of names.sort()) {
+      if (!name.endsWith('.json') || name.startsWith('.')) continue;
+      const key = name.slice(0, -'.json'.length);
+      const file = path.join(this.outbox, name);
+      const reject = async (reason: string) => {
+        await writeAtomic(path.join(this.outbox, 'rejected', name), { key, reason, file: await fsp.readFile(file, 'utf8').catch(() => '') });
+        await fsp.rm(file, { force: true });
+        result.rejected.push({ key, reason });
+      };
+      if (!OUTBOX_KEY_PATTERN.test(key)) {
+        await reject(`the key ${JSON.stringify(key)} is not a file name stem of letters, digits, '.', '_', '-'`);
+        continue;
+      }
+      let parsed: { body?: unknown; blocking?: unknown };
+      try {
+        parsed = JSON.parse(await fsp.readFile(file, 'utf8')) as typeof parsed;
+      } catch (error) {
+        await reject(`not JSON: ${(error as Error).message}`);
+        continue;
+      }
+      if (typeof parsed !== 'object' || parsed === null || typeof parsed.body !== 'string' || !parsed.body.trim()) {
+        await reject('no "body": a comment is {"body": "…", "blocking": true|false}');
+        continue;
+      }
+      const blocking = parsed.blocking === true;
+      try {
+        const { comment } = await this.client.postComment(this.goal, { body: parsed.body, blocking, lease: this.lease });
+        const sent: SentComment = { key, body: parsed.body, blocking, comment: comment.id, posted_at: now().toISOString() };
+        await writeAtomic(path.join(this.outbox, 'sent', name), sent);
+        await fsp.rm(file, { force: true });
+        result.posted.push(sent);
+      } catch (error) {
+        if (!(error instanceof RunnerApiError)) throw error;
+        if (error.leaseEnded) throw error;
+        if (error.status >= 400 && error.status < 500) await reject(error.message);
+        // unreachable or 5xx: tried again next pass
+      }
+    }
+    return result;
+  }
+
+  /**
+   * Writes the answers among `comments` to the inbox: for each posted
+   * comment with no answer yet, the first comment that `answers` it goes to
+   * `$PAK2_INBOX/<key>.json` (written then renamed into place).
+   */
+  async deliver(comments: readonly CommentRecord[]): Promise<RelayResult['answered']> {
+    const answered: RelayResult['answered'] = [];
+    const pending = this.unanswered();
+    if (pending.length === 0) return answered;
+    for (const sent of pending) {
+      const answer = comments.find((c) => c.answers === sent.comment);
+      if (!answer) continue;
+      await writeAtomic(path.join(this.inbox, `${sent.key}.json`), answer);
+      answered.push({ key: sent.key, answer });
+    }
+    return answered;
+  }
+
+  /** Asks the garden for the thread and delivers the answers in it (used when heartbeat answers may have been missed). */
+  async poll(): Promise<RelayResult['answered']> {
+    if (this.unanswered().length === 0) return [];
+    const { comments } = await this.client.comments(this.goal);
+    return this.deliver(comments);
+  }
+}

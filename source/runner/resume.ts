@@ -1,0 +1,203 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { isTerminalRunStatus, REFLECTION_REQUIRED_TYPES, type GoalRecord, type LeaseRecord, type RunRecord } from '../contracts/index.js';
+import { closeFromStream, judge, readPhases, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
+import { RunLiveness } from '../driver/liveness.js';
+import { getDriverPlugin } from '../driver/plugins/index.js';
+import { addCosts } from '../driver/pricing.js';
+import { RUN_MARK_ENV, signalGroup, sweepRun } from '../driver/process-tree.js';
+import { runDir, type Garden } from '../garden/index.js';
+import { adoptRun, goalFile, readRun, runEventsFile, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
+import { RunnerApiError } from './client.js';
+import { carry, finishAndReport, leaseState, type RunnerContext } from './carry.js';
+import { scratchGarden } from './scratch.js';
+import { readClaimState } from './state.js';
+
+/**
+ * A runner restarted with no memory of its runs (docs/runners/level2.md,
+ * "Catch-up and resumption"): for each open lease of its name it finds
+ * what its state directory and this machine still know, and carries the
+ * run to its finish:
+ *
+ * - the agent process still lives (its `process.json` names a pid that
+ *   carries the run's mark): heartbeats and uploads resume; when it exits
+ *   the run is judged from the stream with `exit_code: null` (its code is
+ *   not observable: this process did not start it);
+ * - the local record is closed: the rest is uploaded and the run finished;
+ * - the agent is gone and nothing recorded its end (or the runner has no
+ *   state of the run at all): `failure` / `driver_error`, with what the
+ *   stream carried;
+ * - the garden refuses (409, the lease ended): said in one line.
+ */
+
+/** The message of a run whose agent was gone when its runner restarted (the doc's words). */
+export const AGENT_GONE_MESSAGE = 'the runner restarted and the agent process was gone; its exit was not observed';
+
+/** Reads a run's `process.json`, or undefined. */
+export function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(runDir(garden.paths, runId), RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pid` lives on this machine and carries the run mark `mark` (Linux /proc; false elsewhere). */
+export function isMarkedAlive(pid: number, mark: string): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return false;
+    return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`${RUN_MARK_ENV}=${mark}\0`);
+  } catch {
+    return false;
+  }
+}
+
+/** A handle over an agent process this runner process did not start: liveness from the stream file's growth, a stop by signals and the sweep. */
+export interface AdoptedHandle extends RunHandle {
+  /** Reads the stream file's size and time: growth counts as progress. */
+  refresh(): void;
+  readonly stopDetail: StopDetail | undefined;
+}
+
+/** Adopts the live agent process named by `record` (see {@link AdoptedHandle}). */
+export function adoptProcess(record: RunProcessRecord, files: { events: string; stderr: string }, killGraceMs = 3000): AdoptedHandle {
+  const liveness = new RunLiveness(Date.now());
+  let size = -1;
+  let stoppedBy: StopReason | undefined;
+  let stopDetail: StopDetail | undefined;
+  const handle: AdoptedHandle = {
+    pid: record.pid,
+    mark: record.mark,
+    liveness,
+    get stopping() {
+      return stoppedBy;
+    },
+    get stopDetail() {
+      return stopDetail;
+    },
+    stop(reason, detail) {
+      if (stoppedBy) return;
+      stoppedBy = reason;
+      stopDetail = detail;
+      signalGroup(record.pid, 'SIGINT');
+      setTimeout(() => void sweepRun(record.pid, record.mark, [files.events, files.stderr]), killGraceMs).unref();
+    },
+    refresh() {
+      try {
+        const stat = fs.statSync(files.events);
+        if (stat.size !== size) {
+          size = stat.size;
+          liveness.observe({ progress: true, label: 'output (resumed)' }, Date.now());
+        }
+      } catch {
+        // no stream yet
+      }
+    },
+  };
+  handle.refresh();
+  return handle;
+}
+
+/** The close of a run whose agent was followed to its end but whose exit code was not seen: judged from the stream. */
+export function judgeUnobserved(garden: Garden, run: RunRecord, goalType: string, stop: { reason: StopReason; detail: StopDetail | undefined } | undefined): Omit<CloseRunInput, 'cost'> & { cost?: CloseRunInput['cost'] } {
+  if (stop) {
+    const { reason, detail } = stop;
+    if (reason === 'operator') return { status: 'killed', failureReason: 'operator_stopped', errorText: detail?.message ?? 'stopped by the operator', exitCode: null, by: 'operator', extra: { operator_stop: { requeue: Boolean(detail?.requeue) } } };
+    if (reason === 'timeout') return { status: 'timeout', failureReason: 'timeout', errorText: `ran past run_timeout_seconds (${garden.config.coordinator.runTimeoutSeconds} s)`, exitCode: null, by: 'runner' };
+    if (reason === 'coordinator_stopped') return { status: 'killed', failureReason: 'coordinator_stopped', errorText: detail?.message ?? 'the runner stopped it', exitCode: null, by: 'runner' };
+    return { status: 'killed', failureReason: 'killed', errorText: detail?.message ?? 'killed by the watchdog', exitCode: null, by: 'watchdog', ...(detail?.watchdog ? { extra: { watchdog: detail.watchdog } } : {}) };
+  }
+  const plugin = getDriverPlugin(run.driver, garden.config);
+  if (!plugin) return { status: 'failure', failureReason: 'driver_error', errorText: `unknown driver ${run.driver} on this runner`, exitCode: null, by: 'runner' };
+  const phases = readPhases(runEventsFile(garden.paths, run.id));
+  const parsed = plugin.parseEvents(phases.main, { phase: 'main', runDir: runDir(garden.paths, run.id), model: run.model });
+  if (!parsed.reported) return { status: 'failure', failureReason: 'driver_error', errorText: 'the runner restarted while the agent ran; the agent ended without a result event and its exit was not observed', exitCode: null, by: 'runner' };
+  // Its own report decides: the exit code is unknown, so it is not held against it.
+  const verdict = judge(parsed, { exitCode: 0, lingered: false, stderrTail: '' });
+  const base = { exitCode: null, by: 'runner', ...(parsed.denials?.length ? { extra: { permission_denials: parsed.denials } } : {}) };
+  if (verdict.status !== 'success') return { ...base, ...verdict };
+  if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) return { ...base, status: 'success' };
+  const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: runDir(garden.paths, run.id), model: run.model });
+  const text = reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
+  const cost = plugin.combineCosts ? plugin.combineCosts(parsed.cost, reflected.cost) : addCosts(parsed.cost, reflected.cost);
+  if (!text) return { ...base, cost, status: 'failure', failureReason: 'reflection_failed', errorText: 'the runner restarted before a reflection was recorded; no reflection turn finished' };
+  return { ...base, cost, status: 'success', reflection: text };
+}
+
+/**
+ * Carries one open lease of this runner to its finish after a restart (see
+ * the module comment).
+ *
+ * @returns true when the garden took the finish.
+ */
+export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?: { goal: GoalRecord; run: RunRecord | null }): Promise<boolean> {
+  const claim = readClaimState(ctx.stateDir, lease.run);
+  const garden = scratchGarden(ctx.workdir, ctx.stateDir, claim?.context.settings, ctx.config);
+  const goal = claim?.goal ?? task?.goal;
+  let local: RunRecord | undefined = await readRun(garden.paths, lease.run).catch(() => undefined);
+  if (!goal) {
+    ctx.log(`lease ${lease.id} of ${lease.run}: the garden did not say its goal; left to expire`);
+    return false;
+  }
+  if (!local) {
+    // Nothing of it here: adopt the garden's record so the end can be recorded the same way.
+    const record = task?.run && task.run.id === lease.run ? task.run : undefined;
+    if (!record) {
+      ctx.log(`lease ${lease.id} of ${lease.run}: no local state and no run record from the garden; left to expire`);
+      return false;
+    }
+    await writeJsonAtomic(goalFile(garden.paths, goal.id), goal);
+    local = await adoptRun(garden.paths, { ...record, status: 'running' });
+  }
+  const files = { events: runEventsFile(garden.paths, lease.run), stderr: path.join(runDir(garden.paths, lease.run), RUN_STDERR_FILE) };
+  const carried = await carry(ctx, garden, { runId: lease.run, goalId: goal.id, plant: lease.plant, lease: lease.id, ttlSeconds: lease.ttl_seconds, startedAt: Date.parse(local.started_at) || Date.now() });
+  let exit: 'observed' | 'unobserved' = 'observed';
+  if (!isTerminalRunStatus(local.status)) {
+    exit = 'unobserved';
+    const record = readProcessRecord(garden, lease.run);
+    const alive = record && record.host === os.hostname() && isMarkedAlive(record.pid, record.mark);
+    if (record && alive) {
+      ctx.log(`resuming ${lease.run} (lease ${lease.id}): its agent (pid ${record.pid}) still runs`);
+      const handle = adoptProcess(record, files);
+      carried.keeper.setHandle(handle);
+      carried.keeper.start();
+      const onAbort = () => carried.keeper.stopAgent('operator', { requeue: true, message: 'the runner was stopped; the goal goes back to the queue' });
+      ctx.signal.addEventListener('abort', onAbort);
+      if (ctx.signal.aborted) onAbort();
+      try {
+        while (isMarkedAlive(record.pid, record.mark)) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          handle.refresh();
+        }
+        await sweepRun(record.pid, record.mark, [files.events, files.stderr], 1000);
+      } finally {
+        ctx.signal.removeEventListener('abort', onAbort);
+        await carried.keeper.stop();
+      }
+      const stop = handle.stopping ? { reason: handle.stopping, detail: handle.stopDetail } : undefined;
+      await closeFromStream(garden, local, goal.type, judgeUnobserved(garden, local, goal.type, stop));
+    } else {
+      ctx.log(`resuming ${lease.run} (lease ${lease.id}): its agent is gone`);
+      await closeFromStream(garden, local, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: AGENT_GONE_MESSAGE, exitCode: null, by: 'runner' });
+    }
+    local = await readRun(garden.paths, lease.run);
+  } else {
+    ctx.log(`resuming ${lease.run} (lease ${lease.id}): its local record is closed (${local.status})`);
+  }
+  if (carried.keeper.leaseLost) {
+    ctx.log(`lease of ${lease.run} ${leaseState(carried.keeper.leaseLost)} (409); moving on`);
+    return false;
+  }
+  try {
+    return await finishAndReport(ctx, carried, local, goal.type, claim, exit, lease.ttl_seconds);
+  } catch (error) {
+    if (error instanceof RunnerApiError) {
+      ctx.log(`could not finish ${lease.run}: ${error.message}`);
+      return false;
+    }
+    throw error;
+  }
+}

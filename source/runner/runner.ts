@@ -1,0 +1,303 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { isTerminalRunStatus, type RunRecord } from '../contracts/index.js';
+import { closeFromStream, dispatch, REFLECTION_MARKER_TYPE } from '../driver/dispatch.js';
+import { UserError } from '../errors.js';
+import { appendJsonLine, readRun, runEventsFile } from '../store/index.js';
+import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from './client.js';
+import { carry, diffExcludes, finishAndReport, leaseState, type RunnerContext } from './carry.js';
+import { resumeLease } from './resume.js';
+import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
+import { inboxDir, outboxDir, readCursor, readPlantDocuments, writeClaimState, writeCursor, type ClaimState } from './state.js';
+import { snapshotTree } from './workdir-diff.js';
+
+/**
+ * `pak2 runner` (docs/runners/level2.md): claims goals from a garden's
+ * server under a lease and runs them on this machine with pak2's own
+ * driver code. Start: whoami → the open leases of this runner (each
+ * resumed or reported, resume.ts) → the events since the persisted cursor
+ * → the claim loop (`204`: wait the poll interval, woken early by the
+ * event stream when a goal is queued). One stderr line per state change.
+ */
+
+/** What {@link runRunner} needs. Times in ms. */
+export interface RunnerOptions {
+  /** The garden's server, e.g. `http://garden-host:7717` (`/api/v1` is added). */
+  server: string;
+  token: string;
+  /** The token's file, named in a 401's message. */
+  tokenFile: string;
+  name: string;
+  host: string;
+  plants: string[];
+  drivers: string[];
+  /** Exit after this many finished runs (resumed ones count). */
+  maxRuns?: number;
+  workdir: string;
+  stateDir: string;
+  pollMs: number;
+  env: NodeJS.ProcessEnv;
+  /** One line to stderr (the prefix `pak2 runner NAME: ` is added here). */
+  err: (line: string) => void;
+  /** Aborted on SIGINT/SIGTERM. */
+  signal: AbortSignal;
+  /** The keeper's tick (default 1000). */
+  tickMs?: number;
+  /** Hold the event stream open to wake early (default true). */
+  stream?: boolean;
+}
+
+/** What a runner did before it exited. */
+export interface RunnerSummary {
+  /** Runs whose finish the garden took. */
+  finished: number;
+  /** Runs carried to an end the garden did not take (lease ended, refused). */
+  lost: number;
+}
+
+/** Event types that may make a goal claimable: the claim loop wakes on them. */
+const WAKE_TYPES = new Set(['GoalSubmitted', 'LeaseExpired', 'RunClosed', 'CommentPosted']);
+
+function wakes(event: GardenEvent): boolean {
+  return WAKE_TYPES.has(event.type) || (event.type === 'GoalTransitioned' && event.to === 'queued');
+}
+
+/**
+ * Turns a failed whoami into one line naming the URL and what to check.
+ *
+ * @throws UserError always.
+ */
+function connectError(error: unknown, base: string, tokenFile: string): never {
+  if (error instanceof RunnerApiError) {
+    if (error.unreachable) throw new UserError(`--server: cannot reach the garden's server at ${base} (${error.message.replace(/^.*unreachable \((.*)\)$/, '$1')}): check the URL and that \`pak2 serve\` runs there (with --host to serve other machines)`, { exitCode: 1 });
+    if (error.status === 401) throw new UserError(`--token-file ${tokenFile}: ${base} refused the token (401): check that it is the garden's <runtime-root>/serve/token`, { exitCode: 1 });
+    if (error.status === 404) throw new UserError(`--server: ${base} has no runner routes (404 on whoami): check that it is a pak2 server of this version`, { exitCode: 1 });
+    throw new UserError(`--server: ${error.message}`, { exitCode: 1 });
+  }
+  throw error;
+}
+
+/** A wait that ends after `ms`, on `wake()`, or when `signal` aborts. */
+class Waiter {
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.woken || signal.aborted) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wakeUp = undefined;
+        this.woken = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+      this.wakeUp = done;
+    });
+  }
+}
+
+/**
+ * Runs the runner until `signal` aborts or `maxRuns` runs are finished.
+ *
+ * @throws UserError when the server cannot be reached or refuses the token at start, or the workdir's PAK2.toml is invalid.
+ */
+export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> {
+  const prefix = `pak2 runner ${options.name}: `;
+  const log = (line: string) => options.err(`${prefix}${line}`);
+  const client = new RunnerClient(options.server, options.token, { name: options.name, host: options.host });
+  const config = workdirConfig(options.workdir);
+  await fsp.mkdir(options.stateDir, { recursive: true });
+  const ctx: RunnerContext = { client, name: options.name, host: options.host, workdir: options.workdir, stateDir: options.stateDir, config, env: options.env, log, signal: options.signal, pollMs: options.pollMs, ...(options.tickMs ? { tickMs: options.tickMs } : {}) };
+  const summary: RunnerSummary = { finished: 0, lost: 0 };
+  const done = () => options.signal.aborted || (options.maxRuns !== undefined && summary.finished + summary.lost >= options.maxRuns);
+  const count = (ok: boolean) => (ok ? (summary.finished += 1) : (summary.lost += 1));
+
+  let whoami;
+  try {
+    whoami = await client.whoami();
+  } catch (error) {
+    connectError(error, client.base, options.tokenFile);
+  }
+  log(`connected to ${whoami.garden} at ${client.base} (lease ttl ${whoami.lease_ttl_seconds} s)`);
+
+  // Catch-up: this runner's open leases, each resumed or reported.
+  const leases = await client.openLeases().catch((error: unknown) => connectError(error, client.base, options.tokenFile));
+  for (const lease of leases) {
+    if (options.signal.aborted) break;
+    const task = await client.task(lease.goal).catch(() => undefined);
+    count(await resumeLease(ctx, lease, task));
+  }
+
+  // The events since the cursor (nothing to act on beyond the claims below: the loop is level-based).
+  let cursor = readCursor(options.stateDir);
+  try {
+    for (let page = 0; page < 1000; page += 1) {
+      const answer = await client.events(cursor);
+      if (answer.next && answer.next !== cursor) {
+        cursor = answer.next;
+        await writeCursor(options.stateDir, cursor);
+      }
+      if (!answer.more) break;
+    }
+  } catch (error) {
+    log(`catching up on events: ${(error as Error).message}`);
+  }
+
+  const waiter = new Waiter();
+  const streamStop = new AbortController();
+  const onAbort = () => streamStop.abort();
+  options.signal.addEventListener('abort', onAbort);
+  const follower = options.stream === false ? Promise.resolve() : followEvents(client, () => cursor, (id) => (cursor = id), options.stateDir, streamStop.signal, waiter, options.pollMs);
+
+  let unreachableSaid = false;
+  try {
+    while (!done()) {
+      let claim: ClaimAnswer | undefined;
+      try {
+        claim = await client.claim({ plants: options.plants, drivers: options.drivers });
+        if (unreachableSaid) log(`reached ${client.base} again`);
+        unreachableSaid = false;
+      } catch (error) {
+        if (!(error instanceof RunnerApiError)) throw error;
+        if (error.status === 401) connectError(error, client.base, options.tokenFile);
+        if (!unreachableSaid) log(`claiming: ${error.message}; retrying every ${options.pollMs / 1000} s`);
+        unreachableSaid = true;
+        await waiter.wait(options.pollMs, options.signal);
+        continue;
+      }
+      if (!claim) {
+        await waiter.wait(options.pollMs, options.signal);
+        continue;
+      }
+      count(await executeClaim(ctx, claim));
+    }
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
+    streamStop.abort();
+    await follower;
+    if (cursor) await writeCursor(options.stateDir, cursor).catch(() => undefined);
+  }
+  return summary;
+}
+
+/** Holds the event stream open (reconnecting after a pause), moving the cursor and waking the claim loop on a queued goal. */
+async function followEvents(client: RunnerClient, cursor: () => string | undefined, setCursor: (id: string) => void, stateDir: string, signal: AbortSignal, waiter: Waiter, pollMs: number): Promise<void> {
+  let lastWrite = 0;
+  while (!signal.aborted) {
+    try {
+      await client.streamEvents(cursor(), signal, (event) => {
+        if (event.id) {
+          setCursor(event.id);
+          if (Date.now() - lastWrite > 1000) {
+            lastWrite = Date.now();
+            void writeCursor(stateDir, event.id).catch(() => undefined);
+          }
+        }
+        if (wakes(event)) waiter.wake();
+      });
+    } catch {
+      // unreachable or refused: polling goes on; try the stream again later
+    }
+    if (signal.aborted) break;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(pollMs, 1000));
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+}
+
+/**
+ * Runs one claimed goal: writes it into the scratch garden, keeps the
+ * lease while pak2's dispatch runs the agent in the workdir, then finishes
+ * with the local record.
+ *
+ * @returns true when the garden took the finish.
+ */
+export async function executeClaim(ctx: RunnerContext, claim: ClaimAnswer): Promise<boolean> {
+  const { lease, goal, run, context } = claim;
+  ctx.log(`claimed ${run.id} (lease ${lease.id}, ttl ${lease.ttl_seconds} s)`);
+  const garden = scratchGarden(ctx.workdir, ctx.stateDir, context.settings, ctx.config);
+  const plant = await writeClaim(garden.paths, claim);
+  const state: ClaimState = {
+    lease,
+    goal,
+    context: { ...context, documents: [] },
+    documents: Object.fromEntries((context.documents ?? []).map((d) => [d.path, d.content])),
+    workdirDocuments: readPlantDocuments(path.join(ctx.workdir, 'plants', plant.name)),
+    baselineTree: await snapshotTree(ctx.workdir, diffExcludes(ctx), ctx.env),
+    claimed_at: new Date().toISOString(),
+  };
+  await writeClaimState(ctx.stateDir, state);
+  let reflecting = false;
+  const carried = await carry(ctx, garden, { runId: run.id, goalId: goal.id, plant: plant.name, lease: lease.id, ttlSeconds: lease.ttl_seconds, startedAt: Date.now(), reflecting: () => reflecting });
+  const { keeper } = carried;
+  keeper.start();
+  const onAbort = () => keeper.stopAgent('operator', { requeue: true, message: 'the runner was stopped; the goal goes back to the queue' });
+  ctx.signal.addEventListener('abort', onAbort);
+  if (ctx.signal.aborted) onAbort();
+  let launches = 0;
+  try {
+    await dispatch(goal, run.id, {
+      garden,
+      env: { ...ctx.env, PAK2_OUTBOX: outboxDir(ctx.stateDir, run.id), PAK2_INBOX: inboxDir(ctx.stateDir, run.id), PAK2_GOAL_ID: goal.id },
+      contextBlocks: context.blocks ?? {},
+      onRunStart: (_id, handle) => {
+        launches += 1;
+        // The second launch of a run that needs one is its reflection turn (a fresh-session retry is rare and brief).
+        reflecting = launches > 1 && readPhasesHasReflection(runEventsFile(garden.paths, run.id));
+        keeper.setHandle(handle);
+      },
+      onRunEnd: () => keeper.setHandle(undefined),
+      onStderr: () => undefined, // stderr.log holds it, and it is uploaded
+    });
+  } catch (error) {
+    const message = `pak2 failed while running the agent: ${(error as Error)?.message ?? String(error)}`;
+    await appendJsonLine(runEventsFile(garden.paths, run.id), { type: 'error', source: 'pak2', message }).catch(() => undefined);
+    const current = await readRun(garden.paths, run.id);
+    if (!isTerminalRunStatus(current.status)) await closeFromStream(garden, current, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'runner' });
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    await keeper.stop();
+  }
+  let local: RunRecord = await readRun(garden.paths, run.id);
+  if (!isTerminalRunStatus(local.status)) {
+    await closeFromStream(garden, local, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: 'the driver returned without closing the run', by: 'runner' });
+    local = await readRun(garden.paths, run.id);
+  }
+  if (keeper.leaseLost) {
+    ctx.log(`lease of ${run.id} ${leaseState(keeper.leaseLost)} (409); moving on`);
+    return false;
+  }
+  return finishAndReport(ctx, carried, local, goal.type, state, 'observed', lease.ttl_seconds);
+}
+
+/** True when the last 64 KB of the stream hold the driver's reflection marker (written just before the reflection turn starts). */
+function readPhasesHasReflection(eventsFile: string): boolean {
+  try {
+    const fd = fs.openSync(eventsFile, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      fs.readSync(fd, buffer, 0, length, size - length);
+      return buffer.toString('utf8').includes(`"${REFLECTION_MARKER_TYPE}"`);
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}

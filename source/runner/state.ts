@@ -1,0 +1,133 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { GoalRecord, LeaseRecord } from '../contracts/index.js';
+import { RUNNER_NAME_PATTERN } from '../contracts/index.js';
+import { writeJsonAtomic } from '../store/index.js';
+import type { ClaimContext, PlantDocument } from './client.js';
+
+/**
+ * A runner's state directory (docs/runners/level2.md, "Catch-up and
+ * resumption"): nothing it cannot rebuild.
+ *
+ * ```
+ * <state>/cursor                    the last event id seen
+ * <state>/garden/                   the scratch runtime root (runs/, goals/, events/, plants/, seeds/, MOTIVATION.md)
+ * <state>/runs/<run-id>/claim.json  the lease, goal and context as claimed, and the work tree's baseline
+ * <state>/runs/<run-id>/outbox/     PAK2_OUTBOX: the agent's comments to post (sent/ once posted)
+ * <state>/runs/<run-id>/inbox/      PAK2_INBOX: the answers to them
+ * ```
+ */
+
+/** Default state directory: `$XDG_STATE_HOME/pak2/runner-<name>`, else `~/.local/state/pak2/runner-<name>`. */
+export function defaultStateDir(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_STATE_HOME ? env.XDG_STATE_HOME : path.join(env.HOME || os.homedir(), '.local', 'state');
+  return path.join(base, 'pak2', `runner-${name}`);
+}
+
+/** The default runner name: the host name, cut to the pattern (letters, digits, `.`, `_`, `-`; at most 64). */
+export function defaultRunnerName(host = os.hostname()): string {
+  const cleaned = host.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64);
+  return RUNNER_NAME_PATTERN.test(cleaned) ? cleaned : 'runner';
+}
+
+/** The scratch runtime root inside a state directory. */
+export function scratchRoot(stateDir: string): string {
+  return path.join(stateDir, 'garden');
+}
+
+/** `<state>/runs/<run-id>/`: the runner's own files of one run. */
+export function localRunDir(stateDir: string, runId: string): string {
+  return path.join(stateDir, 'runs', runId);
+}
+
+/** `PAK2_OUTBOX` of a run. */
+export function outboxDir(stateDir: string, runId: string): string {
+  return path.join(localRunDir(stateDir, runId), 'outbox');
+}
+
+/** `PAK2_INBOX` of a run. */
+export function inboxDir(stateDir: string, runId: string): string {
+  return path.join(localRunDir(stateDir, runId), 'inbox');
+}
+
+/** What the runner keeps of a claim, to resume it after a restart. */
+export interface ClaimState {
+  lease: LeaseRecord;
+  goal: GoalRecord;
+  context: ClaimContext;
+  /** The plant documents as claimed (path → content), to tell which changed. */
+  documents: Record<string, string>;
+  /** The workdir's own `plants/<plant>/` documents at claim (path → content). */
+  workdirDocuments: Record<string, string>;
+  /** A git tree of the work tree at claim (untracked files included), or null outside a git work tree. */
+  baselineTree: string | null;
+  claimed_at: string;
+}
+
+/** Writes `claim.json` of a run (atomic). */
+export async function writeClaimState(stateDir: string, state: ClaimState): Promise<void> {
+  await writeJsonAtomic(path.join(localRunDir(stateDir, state.lease.run), 'claim.json'), state);
+}
+
+/** Reads `claim.json` of a run, or undefined when the runner has no such state. */
+export function readClaimState(stateDir: string, runId: string): ClaimState | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(localRunDir(stateDir, runId), 'claim.json'), 'utf8')) as ClaimState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The persisted event cursor, or undefined. */
+export function readCursor(stateDir: string): string | undefined {
+  try {
+    const text = fs.readFileSync(path.join(stateDir, 'cursor'), 'utf8').trim();
+    return text || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Persists the event cursor (atomic: temp file, rename). */
+export async function writeCursor(stateDir: string, cursor: string): Promise<void> {
+  const file = path.join(stateDir, 'cursor');
+  const temp = `${file}.${process.pid}.tmp`;
+  await fsp.writeFile(temp, `${cursor}\n`);
+  await fsp.rename(temp, file);
+}
+
+/** The Markdown documents under a plant directory's memory/, skills/, knowledge/ (path relative to it → content). */
+export function readPlantDocuments(plantDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && entry.name.endsWith('.md')) {
+        try {
+          out[path.relative(plantDir, full).split(path.sep).join('/')] = fs.readFileSync(full, 'utf8');
+        } catch {
+          // unreadable: not a document we can send
+        }
+      }
+    }
+  };
+  for (const sub of ['memory', 'skills', 'knowledge']) walk(path.join(plantDir, sub));
+  return out;
+}
+
+/** The documents whose content differs between `before` and `after` (new ones included; removed ones are not sent). */
+export function changedDocuments(before: Record<string, string>, after: Record<string, string>): PlantDocument[] {
+  return Object.keys(after)
+    .sort()
+    .filter((p) => before[p] !== after[p])
+    .map((p) => ({ path: p, content: after[p]! }));
+}

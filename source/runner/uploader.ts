@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import { RunnerApiError, type LogStream, type RunnerClient } from './client.js';
+
+/** The most `data` one log upload carries, bytes (docs/runners/level2.md, "Log upload"). */
+export const MAX_UPLOAD_BYTES = 1024 * 1024;
+
+/**
+ * Where to cut `bytes` (read from a file at some offset) for one upload: at
+ * most `max` bytes. While the writer may still append (`final` false), only
+ * whole lines go (up to the last newline); a line longer than `max`, or the
+ * final rest, is cut at a UTF-8 character boundary so the text sent is the
+ * same bytes as the file. Returns 0 when nothing should go yet.
+ */
+export function cutPoint(bytes: Buffer, final: boolean, max = MAX_UPLOAD_BYTES): number {
+  const window = Math.min(bytes.length, max);
+  if (window === 0) return 0;
+  if (final && bytes.length <= max) return utf8Boundary(bytes, window);
+  const nl = bytes.lastIndexOf(0x0a, window - 1);
+  if (nl >= 0) return nl + 1;
+  if (bytes.length < max && !final) return 0; // an unfinished short line: wait for its end
+  return utf8Boundary(bytes, window);
+}
+
+/** The largest cut ≤ `end` that does not split a UTF-8 character. */
+function utf8Boundary(bytes: Buffer, end: number): number {
+  if (end >= bytes.length) return bytes.length;
+  let cut = end;
+  // Step back over continuation bytes (10xxxxxx) to the start of the character that `end` falls in.
+  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut -= 1;
+  return cut === 0 ? end : cut;
+}
+
+function sizeOf(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+function readRange(file: string, from: number, length: number): Buffer {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(length);
+    const n = fs.readSync(fd, buffer, 0, length, from);
+    return buffer.subarray(0, n);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Uploads one run's `events.jsonl` and `stderr.log` to the garden as they
+ * grow (`POST /runs/:id/log`). The offset of each stream is what the garden
+ * holds: it starts at 0 (unknown) and a `409 {size}` moves it to the
+ * garden's size, so a restarted runner and a retried upload both resume
+ * where the garden is; an upload is never sent twice or out of order.
+ */
+export class LogUploader {
+  /** The garden's size of each stream, as last told, bytes. */
+  readonly offsets: Record<LogStream, number> = { events: 0, stderr: 0 };
+  private busy: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly client: RunnerClient,
+    private readonly runId: string,
+    private readonly lease: string,
+    private readonly files: Record<LogStream, string>,
+  ) {}
+
+  /**
+   * Sends what each file gained beyond the garden's size. With `final`, every
+   * byte goes (a partial last line too) and it loops until the garden holds
+   * the whole file. Calls are serialised.
+   *
+   * @throws RunnerApiError for anything but a `409 {size}` (a lease that ended, an unreachable server).
+   */
+  flush(final = false): Promise<void> {
+    const next = this.busy.catch(() => undefined).then(() => this.flushNow(final));
+    this.busy = next;
+    return next;
+  }
+
+  private async flushNow(final: boolean): Promise<void> {
+    for (const stream of ['events', 'stderr'] as const) {
+      for (let rounds = 0; rounds < 10_000; rounds += 1) {
+        const file = this.files[stream];
+        const size = sizeOf(file);
+        const offset = this.offsets[stream];
+        if (offset >= size) break;
+        const bytes = readRange(file, offset, Math.min(size - offset, MAX_UPLOAD_BYTES));
+        const cut = cutPoint(bytes, final && offset + bytes.length >= size);
+        if (cut === 0) break;
+        try {
+          this.offsets[stream] = await this.client.uploadLog(this.runId, { lease: this.lease, stream, offset, data: bytes.subarray(0, cut).toString('utf8') });
+        } catch (error) {
+          if (error instanceof RunnerApiError && error.status === 409 && error.size !== undefined && !error.leaseEnded) {
+            if (error.size === offset) throw error; // a 409 that moves nothing: not an offset problem
+            this.offsets[stream] = error.size;
+            continue;
+          }
+          throw error;
+        }
+      }
+    }
+  }
+
+  /** The local size of each stream, bytes (what `stream_bytes` of the finish says). */
+  localSizes(): Record<LogStream, number> {
+    return { events: sizeOf(this.files.events), stderr: sizeOf(this.files.stderr) };
+  }
+}
