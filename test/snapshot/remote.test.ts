@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LeaseRecord, RunRecord } from '../../source/contracts/index.js';
+import type { GoalRecord, LeaseRecord, RunRecord } from '../../source/contracts/index.js';
 import { SnapshotSource } from '../../source/snapshot/index.js';
 import { QuestionReader } from '../../source/snapshot/questions.js';
 import { appendComment, artifactsFile, createGoal, endLease, openRun, runMetaFile, runSealFile, transitionGoal, writeJsonAtomic, writeLease } from '../../source/store/index.js';
@@ -105,7 +105,7 @@ describe('the snapshot and remote runners', () => {
     const blocked = await createGoal(garden.paths, { type: 'fix', plant: 'gardener', body: 'blocked' });
     await postComment(garden, blocked.id, { body: 'real question', blocking: true });
     const reader = new QuestionReader(garden.paths);
-    const goals = [{ ...queued }, { ...blocked, status: 'blocked' as const }, { ...queued, id: '99-closed', status: 'closed' as const, closed_reason: 'success' }];
+    const goals = [{ ...queued }, { ...blocked, status: 'blocked' }, { ...queued, id: '99-closed', status: 'closed', closed_reason: 'success' }] as GoalRecord[];
     // A closed goal's thread that would throw if it were read: a directory where the file should be.
     fs.mkdirSync(path.join(garden.paths.runtimeRoot, 'comments', '99-closed.jsonl'), { recursive: true });
     const problems: string[] = [];
