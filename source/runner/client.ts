@@ -46,9 +46,9 @@ export class RunnerApiError extends Error {
     return this.status === 0;
   }
 
-  /** True for a 409 that names an ended lease (`field: "lease"`). */
+  /** True for a 409 about the lease: it ended (`lease` or `/lease`), or another runner holds it (`Pak2-Runner`). */
   get leaseEnded(): boolean {
-    return this.status === 409 && this.field === 'lease';
+    return this.status === 409 && (this.field === 'lease' || this.field === '/lease' || this.field === 'Pak2-Runner');
   }
 }
 
@@ -260,11 +260,11 @@ export class RunnerClient {
   }
 
   /**
-   * `POST /runs/:id/log`: appends `data` at byte `offset` of the garden's copy
-   * of a stream; resolves with the garden's new size. A `409 {size}` (the
+   * `POST /runs/:id/log`: appends `data` (utf8, or base64 for the exact
+   * bytes) at byte `offset` of the garden's copy of a stream; resolves with the garden's new size. A `409 {size}` (the
    * offset is not the garden's size) throws with `size` set.
    */
-  async uploadLog(run: string, body: { lease: string; stream: LogStream; offset: number; data: string }): Promise<number> {
+  async uploadLog(run: string, body: { lease: string; stream: LogStream; offset: number; data: string; encoding?: 'utf8' | 'base64' }): Promise<number> {
     return (await this.call<{ size: number }>('log upload', 'POST', `/runs/${encodeURIComponent(run)}/log`, body, [200])).body.size;
   }
 

@@ -126,7 +126,7 @@ export async function finishRun(input: FinishInput): Promise<FinishOutcome> {
     const prefix = `run ${run.id}`;
     if (input.claim) {
       const diff = await workdirDiff(input.workdir, input.claim.baselineTree, input.exclude, input.env);
-      if (diff) await optional(log, `${prefix}: diff.patch not attached`, () => client.attachArtifact(run.id, { lease, name: 'diff.patch', kind: 'diff', content: diff, encoding: 'utf8' }));
+      if (diff.length > 0) await optional(log, `${prefix}: diff.patch not attached`, () => client.attachArtifact(run.id, { lease, name: 'diff.patch', kind: 'diff', content: diff.toString('base64'), encoding: 'base64' }));
     }
     const promptFile = path.join(runDir(input.garden.paths, run.id), 'prompt.md');
     if (fs.existsSync(promptFile)) {

@@ -54,7 +54,9 @@ function readRange(file: string, from: number, length: number): Buffer {
  * grow (`POST /runs/:id/log`). The offset of each stream is what the garden
  * holds: it starts at 0 (unknown) and a `409 {size}` moves it to the
  * garden's size, so a restarted runner and a retried upload both resume
- * where the garden is; an upload is never sent twice or out of order.
+ * where the garden is; an upload is never sent twice or out of order. The
+ * bytes go base64 (`encoding: "base64"`): the garden's copy is the same
+ * bytes whatever the agent printed.
  */
 export class LogUploader {
   /** The garden's size of each stream, as last told, bytes. */
@@ -92,7 +94,7 @@ export class LogUploader {
         const cut = cutPoint(bytes, final && offset + bytes.length >= size);
         if (cut === 0) break;
         try {
-          this.offsets[stream] = await this.client.uploadLog(this.runId, { lease: this.lease, stream, offset, data: bytes.subarray(0, cut).toString('utf8') });
+          this.offsets[stream] = await this.client.uploadLog(this.runId, { lease: this.lease, stream, offset, data: bytes.subarray(0, cut).toString('base64'), encoding: 'base64' });
         } catch (error) {
           if (error instanceof RunnerApiError && error.status === 409 && error.size !== undefined && !error.leaseEnded) {
             if (error.size === offset) throw error; // a 409 that moves nothing: not an offset problem

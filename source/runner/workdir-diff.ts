@@ -20,14 +20,16 @@ export const MAX_DIFF_BYTES = 64 * 1024 * 1024;
 interface GitResult {
   code: number;
   stdout: string;
-  stderr: string;
+  /** stdout as bytes (a diff of files that are not UTF-8 text stays exact). */
+  bytes: Buffer;
 }
 
 function git(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, env, maxBuffer: MAX_DIFF_BYTES, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? ((error as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr });
+    execFile('git', args, { cwd, env, maxBuffer: MAX_DIFF_BYTES, encoding: 'buffer' }, (error, stdout) => {
+      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
+      const bytes = Buffer.isBuffer(stdout) ? stdout : Buffer.alloc(0);
+      resolve({ code, stdout: bytes.toString('utf8'), bytes });
     });
   });
 }
@@ -64,12 +66,12 @@ export async function snapshotTree(workdir: string, exclude: string[] = [], base
 
 /**
  * The diff from the `before` tree to the work tree now (`--binary`, under
- * `workdir`), or '' when nothing changed or it cannot be made.
+ * `workdir`), as bytes; empty when nothing changed or it cannot be made.
  */
-export async function workdirDiff(workdir: string, before: string | null, exclude: string[] = [], baseEnv: NodeJS.ProcessEnv = process.env): Promise<string> {
-  if (!before) return '';
+export async function workdirDiff(workdir: string, before: string | null, exclude: string[] = [], baseEnv: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
+  if (!before) return Buffer.alloc(0);
   const after = await snapshotTree(workdir, exclude, baseEnv);
-  if (!after || after === before) return '';
+  if (!after || after === before) return Buffer.alloc(0);
   const diff = await git(['diff', '--binary', '--no-color', '--no-ext-diff', before, after, '--', '.'], workdir, gitEnv(baseEnv));
-  return diff.code === 0 ? diff.stdout : '';
+  return diff.code === 0 ? diff.bytes : Buffer.alloc(0);
 }

@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 const T = '2026-11-30T12:00:00.000Z';
-const ids = ['01KB0000000000000000000001', '01KB0000000000000000000002', '01KB0000000000000000000003'];
+const ids: [string, string, string] = ['01KB0000000000000000000001', '01KB0000000000000000000002', '01KB0000000000000000000003'];
 
 /** A garden's side of comments: a thread; a post with a lease is the agent's. */
 function commentGarden() {

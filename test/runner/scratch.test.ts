@@ -113,7 +113,7 @@ describe('the scratch garden', () => {
     expect((await readRun(garden.paths, claim.run.id)).status).toBe('success');
 
     // The run's own diff, untracked files included; the memory the agent wrote in the checkout is a changed document.
-    const diff = await workdirDiff(workdir, baseline);
+    const diff = (await workdirDiff(workdir, baseline)).toString('utf8');
     expect(diff).toContain('+made by the agent');
     expect(diff).toContain('plants/gardener/memory/MEMORY.md');
     expect(diff).not.toContain('README.md');
@@ -144,6 +144,6 @@ describe('the scratch garden', () => {
       { item: 'agent process exited 0', verified: false, evidence: 'exit code 4' },
       { item: 'result event in the stream', verified: false, evidence: 'events.jsonl holds no result event' },
     ]);
-    expect(await workdirDiff(workdir, null)).toBe('');
+    expect((await workdirDiff(workdir, null)).length).toBe(0);
   });
 });

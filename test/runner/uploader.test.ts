@@ -18,10 +18,10 @@ function logGarden(held: Record<string, Buffer> = {}, options: { leaseEnded?: ()
   const handler = (request: SeenRequest) => {
     if (routeOf(request) !== 'POST /runs/3-fix-r1/log') return undefined;
     if (options.leaseEnded?.()) return { status: 409, body: { error: 'the lease has expired', field: 'lease', state: 'expired' } };
-    const body = request.body as { stream: string; offset: number; data: string };
+    const body = request.body as { stream: string; offset: number; data: string; encoding: string };
     const current = store[body.stream]!;
     if (body.offset !== current.length) return { status: 409, body: { error: `offset ${body.offset} is not ${current.length}`, field: '/offset', size: current.length } };
-    store[body.stream] = Buffer.concat([current, Buffer.from(body.data, 'utf8')]);
+    store[body.stream] = Buffer.concat([current, Buffer.from(body.data, body.encoding === 'base64' ? 'base64' : 'utf8')]);
     return { status: 200, body: { size: store[body.stream]!.length } };
   };
   return { store, handler };
@@ -82,7 +82,7 @@ describe('LogUploader', () => {
     await uploader.flush(true);
     expect(store.events!.toString()).toBe('line 1\nline 2\nline 3\n');
     const events = server.seen.map((r) => r.body as { stream: string; offset: number; data: string }).filter((b) => b.stream === 'events');
-    expect(events.map((b) => [b.offset, b.data])).toEqual([
+    expect(events.map((b) => [b.offset, Buffer.from(b.data, 'base64').toString()])).toEqual([
       [0, 'line 1\nline 2\nline 3\n'],
       [14, 'line 3\n'],
     ]);
@@ -94,7 +94,7 @@ describe('LogUploader', () => {
     fs.writeFileSync(files.events, line.repeat(2500)); // 2.5 MB
     await uploader.flush(true);
     expect(store.events!.equals(fs.readFileSync(files.events))).toBe(true);
-    const sizes = server.seen.map((r) => Buffer.byteLength((r.body as { data: string }).data));
+    const sizes = server.seen.map((r) => Buffer.from((r.body as { data: string }).data, 'base64').length);
     expect(sizes.length).toBe(3);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(1024 * 1024);
   });
