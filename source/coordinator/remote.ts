@@ -298,7 +298,11 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
     await refused(garden, lease, who, call, `the lease is held by ${lease.runner.name}@${lease.runner.host}`, now);
     throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
   }
-  if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) lease = await expireLeaseLocked(garden, lease, now);
+  if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) {
+    lease = await expireLeaseLocked(garden, lease, now);
+    // As the reaper does: the goal goes back to the queue now, not whenever a coordinator pass next runs (there may be none).
+    await settleOne(garden, lease.goal, () => now);
+  }
   if (lease.state !== 'active') {
     await refused(garden, lease, who, call, `the lease ${lease.state === 'expired' ? `expired at ${lease.expires_at}` : 'finished'}`, now);
     throw new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${runId} ${lease.state === 'expired' ? `expired at ${lease.expires_at} (the run is abandoned)` : 'is finished'}; nothing was changed`, '/lease', { state: lease.state });
