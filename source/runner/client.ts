@@ -289,8 +289,8 @@ export class RunnerClient {
     return (await this.call<{ run: RunRecord; goal: GoalRecord }>('runs_finish', 'POST', `/runs/${encodeURIComponent(run)}/finish`, body, [200])).body;
   }
 
-  /** `PUT /plants/:name/documents`: writes one plant document. */
-  async upsertDocument(plant: string, body: { lease?: string; path: string; content: string }): Promise<{ path: string; bytes: number; sha256: string }> {
+  /** `PUT /plants/:name/documents`: writes one plant document (with a lease, `run` names the lease's run). */
+  async upsertDocument(plant: string, body: { lease?: string; run?: string; path: string; content: string }): Promise<{ path: string; bytes: number; sha256: string }> {
     return (await this.call<{ path: string; bytes: number; sha256: string }>('documents_upsert', 'PUT', `/plants/${encodeURIComponent(plant)}/documents`, body, [200, 201])).body;
   }
 

@@ -138,7 +138,7 @@ export async function finishRun(input: FinishInput): Promise<FinishOutcome> {
       const checkout = changedDocuments(input.claim.workdirDocuments, readPlantDocuments(path.join(input.workdir, 'plants', plant)));
       const byPath = new Map([...checkout, ...scratch].map((d) => [d.path, d]));
       for (const doc of byPath.values()) {
-        await optional(log, `${prefix}: document ${doc.path} not upserted`, () => client.upsertDocument(plant, { lease, path: doc.path, content: doc.content }));
+        await optional(log, `${prefix}: document ${doc.path} not upserted`, () => client.upsertDocument(plant, { lease, run: run.id, path: doc.path, content: doc.content }));
       }
     }
     const acceptance = acceptanceOf(input.garden, run, input.goalType, input.exit);

@@ -1,0 +1,211 @@
+/**
+ * `pak2 runner` end to end: a real server (startServer, in process) on a
+ * temp garden whose coordinator runs nothing (`max_concurrent_runs = 0`),
+ * and the real CLI (`node bin/pak2.js runner …`, built by the global setup)
+ * as a child process that claims, runs a shell-script agent through the
+ * `command` driver in its own checkout, and finishes.
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadGarden, type Garden } from '../../source/garden/index.js';
+import type { RunningServer } from '../../source/server/index.js';
+import { commissionPlant, readComments, readGoal, readRun, readArtifacts } from '../../source/store/index.js';
+import { startCli } from '../support/cli.js';
+import { api, serve, until } from '../server/support.js';
+import { writeAgent } from './agent.js';
+
+const cleanups: (() => unknown)[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+interface Setup {
+  garden: Garden;
+  server: RunningServer;
+  workdir: string;
+  state: string;
+  tokenFile: string;
+}
+
+async function setup(ttlSeconds = 6): Promise<Setup> {
+  const root = tempDir('pak2-runner-garden-');
+  const agent = writeAgent(tempDir('pak2-runner-agent-'));
+  const drivers = `[drivers.agent]\ncommand = ${JSON.stringify([agent])}\n`;
+  fs.writeFileSync(path.join(root, 'PAK2.toml'), `[runtime]\nroot = ".runtime"\n[defaults]\ndriver = "agent"\n[coordinator]\nmax_concurrent_runs = 0\n[runners]\nlease_ttl_seconds = ${ttlSeconds}\n${drivers}`);
+  fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# Motivation\n\nA garden run by runners.\n');
+  fs.mkdirSync(path.join(root, 'seeds'));
+  fs.writeFileSync(path.join(root, 'seeds', 'gardener.md'), '# Seed: gardener\n\nYou look after the garden.\n');
+  const garden = loadGarden(root);
+  await commissionPlant(garden.paths, 'gardener', 'gardener');
+  // A garden in a git repository, as gardens are (its closes capture runtime history without a complaint).
+  execFileSync('git', ['init', '-q'], { cwd: root });
+  execFileSync('git', ['add', '-A'], { cwd: root });
+  execFileSync('git', ['commit', '-q', '-m', 'garden'], { cwd: root, env: { ...process.env, ...GIT_ENV } });
+  const server = await serve(garden, cleanups);
+  // The runner's checkout: its own PAK2.toml names the same driver.
+  const workdir = tempDir('pak2-runner-checkout-');
+  fs.writeFileSync(path.join(workdir, 'PAK2.toml'), `[runtime]\nroot = ".runtime"\n${drivers}`);
+  fs.writeFileSync(path.join(workdir, 'README.md'), 'checkout\n');
+  execFileSync('git', ['init', '-q'], { cwd: workdir });
+  execFileSync('git', ['add', '-A'], { cwd: workdir });
+  execFileSync('git', ['commit', '-q', '-m', 'start'], { cwd: workdir, env: { ...process.env, ...GIT_ENV } });
+  const state = tempDir('pak2-runner-state-');
+  const tokenFile = path.join(tempDir('pak2-runner-token-'), 'token');
+  fs.writeFileSync(tokenFile, `${server.token}\n`, { mode: 0o600 });
+  return { garden, server, workdir, state, tokenFile };
+}
+
+async function submit(s: Setup, type = 'fix', body = 'Fix the thing.'): Promise<string> {
+  const response = await api(s.server, '/goals', { method: 'POST', body: JSON.stringify({ type, plant: 'gardener', body }) });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { goal: { id: string } }).goal.id;
+}
+
+interface Runner {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Runner {
+  const child = startCli(['runner', '--server', s.server.url, '--token-file', s.tokenFile, '--name', 'box-1', '--workdir', s.workdir, '--state', s.state, '--poll', '0.2', ...extra], { cwd: s.workdir, env: { PAK2_GARDEN: '', ...env } });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (chunk: string) => (stderr += chunk));
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stderr: () => stderr, exited };
+}
+
+async function exitOf(runner: Runner, timeoutMs = 60_000): Promise<number | null> {
+  return Promise.race([runner.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the runner did not exit; stderr:\n${runner.stderr()}`)), timeoutMs))]);
+}
+
+describe('pak2 runner against a real garden server', () => {
+  it('claims, runs and finishes a goal; the garden records what the runner observed', async () => {
+    const s = await setup();
+    const goalId = await submit(s);
+    const runner = startRunner(s, ['--max-runs', '1']);
+    expect(await exitOf(runner)).toBe(0);
+    const runId = `${goalId}-r1`;
+    const stderr = runner.stderr();
+    expect(stderr).toMatch(new RegExp(`^pak2 runner box-1: claimed ${runId} \\(lease \\w+, ttl 6 s\\)$`, 'm'));
+    expect(stderr).toMatch(new RegExp(`^pak2 runner box-1: finished ${runId} success \\$0\\.0133$`, 'm'));
+
+    const run = await readRun(s.garden.paths, runId);
+    expect(run).toMatchObject({ status: 'success', exit_code: 0, session_id: 's-1', reflection: 'Learned: the runner ran me.', num_turns: 2, runner: { name: 'box-1', host: os.hostname() } });
+    expect(run.cost?.usd).toBeCloseTo(0.0133, 6);
+    expect(run.outputs?.final_text).toBe('done');
+    expect(run.acceptance).toEqual([
+      { item: 'agent process exited 0', verified: true, evidence: 'exit code 0' },
+      { item: 'result event in the stream', verified: true, evidence: 'the agent reported success' },
+      { item: 'reflection recorded', verified: true, evidence: expect.stringMatching(/characters$/) },
+    ]);
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+
+    // The garden holds the same stream bytes as the runner.
+    const gardenDir = path.join(s.garden.paths.runsDir, runId);
+    const localDir = path.join(s.state, 'garden', 'runs', runId);
+    expect(fs.readFileSync(path.join(gardenDir, 'events.jsonl'))).toEqual(fs.readFileSync(path.join(localDir, 'events.jsonl')));
+
+    // Artifacts: the run's own diff (untracked file included) and the prompt.
+    const artifacts = await readArtifacts(s.garden.paths, runId);
+    expect(artifacts.map((a) => [a.name, a.kind]).sort()).toEqual([
+      ['diff.patch', 'diff'],
+      ['prompt.md', 'file'],
+    ]);
+    const diff = fs.readFileSync(path.join(gardenDir, 'artifacts', 'diff.patch'), 'utf8');
+    expect(diff).toContain('+made by the agent');
+    expect(diff).not.toContain('README.md');
+    expect(fs.readFileSync(path.join(gardenDir, 'artifacts', 'prompt.md'), 'utf8')).toContain('Fix the thing.');
+
+    // The memory the agent wrote came back to the garden's plant.
+    expect(fs.readFileSync(path.join(s.garden.paths.plantsDir, 'gardener', 'memory', 'MEMORY.md'), 'utf8')).toContain('Remote runs keep their memory.');
+  });
+
+  it("relays the agent's blocking question and hands it the answer; the goal waits blocked, then runs on", async () => {
+    const s = await setup();
+    const goalId = await submit(s, 'spike', 'Ask first.');
+    const runner = startRunner(s, ['--max-runs', '1'], { AGENT_ASK: '1' });
+    await until(async () => (await readComments(s.garden.paths, goalId)).some((c) => c.blocking), 30_000, 'the question');
+    const [question] = await readComments(s.garden.paths, goalId);
+    expect(question).toMatchObject({ author: `agent:${goalId}-r1`, body: 'Which branch?', blocking: true });
+    await until(async () => (await readGoal(s.garden.paths, goalId)).status === 'blocked', 10_000, 'blocked');
+    const answered = await api(s.server, `/goals/${goalId}/comments`, { method: 'POST', body: JSON.stringify({ body: 'Use main.', answers: question!.id }) });
+    expect(answered.status).toBe(201);
+    expect(await exitOf(runner)).toBe(0);
+    const answer = JSON.parse(fs.readFileSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'answer.json'), 'utf8')) as { body: string; answers: string };
+    expect(answer).toMatchObject({ body: 'Use main.', answers: question!.id });
+    expect((await readRun(s.garden.paths, `${goalId}-r1`)).status).toBe('success');
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+  });
+
+  it("stops the agent when the operator cancels the goal, and finishes with what it observed", async () => {
+    const s = await setup();
+    const goalId = await submit(s, 'spike', 'Take a while.');
+    const runner = startRunner(s, ['--max-runs', '1'], { AGENT_SLEEP: '60' });
+    const agentEnv = path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env');
+    await until(() => fs.existsSync(agentEnv), 30_000, 'the agent started');
+    const cancel = await api(s.server, `/goals/${goalId}/cancel`, { method: 'POST' });
+    expect(cancel.status).toBe(200);
+    expect(await exitOf(runner)).toBe(0);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'killed', failure_reason: 'operator_stopped', operator_stop: { requeue: false } });
+    expect((await readGoal(s.garden.paths, goalId)).closed_reason).toBe('cancelled');
+    expect(runner.stderr()).toMatch(/the operator stopped it; stopping the agent/);
+  });
+
+  it('SIGTERM stops the agent, finishes the run (operator_stopped, requeued) and exits 0', async () => {
+    const s = await setup();
+    const goalId = await submit(s, 'spike', 'Take a while.');
+    const runner = startRunner(s, [], { AGENT_SLEEP: '60' });
+    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    runner.child.kill('SIGTERM');
+    expect(await exitOf(runner)).toBe(0);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'killed', failure_reason: 'operator_stopped', operator_stop: { requeue: true } });
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('queued');
+  });
+
+  it('a runner killed with SIGKILL resumes its live agent when it restarts, and finishes it judged from the stream', async () => {
+    const s = await setup(10);
+    const goalId = await submit(s, 'spike', 'Take a few seconds.');
+    const first = startRunner(s, [], { AGENT_SLEEP: '4' });
+    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = startRunner(s, ['--max-runs', '1']);
+    expect(await exitOf(second)).toBe(0);
+    expect(second.stderr()).toMatch(new RegExp(`resuming ${goalId}-r1 \\(lease \\w+\\): its agent \\(pid \\d+\\) still runs`));
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'success', exit_code: null, session_id: 's-1' });
+    expect(run.acceptance?.[0]).toMatchObject({ item: 'agent process ended', verified: true });
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+  });
+
+  it('says in one line when the token is refused or the server is unreachable', async () => {
+    const s = await setup();
+    fs.writeFileSync(s.tokenFile, 'wrong-token\n');
+    const refused = startRunner(s);
+    expect(await exitOf(refused)).toBe(1);
+    expect(refused.stderr().trim()).toMatch(new RegExp(`^pak2: --token-file ${s.tokenFile}: .* refused the token \\(401\\): check that it is the garden's <runtime-root>/serve/token$`, 'm'));
+    await s.server.close();
+    const gone = startRunner(s);
+    expect(await exitOf(gone)).toBe(1);
+    expect(gone.stderr()).toMatch(/^pak2: --server: cannot reach the garden's server at http:\/\/127\.0\.0\.1:\d+\/api\/v1 \(.*\): check the URL and that `pak2 serve` runs there/m);
+  });
+});
