@@ -11,6 +11,7 @@ import {
   REFLECTION_REQUIRED_TYPES,
   RUNNER_NAME_PATTERN,
   validateArtifact,
+  validateRunClose,
   type ArtifactKind,
   type ArtifactRecord,
   type CommentRecord,
@@ -48,6 +49,7 @@ import {
   transitionGoal,
   withLeaseLock,
   writeLease,
+  type CloseRunInput,
 } from '../store/index.js';
 import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '../driver/index.js';
 import { renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
@@ -510,6 +512,14 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     const goal = await readGoal(paths, lease.goal);
     const wrong = contradiction(input, goal.type);
     if (wrong) throw new RemoteRefusal(422, wrong.message, wrong.field);
+    const extra: CloseRunInput['extra'] = {
+      ...(input.lingered ? { lingered: true } : {}),
+      ...(input.leftovers?.length ? { leftovers: input.leftovers } : {}),
+      ...(input.watchdog ? { watchdog: input.watchdog } : {}),
+      ...(input.permission_denials?.length ? { permission_denials: input.permission_denials } : {}),
+      ...(input.operator_stop ? { operator_stop: { requeue: Boolean(input.operator_stop.requeue) } } : {}),
+      ...(input.acceptance ? { acceptance: input.acceptance } : {}),
+    };
     const held = {
       events: await fsp.stat(runEventsFile(paths, runId)).then((s) => s.size, () => 0),
       stderr: await fsp.stat(path.join(runDir(paths, runId), RUN_STDERR_FILE)).then((s) => s.size, () => 0),
@@ -518,6 +528,22 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     if (claimed.events > held.events || claimed.stderr > held.stderr) {
       throw new RemoteRefusal(409, `stream_bytes: the runner has ${claimed.events} bytes of events.jsonl and ${claimed.stderr} of stderr.log, the garden ${held.events} and ${held.stderr}; upload the rest first`, '/stream_bytes', { size: held });
     }
+    // A record that would not validate is refused before anything is written (the reflection events included).
+    const current = await readRun(paths, runId);
+    const invalid = validateRunClose(
+      {
+        ...current,
+        status: input.status,
+        completed_at: at.toISOString(),
+        cost: input.cost,
+        ...(input.failure_reason ? { failure_reason: input.failure_reason } : {}),
+        ...(input.reflection ? { reflection: input.reflection } : {}),
+        ...(input.exit_code !== undefined ? { exit_code: input.exit_code } : {}),
+        ...extra,
+      },
+      goal.type,
+    )[0];
+    if (invalid) throw new RemoteRefusal(422, formatIssue(invalid), `/${invalid.field.split('.')[0] || 'status'}`);
     if (input.status === 'success' && input.reflection?.trim()) {
       // The runner's driver asked for it and got it on its machine; the garden's log says so at the finish, in the local order.
       await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id, plant: lease.plant, detail: `on runner ${who.name}@${who.host}` }, at);
@@ -540,14 +566,7 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
           ...(input.session_id ? { sessionId: input.session_id } : {}),
           ...(input.exit_code !== undefined ? { exitCode: input.exit_code } : {}),
           by: 'runner',
-          extra: {
-            ...(input.lingered ? { lingered: true } : {}),
-            ...(input.leftovers?.length ? { leftovers: input.leftovers } : {}),
-            ...(input.watchdog ? { watchdog: input.watchdog } : {}),
-            ...(input.permission_denials?.length ? { permission_denials: input.permission_denials } : {}),
-            ...(input.operator_stop ? { operator_stop: { requeue: Boolean(input.operator_stop.requeue) } } : {}),
-            ...(input.acceptance ? { acceptance: input.acceptance } : {}),
-          },
+          extra,
         },
         at,
       );
