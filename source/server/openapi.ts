@@ -22,12 +22,17 @@ function recordSchemas(): Json {
     Run: pick('run.schema.json'),
     Plant: pick('plant.schema.json'),
     Event: pick('event.schema.json'),
+    Lease: pick('lease.schema.json'),
+    Comment: pick('comment.schema.json'),
+    Artifact: pick('artifact.schema.json'),
     Error: {
       type: 'object',
       required: ['error'],
       properties: {
         error: { type: 'string', description: 'one line saying what is wrong' },
         field: { type: 'string', description: 'the field at fault: a JSON pointer into the request body (`/priority`), or a parameter or header name (`since`, `Authorization`)' },
+        state: { type: 'string', description: 'a runner call naming an ended lease: `expired` or `finished`' },
+        size: { description: 'a log upload at the wrong offset: the bytes the garden holds (an integer); a finish whose stream_bytes exceed them: `{events, stderr}`' },
       },
     },
   };
@@ -86,7 +91,7 @@ export function openApiDocument(routes: RegisteredRoute[]): Json {
     info: {
       title: 'pak2',
       version: PACKAGE_VERSION,
-      description: "A garden's goals, runs, plants and events over HTTP (docs/server/level2.md). Every route needs `Authorization: Bearer <token>`, the token being `<runtime-root>/serve/token`.",
+      description: "A garden's goals, runs, plants and events over HTTP (docs/server/level2.md), and the remote-runner protocol (docs/runners/level2.md). Every route needs `Authorization: Bearer <token>`, the token being `<runtime-root>/serve/token`.",
     },
     security: [{ bearer: [] }],
     paths,

@@ -147,8 +147,15 @@ interface GuardBody {
   redact?: boolean;
 }
 
-/** An operator action's refusal (UserError, with its message naming the field) as an HTTP answer. */
-function refusal(error: unknown, fields: Record<string, string>, fallback: string): never {
+/**
+ * An operator action's refusal (UserError, its message starting with the
+ * word `fields` maps to a field; else `fallback`) as an HTTP answer: 404 for
+ * an unknown goal or run, 409 for a UserError of exit code 1 (refused in
+ * this state), else 400. Anything but a UserError is rethrown.
+ *
+ * @throws HttpError always (or the error itself when it is not a UserError).
+ */
+export function refusal(error: unknown, fields: Record<string, string>, fallback: string): never {
   const e = error as { name?: string; message: string; exitCode?: number };
   if (e?.name !== 'UserError') throw error;
   const word = /^([A-Za-z_-]+)/.exec(e.message)?.[1] ?? '';
@@ -314,10 +321,26 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     {
       schema: {
         summary: 'Cancel a goal: a queued one closes cancelled; a running one has its run stopped, then closes cancelled',
+        description:
+          '`stopped.by` says who stops the run: `coordinator` (the live coordinator ends it), `orphan` (no coordinator held it: it was swept and closed here), or `runner` (a remote runner holds it under a lease: its next heartbeat answers `stop`, and the run and the goal close when the runner finishes it; docs/runners/level2.md).',
         operationId: 'cancelGoal',
         params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
         response: {
-          200: { type: 'object', properties: { goal: ref('Goal'), stopped: { type: 'object', properties: { run: { type: 'string' }, by: { type: 'string', enum: ['coordinator', 'orphan', 'runner'] }, detail: { type: 'string' } } } } },
+          200: {
+            type: 'object',
+            properties: {
+              goal: ref('Goal'),
+              stopped: {
+                type: 'object',
+                description: 'set when the goal had a live run',
+                properties: {
+                  run: { type: 'string' },
+                  by: { type: 'string', enum: ['coordinator', 'orphan', 'runner'], description: 'runner: told at its next heartbeat; the run closes when it finishes' },
+                  detail: { type: 'string' },
+                },
+              },
+            },
+          },
           ...ERROR,
           404: ref('Error'),
           409: ref('Error'),

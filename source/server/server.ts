@@ -2,12 +2,14 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
+import { RemoteRefusal } from '../coordinator/remote.js';
 import type { OperatorActions } from '../session/index.js';
 import type { ServerView } from '../snapshot/index.js';
 import { bearerMatches, checkHost, ensureToken, isLoopbackAddress } from './auth.js';
 import { LogTail } from './log-tail.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
+import { leaseCheckMs, registerRunnerRoutes, startLeaseReaper, type LeaseReaper } from './runner-routes.js';
 import type { SseConnection } from './sse.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 
@@ -42,6 +44,12 @@ export interface ServerOptions {
   onStatus?: (view: ServerView) => void;
   /** Errors inside a route (500s) and worker notices, one line each. */
   onNotice?: (line: string) => void;
+  /**
+   * How often expired runner leases are reaped, ms (docs/runners/level2.md):
+   * default `min(lease_ttl_seconds / 3, 5 s)`; false for none (a test that
+   * expires them itself).
+   */
+  leaseCheckMs?: number | false;
 }
 
 /** A running server. */
@@ -55,8 +63,16 @@ export interface RunningServer {
   /** The fastify instance (for inject in tests). */
   app: FastifyInstance;
   status(): ServerView;
-  /** Ends the event streams, stops the webhook worker and the server. Idempotent. */
+  /** Ends the event streams, stops the lease reaper, the webhook worker and the server. Idempotent. */
   close(): Promise<void>;
+}
+
+/** A header's name as it is written (`pak2-runner` → `Pak2-Runner`): fastify sees them lower-cased. */
+function headerName(name: string): string {
+  return name
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('-');
 }
 
 /** The `{ error, field }` of a request fastify refused before a handler ran (schema, body parsing). */
@@ -66,6 +82,10 @@ function fastifyRefusal(error: FastifyError): { status: number; error: string; f
     const where = error.validationContext ?? 'body';
     const params = first.params as { missingProperty?: string; additionalProperty?: string };
     const name = params.missingProperty ?? params.additionalProperty;
+    if (where === 'headers') {
+      const header = headerName(name ?? first.instancePath.replace(/^\//, '').split('/')[0] ?? 'header');
+      return { status: 400, error: params.missingProperty ? `${header}: this call needs the ${header} header` : `${header}: ${first.message ?? 'invalid'}`, field: header };
+    }
     const pointer = `${first.instancePath}${name ? `/${name}` : ''}`;
     // The body's field as a JSON pointer; a parameter or header by its name.
     const field = where === 'body' ? pointer || 'body' : pointer.replace(/^\//, '').split('/')[0] || where;
@@ -79,7 +99,8 @@ function fastifyRefusal(error: FastifyError): { status: number; error: string; f
 /**
  * Starts `pak2 serve` (docs/server/level2.md): fastify on loopback unless
  * told otherwise, bearer-token auth on every route, the `/api/v1` routes,
- * the event stream, the OpenAPI description and the webhook worker.
+ * the event stream, the OpenAPI description, the webhook worker, the
+ * remote-runner routes (docs/runners/level2.md) and their lease reaper.
  *
  * @throws UserError for a host that is not loopback without `allowRemote`, or a port in use.
  */
@@ -107,6 +128,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof HttpError) return reply.code(error.status).send({ error: error.message, ...(error.field ? { field: error.field } : {}) });
+    if (error instanceof RemoteRefusal) return reply.code(error.status).send({ error: error.message, field: error.field, ...error.extra });
     if (error.validation || (error.statusCode !== undefined && error.statusCode < 500)) {
       const r = fastifyRefusal(error);
       return reply.code(r.status).send({ error: r.error, ...(r.field ? { field: r.field } : {}) });
@@ -119,6 +141,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await app.register(
     async (api) => {
       registerRoutes(api, { garden, actions: options.actions, tail, keepAliveMs, streams });
+      registerRunnerRoutes(api, { garden, actions: options.actions });
       api.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', operationId: 'openapi', response: { 200: { type: 'object' } } } }, async () => openApiDocument(routes));
     },
     { prefix: API_PREFIX },
@@ -161,6 +184,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   url = `http://${shown}:${address.port}${API_PREFIX}`;
   await worker?.start();
   webhookHealth = worker?.health();
+  // Runner leases past their TTL are reaped here too, not only by a coordinator's pass (a garden whose goals only runners run).
+  const checkMs = options.leaseCheckMs ?? leaseCheckMs(garden.config.runners.leaseTtlSeconds);
+  const reaper: LeaseReaper | undefined = checkMs === false ? undefined : startLeaseReaper(garden, { intervalMs: checkMs, onNotice: (line) => options.onNotice?.(line) });
   options.onStatus?.(view());
 
   let closing: Promise<void> | undefined;
@@ -175,6 +201,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     close: () =>
       (closing ??= (async () => {
         for (const stream of streams) stream.close();
+        await reaper?.stop();
         await worker?.stop();
         await app.close();
         await tail.stop();

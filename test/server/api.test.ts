@@ -250,6 +250,19 @@ describe('openapi.json', () => {
         'GET /api/v1/events',
         'GET /api/v1/events/stream',
         'GET /api/v1/openapi.json',
+        // The remote-runner protocol (test/server/runner-routes.test.ts).
+        'GET /api/v1/whoami',
+        'GET /api/v1/leases',
+        'POST /api/v1/tasks/claim',
+        'GET /api/v1/tasks/:goal',
+        'POST /api/v1/runs/:id/heartbeat',
+        'POST /api/v1/runs/:id/log',
+        'POST /api/v1/runs/:id/artifacts',
+        'GET /api/v1/runs/:id/artifacts',
+        'POST /api/v1/runs/:id/finish',
+        'GET /api/v1/goals/:id/comments',
+        'POST /api/v1/goals/:id/comments',
+        'PUT /api/v1/plants/:name/documents',
       ].sort(),
     );
     // Every described route answers (not 404) with the token, and every registered route is described.

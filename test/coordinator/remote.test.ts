@@ -1,0 +1,166 @@
+/**
+ * The garden side of the remote-runner lifecycle without HTTP
+ * (source/coordinator/remote.ts; docs/runners/level2.md): which goals a
+ * claim takes, a claim race between two processes, and how a coordinator
+ * pass treats a leased run (no watchdog, no slot, expiry past its TTL).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { claimTask, finishRemoteRun, heartbeat, reconcile, RemoteRefusal, type DispatchFn } from '../../source/coordinator/index.js';
+import { archivePlant, commissionPlant, createGoal, readGoal, readLease, readRun } from '../../source/store/index.js';
+import { makeTestGarden, readEventLog } from '../support/garden.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const WHO = { name: 'r1', host: 'box-1' };
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function garden(options: Parameters<typeof makeTestGarden>[0] = {}) {
+  const g = await makeTestGarden(options);
+  cleanups.push(() => g.cleanup());
+  return g;
+}
+
+describe('claimTask: what a runner may take', () => {
+  it('skips conversation replies, guarded and routed goals, and goals of an archived plant', async () => {
+    const g = await garden();
+    await commissionPlant(g.paths, 'old', 'gardener');
+    await archivePlant(g.paths, 'old');
+    // Higher priorities first: each would be taken before the plain goal if it were a runner's.
+    await createGoal(g.paths, { type: 'converse', plant: 'gardener', body: 'hello', conversation_id: 'c1', priority: 99 });
+    await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'guarded', guard: { verify: 'true' }, priority: 98 });
+    await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'routed', task_class: 'code', priority: 97 });
+    await createGoal(g.paths, { type: 'fix', plant: 'old', body: 'archived plant', priority: 96 });
+    await createGoal(g.paths, { type: 'fix', body: 'unassigned', priority: 95 });
+    const plain = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'plain', priority: 10 });
+    const claim = await claimTask(g, WHO);
+    expect(claim?.goal.id).toBe(plain.id);
+    expect(await claimTask(g, WHO)).toBeUndefined();
+  });
+
+  it('takes only the plants and drivers asked for', async () => {
+    const g = await garden();
+    await commissionPlant(g.paths, 'second', 'gardener');
+    const a = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'a', priority: 90 });
+    const b = await createGoal(g.paths, { type: 'fix', plant: 'second', body: 'b', driver: 'exit3', priority: 10 });
+    expect(await claimTask(g, WHO, { plants: ['nobody'] })).toBeUndefined();
+    expect((await claimTask(g, WHO, { plants: ['second'] }))?.goal.id).toBe(b.id);
+    expect(await claimTask(g, WHO, { drivers: ['exit3'] })).toBeUndefined();
+    const claim = await claimTask(g, WHO, { drivers: ['success'] });
+    expect(claim?.goal.id).toBe(a.id);
+    expect(claim?.run.driver).toBe('success');
+  });
+
+  it('two processes claiming one goal at once: exactly one gets it', async () => {
+    const g = await garden();
+    const goal = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'contended' });
+    const go = path.join(g.paths.gardenRoot, 'go');
+    const code = [
+      `import fs from 'node:fs';`,
+      `const { loadGarden } = await import(${JSON.stringify(path.join(ROOT, 'source/garden/index.ts'))});`,
+      `const { claimTask } = await import(${JSON.stringify(path.join(ROOT, 'source/coordinator/remote.ts'))});`,
+      `const garden = loadGarden(process.env.GARDEN_ROOT);`,
+      `process.stdout.write('ready\\n');`,
+      `while (!fs.existsSync(process.env.GO_FILE)) await new Promise((r) => setTimeout(r, 2));`,
+      `const claim = await claimTask(garden, { name: process.env.RUNNER_NAME, host: 'h' });`,
+      `process.stdout.write(JSON.stringify({ run: claim?.run.id ?? null }) + '\\n');`,
+    ].join('\n');
+    const children = ['ra', 'rb'].map((name) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, GARDEN_ROOT: g.paths.gardenRoot, GO_FILE: go, RUNNER_NAME: name }, stdio: ['ignore', 'pipe', 'pipe'] });
+      cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const ready = new Promise<void>((resolve, reject) => {
+        const timer = setInterval(() => {
+          if (out.includes('ready\n')) {
+            clearInterval(timer);
+            resolve();
+          }
+        }, 5);
+        child.once('exit', (code) => {
+          clearInterval(timer);
+          if (!out.includes('ready\n')) reject(new Error(`claimer ${name} exited ${code}: ${err}`));
+        });
+      });
+      const done = new Promise<{ run: string | null }>((resolve, reject) =>
+        child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!) as { run: string | null }) : reject(new Error(`claimer ${name} exited ${code}: ${err}`)))),
+      );
+      return { ready, done };
+    });
+    await Promise.all(children.map((c) => c.ready));
+    fs.writeFileSync(go, '');
+    const results = await Promise.all(children.map((c) => c.done));
+    expect(results.filter((r) => r.run === null)).toHaveLength(1);
+    expect(results.map((r) => r.run).filter(Boolean)).toEqual([`${goal.id}-r1`]);
+    expect(readEventLog(g).filter((e) => e.type === 'LeaseClaimed')).toHaveLength(1);
+    expect(fs.readdirSync(path.join(g.paths.runtimeRoot, 'runs')).filter((d) => !d.startsWith('.'))).toEqual([`${goal.id}-r1`]);
+    expect((await readGoal(g.paths, goal.id)).status).toBe('running');
+  }, 60_000);
+});
+
+describe('reconcile and a leased run', () => {
+  it('leaves a live leased run to its lease: no watchdog kill, no slot taken; expires it past its TTL', async () => {
+    const g = await garden({ coordinator: { max_concurrent_runs: 1, watchdog_seconds: 300 } });
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    const remote = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'remote work', priority: 90 }, t0);
+    const claim = await claimTask(g, WHO, {}, () => t0);
+    expect(claim?.goal.id).toBe(remote.id);
+    const local = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'local work', priority: 10 }, t0);
+    const dispatched: string[] = [];
+    const dispatch: DispatchFn = async (goal) => {
+      dispatched.push(goal.id);
+    };
+
+    // 400 s of silence: a local run would be killed by the watchdog (300 s); the lease (600 s) still holds.
+    const first = await reconcile({ garden: g, dispatch, now: () => new Date(t0.getTime() + 400_000) });
+    expect(first.killed).toEqual([]);
+    expect(first.abandoned).toEqual([]);
+    expect(first.dispatched).toEqual([`${local.id}-r1`]);
+    expect(dispatched).toEqual([local.id]);
+    expect((await readRun(g.paths, claim!.run.id)).status).toBe('running');
+
+    // Past the TTL: the pass expires the lease, the run is abandoned and the goal requeued.
+    const second = await reconcile({ garden: g, dispatch, now: () => new Date(t0.getTime() + 700_000) });
+    expect(second.abandoned).toEqual([claim!.run.id]);
+    expect(await readRun(g.paths, claim!.run.id)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
+    expect((await readLease(g.paths, claim!.run.id))?.state).toBe('expired');
+    expect((await readGoal(g.paths, remote.id)).status).toBe('queued');
+    expect(readEventLog(g).filter((e) => e.type === 'LeaseExpired')).toHaveLength(1);
+  });
+
+  it('a late heartbeat that finds its lease past the TTL before any pass: refused, the run abandoned and the goal requeued', async () => {
+    const g = await garden();
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    const goal = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'remote work' }, t0);
+    const claim = (await claimTask(g, WHO, {}, () => t0))!;
+    const late = () => new Date(t0.getTime() + 601_000);
+    const refused = await heartbeat(g, claim.run.id, { lease: claim.lease.id }, WHO, late).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RemoteRefusal);
+    expect(refused).toMatchObject({ status: 409, field: '/lease', extra: { state: 'expired' } });
+    expect(await readRun(g.paths, claim.run.id)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
+    expect((await readGoal(g.paths, goal.id)).status).toBe('queued');
+    expect(readEventLog(g).map((e) => e.type ?? '').filter((t) => t.startsWith('Lease'))).toEqual(['LeaseClaimed', 'LeaseExpired', 'LeaseRefused']);
+  });
+});
+
+describe('finishRemoteRun', () => {
+  it('a record that would not validate is refused 422 before anything is written (no reflection events, the run still running)', async () => {
+    const g = await garden();
+    await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'remote work' });
+    const claim = (await claimTask(g, WHO))!;
+    const before = readEventLog(g).length;
+    const refused = await finishRemoteRun(g, claim.run.id, { lease: claim.lease.id, status: 'success', exit_code: 0, reflection: 'Learned: x.', cost: { source: 'bogus' } as never }, WHO).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 422, field: '/cost' });
+    expect(readEventLog(g).slice(before)).toEqual([]);
+    expect((await readRun(g.paths, claim.run.id)).status).toBe('running');
+    expect((await readLease(g.paths, claim.run.id))?.state).toBe('active');
+  });
+});
