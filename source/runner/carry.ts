@@ -84,13 +84,25 @@ export function diffExcludes(ctx: Pick<RunnerContext, 'workdir' | 'stateDir'>): 
 }
 
 /**
- * Finishes a closed local run and says how it went in one line. An
- * unreachable server is retried every `pollMs` for up to a lease TTL (a
- * signal ends the retries early).
+ * Finishes a closed local run and says how it went in one line. The lease
+ * keeper heartbeats until the finish is sent. An unreachable server is
+ * retried every `pollMs` for up to a lease TTL (a signal ends the retries
+ * early).
  *
  * @returns true when the garden took the finish.
  */
 export async function finishAndReport(ctx: RunnerContext, carried: CarriedRun, local: RunRecord, goalType: string, claim: ClaimState | undefined, exit: ExitObservation, ttlSeconds: number): Promise<boolean> {
+  try {
+    return await finishAndReportNow(ctx, carried, local, goalType, claim, exit, ttlSeconds);
+  } finally {
+    await carried.keeper.stop();
+  }
+}
+
+async function finishAndReportNow(ctx: RunnerContext, carried: CarriedRun, local: RunRecord, goalType: string, claim: ClaimState | undefined, exit: ExitObservation, ttlSeconds: number): Promise<boolean> {
+  carried.keeper.finishing = true;
+  carried.keeper.setHandle(undefined);
+  carried.keeper.start();
   const deadline = Date.now() + ttlSeconds * 1000;
   let outcome: FinishOutcome;
   for (;;) {
@@ -108,12 +120,18 @@ export async function finishAndReport(ctx: RunnerContext, carried: CarriedRun, l
         exit,
         log: ctx.log,
         env: ctx.env,
+        // The keeper heartbeats through the uploads and attachments (a short lease must not expire while a diff goes up), and stops before the finish.
+        beforeFinish: () => carried.keeper.stop(),
       });
       break;
     } catch (error) {
       if (!(error instanceof RunnerApiError) || Date.now() > deadline || ctx.signal.aborted) {
         ctx.log(`could not finish ${local.id}: ${(error as Error).message}; the garden will find its lease expired`);
         return false;
+      }
+      if (carried.keeper.leaseLost) {
+        outcome = { kind: 'lease-ended', error: carried.keeper.leaseLost };
+        break;
       }
       ctx.log(`finishing ${local.id}: ${error.message}; retrying`);
       await new Promise((resolve) => setTimeout(resolve, ctx.pollMs));

@@ -99,6 +99,8 @@ export interface FinishInput {
   exit: ExitObservation;
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** Called just before `runs_finish` is sent (the lease keeper's heartbeats stop there, so none follows the finish). */
+  beforeFinish?: () => Promise<void>;
 }
 
 /** Tries `fn`; an ended lease is thrown on, anything else is said in one line and skipped. */
@@ -142,6 +144,7 @@ export async function finishRun(input: FinishInput): Promise<FinishOutcome> {
       }
     }
     const acceptance = acceptanceOf(input.garden, run, input.goalType, input.exit);
+    await input.beforeFinish?.();
     for (let attempt = 0; ; attempt += 1) {
       try {
         const body = finishBody(run, lease, input.uploader.localSizes(), acceptance);

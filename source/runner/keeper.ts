@@ -80,6 +80,9 @@ export class LeaseKeeper {
   leaseLost: RunnerApiError | undefined;
   /** Set when a heartbeat carried the operator's stop. */
   operatorStop: { requeue: boolean } | undefined;
+  /** True once the agent is done and the run is being finished (the status line says so). */
+  finishing = false;
+
   private readonly now: () => number;
 
   constructor(private readonly options: KeeperOptions) {
@@ -98,8 +101,9 @@ export class LeaseKeeper {
     this.handle?.stop(reason, detail);
   }
 
-  /** Starts the ticks; the first heartbeat goes at once. */
+  /** Starts the ticks (again after {@link stop}); the first goes at once. Does nothing while they run. */
   start(): void {
+    if (this.timer) return;
     const tick = () => {
       this.running = this.tick().catch((error: unknown) => this.options.log(`run ${this.options.runId}: ${(error as Error).message}`));
       void this.running.then(() => {
@@ -154,6 +158,7 @@ export class LeaseKeeper {
 
   private status(): string {
     const handle = this.handle;
+    if (this.finishing) return 'finishing: uploading the stream, the artifacts and the documents';
     const waiting = this.options.relay.waiting();
     if (waiting.length > 0) return statusLine(`waiting for an answer to comment ${waiting[0]!.comment}`);
     if (handle?.stopping) return statusLine(`stopping the agent (${handle.stopping})`);

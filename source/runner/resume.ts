@@ -9,7 +9,7 @@ import { getDriverPlugin } from '../driver/plugins/index.js';
 import { addCosts } from '../driver/pricing.js';
 import { RUN_MARK_ENV, signalGroup, sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { adoptRun, goalFile, readRun, runEventsFile, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
+import { adoptRun, goalFile, listRuns, readRun, runEventsFile, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
 import { RunnerApiError } from './client.js';
 import { carry, finishAndReport, leaseState, type RunnerContext } from './carry.js';
 import { scratchGarden } from './scratch.js';
@@ -200,4 +200,32 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
     }
     throw error;
   }
+}
+
+/** The local close of a run whose lease the garden ended while the runner was away. */
+export const LEASE_ENDED_AWAY_MESSAGE = 'the garden ended its lease while the runner was away; the runner stopped what was left of its agent';
+
+/**
+ * Local runs still `running` that hold no open lease (the garden ended it
+ * while the runner was down): their agent processes, if any still live
+ * here, are swept, and the local record is closed `failure` /
+ * `driver_error`, so no agent of a run the garden gave up on keeps working.
+ *
+ * @returns the run ids closed.
+ */
+export async function reapStaleRuns(ctx: RunnerContext, openRuns: ReadonlySet<string>): Promise<string[]> {
+  const garden = scratchGarden(ctx.workdir, ctx.stateDir, undefined, ctx.config);
+  const { runs } = await listRuns(garden.paths);
+  const closed: string[] = [];
+  for (const run of runs) {
+    if (run.status !== 'running' || openRuns.has(run.id)) continue;
+    const record = readProcessRecord(garden, run.id);
+    const alive = Boolean(record && record.host === os.hostname() && isMarkedAlive(record.pid, record.mark));
+    if (record && alive) await sweepRun(record.pid, record.mark, [runEventsFile(garden.paths, run.id), path.join(runDir(garden.paths, run.id), RUN_STDERR_FILE)]);
+    const goalType = readClaimState(ctx.stateDir, run.id)?.goal.type ?? 'spike';
+    await closeFromStream(garden, run, goalType, { status: 'failure', failureReason: 'driver_error', errorText: LEASE_ENDED_AWAY_MESSAGE, exitCode: null, by: 'runner' }).catch(() => undefined);
+    ctx.log(`${run.id}: its lease ended while the runner was away${alive ? '; its agent was stopped' : ''}`);
+    closed.push(run.id);
+  }
+  return closed;
 }

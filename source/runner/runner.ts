@@ -6,8 +6,8 @@ import { closeFromStream, dispatch, REFLECTION_MARKER_TYPE } from '../driver/dis
 import { UserError } from '../errors.js';
 import { appendJsonLine, readRun, runEventsFile } from '../store/index.js';
 import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from './client.js';
-import { carry, diffExcludes, finishAndReport, leaseState, type RunnerContext } from './carry.js';
-import { resumeLease } from './resume.js';
+import { carry, diffExcludes, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
+import { reapStaleRuns, resumeLease } from './resume.js';
 import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
 import { inboxDir, outboxDir, readCursor, readPlantDocuments, writeClaimState, writeCursor, type ClaimState } from './state.js';
 import { snapshotTree } from './workdir-diff.js';
@@ -135,8 +135,14 @@ export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> 
   for (const lease of leases) {
     if (options.signal.aborted) break;
     const task = await client.task(lease.goal).catch(() => undefined);
-    count(await resumeLease(ctx, lease, task));
+    try {
+      count(await resumeLease(ctx, lease, task));
+    } catch (error) {
+      log(`resuming ${lease.run}: ${(error as Error).message}; left to expire`);
+      count(false);
+    }
   }
+  await reapStaleRuns(ctx, new Set(leases.map((l) => l.run))).catch((error: unknown) => log(`looking for runs left behind: ${(error as Error).message}`));
 
   // The events since the cursor (nothing to act on beyond the claims below: the loop is level-based).
   let cursor = readCursor(options.stateDir);
@@ -179,7 +185,12 @@ export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> 
         await waiter.wait(options.pollMs, options.signal);
         continue;
       }
-      count(await executeClaim(ctx, claim));
+      try {
+        count(await executeClaim(ctx, claim));
+      } catch (error) {
+        // A fault of the runner's own (its disk, its state): said, reported to the garden as a failure it observed, and the loop goes on.
+        count(await failClaim(ctx, claim, error));
+      }
     }
   } finally {
     options.signal.removeEventListener('abort', onAbort);
@@ -210,11 +221,13 @@ async function followEvents(client: RunnerClient, cursor: () => string | undefin
     }
     if (signal.aborted) break;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(pollMs, 1000));
-      signal.addEventListener('abort', () => {
+      const done = () => {
         clearTimeout(timer);
+        signal.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = setTimeout(done, Math.max(pollMs, 1000));
+      signal.addEventListener('abort', done);
     });
   }
 }
@@ -244,6 +257,17 @@ export async function executeClaim(ctx: RunnerContext, claim: ClaimAnswer): Prom
   let reflecting = false;
   const carried = await carry(ctx, garden, { runId: run.id, goalId: goal.id, plant: plant.name, lease: lease.id, ttlSeconds: lease.ttl_seconds, startedAt: Date.now(), reflecting: () => reflecting });
   const { keeper } = carried;
+  try {
+    return await carryClaim(ctx, claim, carried, state, (value) => (reflecting = value));
+  } finally {
+    await keeper.stop();
+  }
+}
+
+/** The part of {@link executeClaim} that runs with the keeper: dispatch, the local close, the finish. */
+async function carryClaim(ctx: RunnerContext, claim: ClaimAnswer, carried: CarriedRun, state: ClaimState, setReflecting: (value: boolean) => void): Promise<boolean> {
+  const { lease, goal, run, context } = claim;
+  const { keeper, garden } = carried;
   keeper.start();
   const onAbort = () => keeper.stopAgent('operator', { requeue: true, message: 'the runner was stopped; the goal goes back to the queue' });
   ctx.signal.addEventListener('abort', onAbort);
@@ -257,7 +281,7 @@ export async function executeClaim(ctx: RunnerContext, claim: ClaimAnswer): Prom
       onRunStart: (_id, handle) => {
         launches += 1;
         // The second launch of a run that needs one is its reflection turn (a fresh-session retry is rare and brief).
-        reflecting = launches > 1 && readPhasesHasReflection(runEventsFile(garden.paths, run.id));
+        setReflecting(launches > 1 && readPhasesHasReflection(runEventsFile(garden.paths, run.id)));
         keeper.setHandle(handle);
       },
       onRunEnd: () => keeper.setHandle(undefined),
@@ -270,18 +294,58 @@ export async function executeClaim(ctx: RunnerContext, claim: ClaimAnswer): Prom
     if (!isTerminalRunStatus(current.status)) await closeFromStream(garden, current, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'runner' });
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
-    await keeper.stop();
+    keeper.setHandle(undefined);
   }
+  // The keeper goes on heartbeating until the finish is sent (finishAndReport stops it).
   let local: RunRecord = await readRun(garden.paths, run.id);
   if (!isTerminalRunStatus(local.status)) {
     await closeFromStream(garden, local, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: 'the driver returned without closing the run', by: 'runner' });
     local = await readRun(garden.paths, run.id);
   }
   if (keeper.leaseLost) {
+    await keeper.stop();
     ctx.log(`lease of ${run.id} ${leaseState(keeper.leaseLost)} (409); moving on`);
     return false;
   }
   return finishAndReport(ctx, carried, local, goal.type, state, 'observed', lease.ttl_seconds);
+}
+
+/**
+ * Finishes a claim the runner could not carry (its own fault: the scratch
+ * garden could not be written, the run could not be read): `failure` /
+ * `driver_error` with the message, cost unknown, no stream.
+ *
+ * @returns true when the garden took the finish.
+ */
+export async function failClaim(ctx: RunnerContext, claim: ClaimAnswer, error: unknown): Promise<boolean> {
+  const message = `the runner could not run it: ${(error as Error)?.message ?? String(error)}`;
+  ctx.log(`run ${claim.run.id}: ${message}`);
+  try {
+    await ctx.client.finish(claim.run.id, {
+      lease: claim.lease.id,
+      status: 'failure',
+      failure_reason: 'driver_error',
+      exit_code: null,
+      cost: { source: 'unknown' },
+      session_id: null,
+      final_text: null,
+      error: message,
+      num_turns: null,
+      reflection: null,
+      stream_bytes: { events: 0, stderr: 0 },
+      acceptance: [{ item: 'agent process exited 0', verified: false, evidence: `the agent was not started: ${message}` }],
+      lingered: false,
+      leftovers: [],
+      watchdog: null,
+      permission_denials: [],
+      operator_stop: null,
+    });
+    ctx.log(`finished ${claim.run.id} failure (driver_error) cost unknown`);
+    return true;
+  } catch (finishError) {
+    ctx.log(`could not finish ${claim.run.id}: ${(finishError as Error).message}; the garden will find its lease expired`);
+    return false;
+  }
 }
 
 /** True when the last 64 KB of the stream hold the driver's reflection marker (written just before the reflection turn starts). */

@@ -14,6 +14,7 @@ import { loadGarden, type Garden } from '../../source/garden/index.js';
 import type { RunningServer } from '../../source/server/index.js';
 import { commissionPlant, readComments, readGoal, readRun, readArtifacts } from '../../source/store/index.js';
 import { startCli } from '../support/cli.js';
+import { isAlive } from '../support/garden.js';
 import { api, serve, until } from '../server/support.js';
 import { writeAgent } from './agent.js';
 
@@ -194,6 +195,26 @@ describe('pak2 runner against a real garden server', () => {
     const run = await readRun(s.garden.paths, `${goalId}-r1`);
     expect(run).toMatchObject({ status: 'success', exit_code: null, session_id: 's-1' });
     expect(run.acceptance?.[0]).toMatchObject({ item: 'agent process ended', verified: true });
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+  });
+
+  it('a runner that comes back after its lease expired stops the agent it left, and runs the requeued goal anew', async () => {
+    const s = await setup(3);
+    const goalId = await submit(s, 'spike', 'Outlive the runner.');
+    const first = startRunner(s, [], { AGENT_SLEEP: '60' });
+    const localDir = path.join(s.state, 'garden', 'runs', `${goalId}-r1`);
+    await until(() => fs.existsSync(path.join(localDir, 'agent-env')), 30_000, 'the agent started');
+    const { pid } = JSON.parse(fs.readFileSync(path.join(localDir, 'process.json'), 'utf8')) as { pid: number };
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await until(async () => (await readRun(s.garden.paths, `${goalId}-r1`)).status === 'abandoned', 20_000, 'the lease expired');
+    expect(isAlive(pid)).toBe(true); // the agent outlived its runner
+    const second = startRunner(s, ['--max-runs', '1']);
+    expect(await exitOf(second)).toBe(0);
+    expect(second.stderr()).toMatch(new RegExp(`${goalId}-r1: its lease ended while the runner was away; its agent was stopped`));
+    await until(() => !isAlive(pid), 5000, 'the left agent gone');
+    expect(await readRun(s.garden.paths, `${goalId}-r1`)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
+    expect(await readRun(s.garden.paths, `${goalId}-r2`)).toMatchObject({ status: 'success' });
     expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
   });
 
