@@ -1,7 +1,9 @@
 import { Box } from 'ink';
 import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } from 'react';
 import type { GoalRecord } from '../contracts/index.js';
-import type { SubmitGoalInput } from '../submit/index.js';
+import type { ChatMessage } from '../store/index.js';
+import type { CommentResult, SubmitGoalInput } from '../submit/index.js';
+import type { QuestionView } from '../snapshot/types.js';
 import { dispatchInput, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
 import { useClock } from './hooks/use-clock.js';
 import { useKeys, type KeyHandler } from './hooks/use-keys.js';
@@ -35,6 +37,8 @@ export interface WorkbenchActions {
   cancelGoal?: (goalId: string) => Promise<unknown>;
   stopRun?: (runId: string, options?: { requeue?: boolean }) => Promise<unknown>;
   addSupplement?: (goalId: string, text: string) => Promise<unknown>;
+  /** Answers a goal's open question (`pak2 comment GOAL --answer`): the inbox's `a`, the chat's `/answer`. */
+  answerQuestion?: (goalId: string, text: string, options?: { questionId?: string }) => Promise<CommentResult>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */
@@ -106,10 +110,11 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const [overlay, setOverlay] = useState<Overlay>({ kind: 'none' });
   const [scroll, setScroll] = useState(0);
   const [message, setMessage] = useState<StatusMessage | undefined>(undefined);
+  const [narration, setNarration] = useState<ChatMessage[]>([]);
 
   const goals = useMemo(() => filterRows(snapshot.goals, filter.text), [snapshot.goals, filter.text]);
   const clamp = (pane: PaneName, value: number) => {
-    const length = pane === 'goals' ? goals.length : pane === 'plants' ? snapshot.plants.length : pane === 'inbox' ? snapshot.inbox.length : Number.MAX_SAFE_INTEGER;
+    const length = pane === 'goals' ? goals.length : pane === 'plants' ? snapshot.plants.length : pane === 'inbox' ? snapshot.questions.length + snapshot.inbox.length : Number.MAX_SAFE_INTEGER;
     return Math.max(0, Math.min(value, Math.max(0, length - 1)));
   };
   const selectedGoal = goals[clamp('goals', cursor.goals)];
@@ -135,7 +140,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const ref = useRef(state);
   ref.current = state;
   // Built outside the App's body (see workbenchControls), so the long-lived closures keep no snapshot alive.
-  const controls = useMemo(() => workbenchControls(ref, { setFocus, setCursor, setFilter, setEditingFilter, setDraft, setOverlay, setScroll, setMessage }), []);
+  const controls = useMemo(() => workbenchControls(ref, { setFocus, setCursor, setFilter, setEditingFilter, setDraft, setOverlay, setScroll, setMessage, setNarration }), []);
+  // The chat shows the workbench's own narration (an /answer's outcome) after the conversation's messages of its time.
+  const chatMessages = useMemo(() => (narration.length ? [...snapshot.chat.messages, ...narration].sort((a, b) => a.ts.localeCompare(b.ts)) : snapshot.chat.messages), [snapshot.chat.messages, narration]);
   const handler = useMemo(() => keyHandler(ref, controls, actions, setMessage), [actions, controls]);
   useKeys(handler, { isActive: interactive });
 
@@ -156,19 +163,20 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   else if (o.kind === 'form') main = <GoalForm state={o.form} choices={choices} {...full} />;
   else if (o.kind === 'confirm') main = <Confirm title={o.prompt.title} lines={o.prompt.lines} question={o.prompt.question} width={columns} maxHeight={layout.area} />;
   else if (o.kind === 'supplement') main = <TextPrompt title={`Supplement to ${o.goalId}`} lines={SUPPLEMENT_ABOUT} edit={o.edit} width={columns} maxHeight={layout.area} />;
+  else if (o.kind === 'answer') main = <TextPrompt title={`Answer ${o.question.goal}`} lines={answerAbout(o.question)} edit={o.edit} width={columns} maxHeight={layout.area} oneLine />;
   else if (o.kind === 'quit' || o.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} maxHeight={layout.area} stopping={o.kind === 'stopping'} />;
   else
     main = (
       <Box flexDirection="column" height={layout.area}>
         <Box>
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         {layout.plants.height > 0 ? (
           <Box>
             <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
-            <Inbox notes={snapshot.inbox} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
-            <Chat messages={snapshot.chat.messages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
+            <Inbox notes={snapshot.inbox} questions={snapshot.questions} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
+            <Chat messages={chatMessages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
           </Box>
         ) : null}
       </Box>
@@ -208,6 +216,7 @@ function workbenchControls(
     setOverlay: Setter<Overlay>;
     setScroll: WorkbenchControls['setScroll'];
     setMessage: Setter<StatusMessage | undefined>;
+    setNarration: React.Dispatch<React.SetStateAction<ChatMessage[]>>;
   },
 ): WorkbenchControls {
   const now = <K extends keyof WorkbenchState>(field: K, value: WorkbenchState[K]) => {
@@ -223,6 +232,7 @@ function workbenchControls(
     setOverlay: (value) => set.setOverlay(now('overlay', value)),
     setScroll: set.setScroll,
     flash: set.setMessage,
+    narrate: (text) => set.setNarration((lines) => [...lines, { ts: new Date().toISOString(), sender: 'system' as const, text }].slice(-NARRATION_KEPT)),
   };
 }
 
@@ -232,6 +242,15 @@ function keyHandler(ref: MutableRefObject<WorkbenchState>, controls: WorkbenchCo
     setMessage(undefined);
     dispatchInput(() => ref.current, input, key, event, controls, actions);
   };
+}
+
+/** How many narration lines the chat keeps (the workbench's own, newest). */
+const NARRATION_KEPT = 20;
+
+/** What the answer prompt says above its field: who asks, and the question (its first lines). */
+function answerAbout(q: QuestionView): string[] {
+  const lines = q.comment.body.split('\n');
+  return [`${q.comment.author} asks (${q.comment.id}):`, ...lines.slice(0, 6), ...(lines.length > 6 ? ['…'] : []), '', 'The answer is one line. Posting it sends the goal back to running (its run is still live) or queued.'];
 }
 
 /** What the supplement prompt says above its field. */

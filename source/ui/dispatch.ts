@@ -1,9 +1,11 @@
 import type { Key } from 'ink';
 import type { RunRecord } from '../contracts/index.js';
-import type { GoalRow, Snapshot } from '../snapshot/types.js';
+import type { GoalRow, QuestionView, Snapshot } from '../snapshot/types.js';
+import { chatAnswer, isAnswerLine, openAnswer, sendAnswer } from './answer.js';
 import type { WorkbenchActions } from './app.js';
 import type { KeyEvent } from './hooks/use-keys.js';
-import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
+import { burstChars, charKey, commandFor, isTextChar, keyOf, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
+import { inboxItem } from './panes/inbox.js';
 import { goalDetail, textLines, type DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
 import { cancelPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
@@ -23,6 +25,8 @@ export type Overlay =
   | { kind: 'form'; form: GoalFormState }
   | { kind: 'confirm'; prompt: ActionPrompt }
   | { kind: 'supplement'; goalId: string; edit: EditState }
+  /** The one-line answer to an open question (`a` in the inbox). */
+  | { kind: 'answer'; question: QuestionView; edit: EditState }
   | { kind: 'quit' }
   | { kind: 'stopping' };
 
@@ -56,6 +60,8 @@ export interface WorkbenchControls {
   /** Scroll of the detail, help and problems overlays. */
   setScroll(update: (scroll: number) => number): void;
   flash(message: StatusMessage | undefined): void;
+  /** Says a line in the chat pane as the workbench's own narration (shown there, not written to the conversation). */
+  narrate(text: string): void;
 }
 
 const notice = (text: string): StatusMessage => ({ text, error: true });
@@ -70,7 +76,7 @@ function burstMode(s: WorkbenchState): 'text' | 'keys' | 'navigation' | 'none' {
   const o = s.overlay;
   if (o.kind === 'stopping' || o.kind === 'quit' || o.kind === 'confirm') return 'none';
   if (o.kind === 'form') return formTakesText(o.form) ? 'text' : 'keys';
-  if (o.kind === 'supplement' || s.draft || s.editingFilter) return 'text';
+  if (o.kind === 'supplement' || o.kind === 'answer' || s.draft || s.editingFilter) return 'text';
   return 'navigation';
 }
 
@@ -150,12 +156,24 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
       },
     });
   }
+  if (o.kind === 'answer') {
+    return textInput(o.edit, input, key, event, {
+      // One line: a line break (typed or pasted) is a space.
+      update: (edit) => ui.setOverlay({ ...o, edit: { ...edit, text: edit.text.replace(/[\r\n]/g, ' ') } }),
+      cancel: () => ui.setOverlay({ kind: 'none' }),
+      send: (text) => {
+        ui.setOverlay({ kind: 'none' });
+        sendAnswer(o.question, text, ui, actions);
+      },
+    });
+  }
   if (s.draft) {
     return textInput(s.draft, input, key, event, {
       update: (draft) => ui.setDraft(draft),
       cancel: () => ui.setDraft(undefined),
       send: (text) => {
         ui.setDraft(undefined);
+        if (isAnswerLine(text.trim())) return chatAnswer(s, text.trim(), ui, actions);
         if (text.trim() && actions.sendMessage) settle(() => actions.sendMessage!(text), ui, { text: 'message sent', error: false });
       },
     });
@@ -173,7 +191,7 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
     return ui.setCursor((c) => ({ ...c, goals: 0 }));
   }
   if (event.paste) return; // a paste is text: no field takes it here
-  const command = commandFor(input, key, 'panes');
+  const command = commandFor(input, key, 'panes', s.focus);
   if (command) paneCommand(command, s, ui, actions);
 }
 
@@ -311,6 +329,8 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
       if (refused) return ui.flash(notice(refused.refusal));
       return ui.setOverlay({ kind: 'supplement', goalId: s.selectedGoal!.goal.id, edit: editState() });
     }
+    case 'question.answer':
+      return openAnswer(s, ui, actions);
     case 'filter':
       ui.setFocus('goals');
       return ui.setEditingFilter(true);
@@ -333,7 +353,13 @@ function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchAction
     return ui.setOverlay({ kind: 'detail', title: `Goal ${row.goal.id}`, sections: goalDetail(row.goal, row.run, row.provenance, s.snapshot.guard), goalId: row.goal.id });
   }
   if (s.focus === 'inbox') {
-    const note = s.snapshot.inbox[Math.min(s.cursor.inbox, s.snapshot.inbox.length - 1)];
+    const item = inboxItem(s.snapshot.questions, s.snapshot.inbox, s.cursor.inbox);
+    if (item?.kind === 'question') {
+      const q = item.question;
+      ui.setScroll(() => 0);
+      return ui.setOverlay({ kind: 'detail', title: `Question on ${q.goal}`, sections: [{ heading: `${q.comment.author} · ${q.comment.created_at} · ${q.comment.id}`, lines: [...textLines(q.comment.body), '', `${keyOf('back')} closes; ${keyOf('question.answer')} in the inbox answers it`] }] });
+    }
+    const note = item?.note;
     if (!note) return;
     ui.setScroll(() => 0);
     if (note.unread && actions.markNoteRead) void attempt(() => actions.markNoteRead!(note.name)).catch(() => undefined);
@@ -350,6 +376,6 @@ function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): voi
   if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => Math.max(0, v + delta));
   if (kind !== 'none') return;
   if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: Math.max(0, c.tail - delta) })); // up scrolls back
-  const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.inbox.length : 0;
+  const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.questions.length + s.snapshot.inbox.length : 0;
   ui.setCursor((c) => ({ ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) }));
 }

@@ -22,6 +22,7 @@ export type CommandId =
   | 'goal.new'
   | 'goal.cancel'
   | 'goal.supplement'
+  | 'question.answer'
   | 'run.stop'
   | 'run.stopRequeue'
   | 'filter'
@@ -62,6 +63,8 @@ export interface Binding {
   match: (input: string, key: Key) => boolean;
   /** A navigation key: several of them in one burst (`jjj`, tab tab) act as that many presses in the panes ({@link burstChars}). */
   repeats?: true;
+  /** Only while this pane has the keyboard; there it goes before a binding of the same key for every pane (the focused pane gets a command first). */
+  pane?: 'goals' | 'tail' | 'plants' | 'inbox' | 'chat';
 }
 
 /** Where each scope applies, as the help overlay and the README say it. */
@@ -109,6 +112,14 @@ export const KEYMAP: readonly Binding[] = [
   },
   { command: 'run.stopRequeue', keys: 'S', description: 'stop the live run and put its goal back in the queue (asks first)', scope: 'panes', match: (i, k) => plain(i, k, 'S') },
   { command: 'goal.supplement', keys: 'a', description: 'add a supplement to the selected queued goal (a goal from the chat)', scope: 'panes', match: (i, k) => plain(i, k, 'a') },
+  {
+    command: 'question.answer',
+    keys: 'a',
+    description: 'in the inbox: answer the selected question (one line; enter posts it, esc cancels); the goal goes back to running or queued',
+    scope: 'panes',
+    pane: 'inbox',
+    match: (i, k) => plain(i, k, 'a'),
+  },
   { command: 'filter', keys: '/', description: 'filter the goal queue', scope: 'panes', match: (i, k) => plain(i, k, '/') },
   { command: 'chat.compose', keys: 'c', description: 'write to the garden in the chat pane', scope: 'panes', match: (i, k) => plain(i, k, 'c') },
   { command: 'problems', keys: 'p', description: 'list the problems: unreadable goal, run or plant files, coordinator errors', scope: 'panes', match: (i, k) => plain(i, k, 'p') },
@@ -154,9 +165,10 @@ export function repeatsInBurst(command: CommandId | undefined): boolean {
   return command !== undefined && KEYMAP.some((b) => b.command === command && b.repeats);
 }
 
-/** The command a key means in `scope`, if any. */
-export function commandFor(input: string, key: Key, scope: KeyScope): CommandId | undefined {
-  return KEYMAP.find((b) => b.scope === scope && b.match(input, key))?.command;
+/** The command a key means in `scope`, if any; with `pane`, that pane's own binding of the key first. */
+export function commandFor(input: string, key: Key, scope: KeyScope, pane?: Binding['pane']): CommandId | undefined {
+  const own = pane ? KEYMAP.find((b) => b.scope === scope && b.pane === pane && b.match(input, key)) : undefined;
+  return (own ?? KEYMAP.find((b) => b.scope === scope && !b.pane && b.match(input, key)))?.command;
 }
 
 /** The binding of a command. */

@@ -69,7 +69,7 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const cost = `$${s.costToday.usd.toFixed(4)} today${s.costToday.unknown ? ` (+${s.costToday.unknown} unknown)` : ''}`;
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
-  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

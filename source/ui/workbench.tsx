@@ -63,6 +63,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           cancelGoal: session.actions.cancelGoal,
           stopRun: session.actions.stopRun,
           addSupplement: session.actions.addSupplement,
+          answerQuestion: session.actions.answerQuestion,
         }
       : {}),
   };

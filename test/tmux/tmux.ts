@@ -209,7 +209,7 @@ export function goalRows(screen: string): { id: string; status: string; line: st
     if (!line.startsWith('│ ')) break;
     const pane = line.slice(0, line.indexOf('│', 1) + 1);
     const cells = pane.slice(1, -1).trim().split(/\s+/);
-    const status = cells.find((cell) => /^(queued|dispatched|running|completed|closed:\S+)$/.test(cell));
+    const status = cells.find((cell) => /^(queued|dispatched|running|completed|blocked|closed:\S+)$/.test(cell));
     if (!cells[0] || !status) break;
     rows.push({ id: cells[0], status, line: pane });
   }

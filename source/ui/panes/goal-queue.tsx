@@ -4,7 +4,7 @@ import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost } from '../../format.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
-import { fit, windowRange } from '../layout.js';
+import { fit, widthOf, windowRange } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link GoalQueue}. `rows` are already filtered; `now` makes ages testable. */
@@ -18,7 +18,32 @@ export interface GoalQueueProps {
   now: number;
 }
 
-const STATUS_COLOR: Record<string, string> = { running: 'yellow', dispatched: 'yellow', completed: 'yellow', queued: 'white' };
+const STATUS_COLOR: Record<string, string> = { running: 'yellow', dispatched: 'yellow', completed: 'yellow', queued: 'white', blocked: 'magenta' };
+
+/** The mark before `blocked` in the status column: the goal waits on an answer (the inbox lists its question). */
+export const BLOCKED_MARK = '?';
+
+/** The status as the queue shows it: {@link statusCell}, with a blocked goal marked (`? blocked`). */
+export function statusShown(row: GoalRow): string {
+  return row.goal.status === 'blocked' ? `${BLOCKED_MARK} blocked` : statusCell(row);
+}
+
+/** The mark before a runner's name in a goal's row. */
+export const RUNNER_MARK = '⇄';
+
+/**
+ * The id cell of a row in `width` columns: the goal id, and when its latest
+ * run has a runner, ` ⇄ name` after it. The name keeps at least half the
+ * cell (or its whole length) and the id is cut first.
+ */
+export function idCell(row: GoalRow, width: number): string {
+  const runner = row.run?.runner?.name;
+  if (!runner) return row.goal.id;
+  const suffix = ` ${RUNNER_MARK} ${runner}`;
+  const room = Math.min(widthOf(suffix), Math.max(4, Math.floor(width / 2)));
+  if (widthOf(row.goal.id) + widthOf(suffix) <= width) return `${row.goal.id}${suffix}`;
+  return `${fit(row.goal.id, Math.max(1, width - room))}${fit(suffix, room)}`;
+}
 
 type ColumnName = 'id' | 'type' | 'plant' | 'pri' | 'status' | 'age' | 'cost';
 const FIXED: { name: Exclude<ColumnName, 'id'>; width: number }[] = [
@@ -121,7 +146,8 @@ function rowText(row: GoalRow, columns: { name: ColumnName; width: number }[], w
   const known = rowTexts.get(row);
   if (known && known.width === width && known.now === now) return known.text;
   const g = row.goal;
-  const text = fit(lineOf(columns, { id: g.id, type: g.type, plant: g.assigned_to ?? '-', pri: String(g.priority), status, age: age(g.submitted_at, new Date(now)), cost: formatCost(row.run?.cost) }), width);
+  const idWidth = columns.find((c) => c.name === 'id')?.width ?? width;
+  const text = fit(lineOf(columns, { id: idCell(row, idWidth), type: g.type, plant: g.assigned_to ?? '-', pri: String(g.priority), status, age: age(g.submitted_at, new Date(now)), cost: formatCost(row.run?.cost) }), width);
   rowTexts.set(row, { width, now, text });
   return text;
 }
@@ -147,7 +173,7 @@ export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, w
         rows.slice(start, end).map((row, i) => {
           const index = start + i;
           const g = row.goal;
-          const status = statusCell(row);
+          const status = statusShown(row);
           const color = g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status];
           return (
             <Text key={g.id} inverse={index === cursor && focused} bold={index === cursor} color={color} wrap="truncate">

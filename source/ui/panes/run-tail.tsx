@@ -3,11 +3,12 @@ import React from 'react';
 import type { RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
 import { guardSummaryLines, type GuardLine } from '../../guard/describe.js';
-import type { GuardView } from '../../snapshot/types.js';
+import type { GuardView, RemoteView } from '../../snapshot/types.js';
 import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
 import { fit, spinner, widthOf, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
+import { remoteLines, type RemoteLine } from './run-remote.js';
 
 /** Props of {@link RunTail}: the tail and the run it belongs to (from the snapshot). */
 export interface RunTailProps {
@@ -21,9 +22,13 @@ export interface RunTailProps {
   now: number;
   /** The run's guard files when it is a guarded run (the snapshot holds them for the followed run only). */
   guard?: GuardView | undefined;
+  /** The run's runner side (lease, artifacts) when a runner runs it (the snapshot holds it for the followed run only). */
+  remote?: RemoteView | undefined;
 }
 
 const GUARD_COLORS: Record<GuardLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'gray' };
+
+const REMOTE_COLORS: Record<RemoteLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'cyan' };
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
@@ -78,7 +83,7 @@ export function tailRows(tail: TailState, width: number, perLine: number, need: 
  * red), with a header of status, elapsed time, a spinner while running,
  * tokens and cost as they arrive.
  */
-export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, height, focused, now, guard }: RunTailProps): React.JSX.Element {
+export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, height, focused, now, guard, remote }: RunTailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   if (!tail || !run) {
@@ -96,7 +101,12 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   const header = [live ? `${spinner(now)} running` : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean).join(' · ');
   // A guarded run: its compact guard block under the header, at most half the pane.
   const guardLines = guard && guard.runId === run.id ? guardSummaryLines(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {}).slice(0, Math.max(0, Math.floor((h - 1) / 2))) : [];
-  const room = Math.max(0, h - 1 - guardLines.length);
+  // A remote run: its runner, heartbeat, progress and status, why it was abandoned, its artifacts (at most a third of the pane).
+  // Each line wraps to two rows at most (the heartbeat and status stay readable in a narrow pane).
+  const runnerLines = remoteLines(run, remote, now)
+    .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
+    .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
+  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length);
   const body = tailRows(tail, w, Math.max(1, room), room + scroll);
   const last = Math.max(room, body.length - scroll);
   const shown = body.slice(Math.max(0, last - room), last);
@@ -105,6 +115,11 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
       <Text color={live ? 'yellow' : run.status === 'success' ? 'green' : 'red'} wrap="truncate">
         {fit(header, w)}
       </Text>
+      {runnerLines.map((line, i) => (
+        <Text key={`remote-${i}`} color={REMOTE_COLORS[line.tone]} wrap="truncate">
+          {fit(line.text, w, false)}
+        </Text>
+      ))}
       {guardLines.map((line, i) => (
         <Text key={`guard-${i}`} color={GUARD_COLORS[line.tone]} wrap="truncate">
           {guardLineText(line, w)}
