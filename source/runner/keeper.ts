@@ -167,14 +167,24 @@ export class LeaseKeeper {
     return statusLine(`${this.options.reflecting?.() ? 'reflection' : 'agent'} running; last event: ${handle.liveness.lastEvent}${tools ? `; ${tools} tool call(s) open` : ''}`);
   }
 
+  /**
+   * Posts what the agent left in its outbox. Called once more after the agent
+   * ended, before the finish: a question written just before exiting is
+   * still the agent's question (it blocks the goal, the finish then records the run).
+   */
+  async flushOutbox(): Promise<void> {
+    if (this.leaseLost) return;
+    const posted = await this.guarded(() => this.options.relay.post());
+    for (const sent of posted?.posted ?? []) this.options.log(`run ${this.options.runId}: posted the agent's ${sent.blocking ? 'question' : 'comment'} ${sent.comment} (${sent.key})`);
+    for (const rejected of posted?.rejected ?? []) this.options.log(`run ${this.options.runId}: outbox ${rejected.key} not posted: ${rejected.reason}`);
+  }
+
   /** One tick: watchdog, outbox, uploads, heartbeat when due. */
   async tick(): Promise<void> {
     this.watchdog();
     const { relay, uploader, client } = this.options;
     if (this.leaseLost) return;
-    const posted = await this.guarded(() => relay.post());
-    for (const sent of posted?.posted ?? []) this.options.log(`run ${this.options.runId}: posted the agent's ${sent.blocking ? 'question' : 'comment'} ${sent.comment} (${sent.key})`);
-    for (const rejected of posted?.rejected ?? []) this.options.log(`run ${this.options.runId}: outbox ${rejected.key} not posted: ${rejected.reason}`);
+    await this.flushOutbox();
     await this.guarded(() => uploader.flush(false));
     const waiting = relay.waiting().length > 0;
     if (this.leaseLost || this.now() - this.lastHeartbeat < heartbeatPeriodMs(this.options.ttlSeconds, waiting)) return;

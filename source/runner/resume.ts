@@ -187,6 +187,7 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
   } else {
     ctx.log(`resuming ${lease.run} (lease ${lease.id}): its local record is closed (${local.status})`);
   }
+  await carried.keeper.flushOutbox();
   if (carried.keeper.leaseLost) {
     ctx.log(`lease of ${lease.run} ${leaseState(carried.keeper.leaseLost)} (409); moving on`);
     return false;

@@ -9,7 +9,7 @@ import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from
 import { carry, diffExcludes, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
 import { reapStaleRuns, resumeLease } from './resume.js';
 import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
-import { inboxDir, outboxDir, readCursor, readPlantDocuments, writeClaimState, writeCursor, type ClaimState } from './state.js';
+import { inboxDir, lockStateDir, outboxDir, readCursor, readPlantDocuments, writeClaimState, writeCursor, type ClaimState } from './state.js';
 import { snapshotTree } from './workdir-diff.js';
 
 /**
@@ -117,6 +117,21 @@ export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> 
   const client = new RunnerClient(options.server, options.token, { name: options.name, host: options.host });
   const config = workdirConfig(options.workdir);
   await fsp.mkdir(options.stateDir, { recursive: true });
+  let release: () => void;
+  try {
+    release = lockStateDir(options.stateDir);
+  } catch (error) {
+    throw new UserError(`--state ${options.stateDir}: ${(error as Error).message}`, { hint: 'give each runner process its own --state (and its own --name)', exitCode: 1 });
+  }
+  try {
+    return await runWithState(options, log, client, config);
+  } finally {
+    release();
+  }
+}
+
+/** The runner once it holds its state directory. */
+async function runWithState(options: RunnerOptions, log: (line: string) => void, client: RunnerClient, config: ReturnType<typeof workdirConfig>): Promise<RunnerSummary> {
   const ctx: RunnerContext = { client, name: options.name, host: options.host, workdir: options.workdir, stateDir: options.stateDir, config, env: options.env, log, signal: options.signal, pollMs: options.pollMs, ...(options.tickMs ? { tickMs: options.tickMs } : {}) };
   const summary: RunnerSummary = { finished: 0, lost: 0 };
   const done = () => options.signal.aborted || (options.maxRuns !== undefined && summary.finished + summary.lost >= options.maxRuns);
@@ -134,6 +149,10 @@ export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> 
   const leases = await client.openLeases().catch((error: unknown) => connectError(error, client.base, options.tokenFile));
   for (const lease of leases) {
     if (options.signal.aborted) break;
+    if (lease.runner.host !== options.host) {
+      log(`lease ${lease.id} of ${lease.run} is held by ${lease.runner.name} on ${lease.runner.host}, not this machine (${options.host}): left alone`);
+      continue;
+    }
     const task = await client.task(lease.goal).catch(() => undefined);
     try {
       count(await resumeLease(ctx, lease, task));
@@ -302,6 +321,7 @@ async function carryClaim(ctx: RunnerContext, claim: ClaimAnswer, carried: Carri
     await closeFromStream(garden, local, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: 'the driver returned without closing the run', by: 'runner' });
     local = await readRun(garden.paths, run.id);
   }
+  await keeper.flushOutbox();
   if (keeper.leaseLost) {
     await keeper.stop();
     ctx.log(`lease of ${run.id} ${leaseState(keeper.leaseLost)} (409); moving on`);

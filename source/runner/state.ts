@@ -131,3 +131,52 @@ export function changedDocuments(before: Record<string, string>, after: Record<s
     .filter((p) => before[p] !== after[p])
     .map((p) => ({ path: p, content: after[p]! }));
 }
+
+/** `<state>/runner.pid`: the pid of the runner process using the state directory. */
+export function stateLockFile(stateDir: string): string {
+  return path.join(stateDir, 'runner.pid');
+}
+
+/** True when `pid` is a live process whose command line names `runner` (a pak2 runner), on Linux; elsewhere, when it lives. */
+function isRunnerProcess(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes('runner');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * Takes the state directory for this process: one runner process per
+ * state directory (two would resume and finish each other's runs). A file
+ * left by a runner that died is taken over.
+ *
+ * @returns a release function (removes the file if it is still ours).
+ * @throws Error naming the holder's pid when a live runner holds it.
+ */
+export function lockStateDir(stateDir: string): () => void {
+  const file = stateLockFile(stateDir);
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      return () => {
+        try {
+          if (fs.readFileSync(file, 'utf8').trim() === String(process.pid)) fs.rmSync(file, { force: true });
+        } catch {
+          // gone already
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(fs.readFileSync(file, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunnerProcess(holder)) throw new Error(`another pak2 runner (pid ${holder}) uses ${stateDir}`);
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`cannot take ${file}`);
+}

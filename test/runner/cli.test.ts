@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runnerSettings, type RunnerFlags } from '../../source/cli/commands/runner.js';
 import { main, type CliIO } from '../../source/cli/main.js';
 import { UserError } from '../../source/errors.js';
-import { defaultRunnerName, defaultStateDir } from '../../source/runner/state.js';
+import { defaultRunnerName, defaultStateDir, lockStateDir, stateLockFile } from '../../source/runner/state.js';
+import { spawn } from 'node:child_process';
 import { cleanupFixtures, makeTempDir } from '../helpers/fixtures.js';
 
 afterEach(() => cleanupFixtures());
@@ -59,5 +60,24 @@ describe('pak2 runner flags', () => {
     const io: CliIO = { out: () => undefined, err: (t) => lines.push(t), env: {}, cwd: makeTempDir(), isTTY: false };
     expect(await main(['node', 'pak2', 'runner', '--token-file', 'x'], io)).toBe(2);
     expect(lines).toEqual(["pak2: --server: required: the garden server's URL, e.g. http://garden-host:7717"]);
+  });
+});
+
+describe('the state directory lock', () => {
+  it('refuses a second runner process on one state directory, and takes over from a dead one', async () => {
+    const state = makeTempDir();
+    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', 'runner'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => other.once('spawn', resolve));
+      fs.writeFileSync(stateLockFile(state), `${other.pid}\n`);
+      expect(() => lockStateDir(state)).toThrow(`another pak2 runner (pid ${other.pid}) uses ${state}`);
+    } finally {
+      other.kill('SIGKILL');
+      await new Promise((resolve) => other.once('exit', resolve));
+    }
+    const release = lockStateDir(state);
+    expect(fs.readFileSync(stateLockFile(state), 'utf8').trim()).toBe(String(process.pid));
+    release();
+    expect(fs.existsSync(stateLockFile(state))).toBe(false);
   });
 });
