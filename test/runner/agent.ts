@@ -5,10 +5,12 @@ import path from 'node:path';
  * A shell-script agent for the `command` driver in the runner's tests. Its
  * main turn records its environment in `$PAK2_RUN_DIR/agent-env`, writes
  * `made-by-agent.txt` and the plant's memory in its working directory,
- * optionally waits (AGENT_SLEEP seconds, printing a line a second) or asks
- * a question through `$PAK2_OUTBOX` and waits for its answer in
- * `$PAK2_INBOX` (AGENT_ASK=1), then reports a result with a cost. Its
- * reflection turn reports a reflection.
+ * optionally asks a question through `$PAK2_OUTBOX` and waits for its
+ * answer in `$PAK2_INBOX` (AGENT_ASK=1), or through `pak2 comment
+ * --blocking --wait` (AGENT_PAK2_ASK: the CLI's script, AGENT_NODE: node),
+ * keeps silent (AGENT_SILENT seconds) or keeps working (AGENT_SLEEP
+ * seconds, a line a second), fails (AGENT_FAIL), then reports a result
+ * with a cost. Its reflection turn reports a reflection.
  */
 export const AGENT_SCRIPT = `#!/bin/sh
 cat > /dev/null
@@ -28,6 +30,12 @@ if [ -n "$AGENT_ASK" ]; then
   i=0
   while [ ! -f "$PAK2_INBOX/q1.json" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
   cp "$PAK2_INBOX/q1.json" "$PAK2_RUN_DIR/answer.json" 2>/dev/null
+fi
+if [ -n "$AGENT_PAK2_ASK" ]; then
+  "$AGENT_NODE" "$AGENT_PAK2_ASK" comment "$PAK2_GOAL_ID" --blocking --wait 30 "Which branch, asked with pak2 comment?" > "$PAK2_RUN_DIR/answer.txt" 2> "$PAK2_RUN_DIR/comment.err"
+fi
+if [ -n "$AGENT_SILENT" ]; then
+  sleep "$AGENT_SILENT"
 fi
 if [ -n "$AGENT_SLEEP" ]; then
   i=0

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadGarden, type Garden } from '../../source/garden/index.js';
 import type { RunningServer } from '../../source/server/index.js';
 import { commissionPlant, readComments, readGoal, readRun, readArtifacts } from '../../source/store/index.js';
-import { startCli } from '../support/cli.js';
+import { PAK2_BIN, startCli } from '../support/cli.js';
 import { isAlive } from '../support/garden.js';
 import { api, serve, until } from '../server/support.js';
 import { writeAgent } from './agent.js';
@@ -41,11 +41,11 @@ interface Setup {
   tokenFile: string;
 }
 
-async function setup(ttlSeconds = 6): Promise<Setup> {
+async function setup(ttlSeconds = 6, coordinator = ''): Promise<Setup> {
   const root = tempDir('pak2-runner-garden-');
   const agent = writeAgent(tempDir('pak2-runner-agent-'));
   const drivers = `[drivers.agent]\ncommand = ${JSON.stringify([agent])}\n`;
-  fs.writeFileSync(path.join(root, 'PAK2.toml'), `[runtime]\nroot = ".runtime"\n[defaults]\ndriver = "agent"\n[coordinator]\nmax_concurrent_runs = 0\n[runners]\nlease_ttl_seconds = ${ttlSeconds}\n${drivers}`);
+  fs.writeFileSync(path.join(root, 'PAK2.toml'), `[runtime]\nroot = ".runtime"\n[defaults]\ndriver = "agent"\n[coordinator]\nmax_concurrent_runs = 0\n${coordinator}[runners]\nlease_ttl_seconds = ${ttlSeconds}\n${drivers}`);
   fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# Motivation\n\nA garden run by runners.\n');
   fs.mkdirSync(path.join(root, 'seeds'));
   fs.writeFileSync(path.join(root, 'seeds', 'gardener.md'), '# Seed: gardener\n\nYou look after the garden.\n');
@@ -216,6 +216,31 @@ describe('pak2 runner against a real garden server', () => {
     expect(await readRun(s.garden.paths, `${goalId}-r1`)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
     expect(await readRun(s.garden.paths, `${goalId}-r2`)).toMatchObject({ status: 'success' });
     expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+  });
+
+  it("kills a silent agent with the garden's watchdog_seconds, as a local run would be", async () => {
+    const s = await setup(6, 'watchdog_seconds = 2\n');
+    const goalId = await submit(s, 'spike', 'Go quiet.');
+    const runner = startRunner(s, ['--max-runs', '1'], { AGENT_SILENT: '60' });
+    expect(await exitOf(runner)).toBe(0);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'killed', failure_reason: 'killed', watchdog: { limit: 'watchdog_seconds', limit_seconds: 2 } });
+    expect(run.outputs?.error).toMatch(/^killed by the watchdog: silent for [\d.]+ s \(watchdog_seconds 2 s\)/);
+    expect(runner.stderr()).toMatch(/killed by the watchdog/);
+    expect(runner.stderr()).toMatch(new RegExp(`finished ${goalId}-r1 killed \\(killed\\)`));
+  });
+
+  it('an agent asks with `pak2 comment --blocking --wait` and gets the answer on stdout', async () => {
+    const s = await setup();
+    const goalId = await submit(s, 'spike', 'Ask with the CLI.');
+    const runner = startRunner(s, ['--max-runs', '1'], { AGENT_PAK2_ASK: PAK2_BIN, AGENT_NODE: process.execPath });
+    await until(async () => (await readComments(s.garden.paths, goalId)).some((c) => c.blocking), 30_000, 'the question');
+    const [question] = await readComments(s.garden.paths, goalId);
+    expect(question).toMatchObject({ author: `agent:${goalId}-r1`, body: 'Which branch, asked with pak2 comment?' });
+    await api(s.server, `/goals/${goalId}/comments`, { method: 'POST', body: JSON.stringify({ body: 'main, please', answers: question!.id }) });
+    expect(await exitOf(runner)).toBe(0);
+    expect(fs.readFileSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'answer.txt'), 'utf8').trim()).toBe('main, please');
+    expect((await readRun(s.garden.paths, `${goalId}-r1`)).status).toBe('success');
   });
 
   it('says in one line when the token is refused or the server is unreachable', async () => {
