@@ -74,7 +74,8 @@ export class LeaseKeeper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private lastHeartbeat = 0;
-  private unreachableSaid = false;
+  /** The last trouble said, so a server that keeps failing the same way is said once until a call succeeds. */
+  private lastSaid: string | undefined;
   private pendingStop: { reason: StopReason; detail?: StopDetail } | undefined;
   /** Set when the garden refused a call because the lease ended (409). */
   leaseLost: RunnerApiError | undefined;
@@ -130,15 +131,16 @@ export class LeaseKeeper {
   private async guarded<T>(fn: () => Promise<T>): Promise<T | undefined> {
     try {
       const value = await fn();
-      this.unreachableSaid = false;
+      this.lastSaid = undefined;
       return value;
     } catch (error) {
       if (!(error instanceof RunnerApiError)) throw error;
       if (error.leaseEnded) this.lost(error);
-      else if (error.unreachable || error.status >= 500) {
-        if (!this.unreachableSaid) this.options.log(`run ${this.options.runId}: ${error.message}; retrying`);
-        this.unreachableSaid = true;
-      } else this.options.log(`run ${this.options.runId}: ${error.message}`);
+      else {
+        const line = `run ${this.options.runId}: ${error.message}${error.unreachable || error.status >= 500 ? '; retrying' : ''}`;
+        if (line !== this.lastSaid) this.options.log(line);
+        this.lastSaid = line;
+      }
       return undefined;
     }
   }
