@@ -22,6 +22,9 @@ import type { LogUploader } from './uploader.js';
  * the reflection turn; never 100 (the finish is the end).
  */
 
+/** Bytes of stream a tick uploads at most while the agent runs (the rest goes on the next ticks, and all of it at the finish). */
+export const TICK_UPLOAD_BYTES = 4 * 1024 * 1024;
+
 /** Heartbeat period while a question of the goal is open, ms. */
 export const QUESTION_HEARTBEAT_MS = 2000;
 /** The longest heartbeat period, ms (the doc's ttl / 3 is the upper bound; this keeps the workbench fresh). */
@@ -181,13 +184,21 @@ export class LeaseKeeper {
     for (const rejected of posted?.rejected ?? []) this.options.log(`run ${this.options.runId}: outbox ${rejected.key} not posted: ${rejected.reason}`);
   }
 
-  /** One tick: watchdog, outbox, uploads, heartbeat when due. */
+  /** One tick: watchdog, heartbeat when due (first: a burst of output never delays it), outbox, uploads (at most {@link TICK_UPLOAD_BYTES}). */
   async tick(): Promise<void> {
     this.watchdog();
-    const { relay, uploader, client } = this.options;
     if (this.leaseLost) return;
+    await this.heartbeatIfDue();
+    if (this.leaseLost) return;
+    const questions = this.options.relay.waiting().length;
     await this.flushOutbox();
-    await this.guarded(() => uploader.flush(false));
+    // A question just posted: the 2 s period applies from now on.
+    if (this.options.relay.waiting().length > questions) await this.heartbeatIfDue();
+    await this.guarded(() => this.options.uploader.flush(false, TICK_UPLOAD_BYTES));
+  }
+
+  private async heartbeatIfDue(): Promise<void> {
+    const { relay, uploader, client } = this.options;
     const waiting = relay.waiting().length > 0;
     if (this.leaseLost || this.now() - this.lastHeartbeat < heartbeatPeriodMs(this.options.ttlSeconds, waiting)) return;
     this.lastHeartbeat = this.now();

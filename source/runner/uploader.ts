@@ -71,21 +71,23 @@ export class LogUploader {
   ) {}
 
   /**
-   * Sends what each file gained beyond the garden's size. With `final`, every
-   * byte goes (a partial last line too) and it loops until the garden holds
-   * the whole file. Calls are serialised.
+   * Sends what each file gained beyond the garden's size, at most about
+   * `maxBytes` per call. With `final`, every byte goes (a partial last line
+   * too) and it loops until the garden holds the whole file. Calls are
+   * serialised.
    *
    * @throws RunnerApiError for anything but a `409 {size}` (a lease that ended, an unreachable server).
    */
-  flush(final = false): Promise<void> {
-    const next = this.busy.catch(() => undefined).then(() => this.flushNow(final));
+  flush(final = false, maxBytes = Number.POSITIVE_INFINITY): Promise<void> {
+    const next = this.busy.catch(() => undefined).then(() => this.flushNow(final, maxBytes));
     this.busy = next;
     return next;
   }
 
-  private async flushNow(final: boolean): Promise<void> {
+  private async flushNow(final: boolean, maxBytes: number): Promise<void> {
+    let sent = 0;
     for (const stream of ['events', 'stderr'] as const) {
-      for (let rounds = 0; rounds < 10_000; rounds += 1) {
+      for (let rounds = 0; rounds < 10_000 && sent < maxBytes; rounds += 1) {
         const file = this.files[stream];
         const size = sizeOf(file);
         const offset = this.offsets[stream];
@@ -95,6 +97,7 @@ export class LogUploader {
         if (cut === 0) break;
         try {
           this.offsets[stream] = await this.client.uploadLog(this.runId, { lease: this.lease, stream, offset, data: bytes.subarray(0, cut).toString('base64'), encoding: 'base64' });
+          sent += cut;
         } catch (error) {
           if (error instanceof RunnerApiError && error.status === 409 && error.size !== undefined && !error.leaseEnded) {
             if (error.size === offset) throw error; // a 409 that moves nothing: not an offset problem
