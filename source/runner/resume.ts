@@ -168,9 +168,12 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
       ctx.signal.addEventListener('abort', onAbort);
       if (ctx.signal.aborted) onAbort();
       try {
+        // The wall-time limit holds for an adopted agent too, counted from the run's start.
+        const deadline = Date.parse(local.started_at) + garden.config.coordinator.runTimeoutSeconds * 1000;
         while (isMarkedAlive(record.pid, record.mark)) {
           await new Promise((resolve) => setTimeout(resolve, 250));
           handle.refresh();
+          if (Date.now() > deadline && !handle.stopping) handle.stop('timeout');
         }
         await sweepRun(record.pid, record.mark, [files.events, files.stderr], 1000);
       } finally {
