@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue, lazySchema} from './common.js';
+import { TERMINAL_RUN_STATUSES } from './run.js';
 
 /**
  * The bounded outcome codes of the runtime-history capture at run close
@@ -53,7 +54,7 @@ export const RuntimeHistoryRecordSchema = lazySchema(() =>
     goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
     plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
     /** The run's terminal status (one of TERMINAL_RUN_STATUSES). */
-    status: codedEnum(['success', 'failure', 'killed', 'timeout', 'zero_output'], 'INVALID_STATUS'),
+    status: codedEnum(TERMINAL_RUN_STATUSES, 'INVALID_STATUS'),
     /** The run's completed_at. */
     completed_at: timestamp(),
     /** The authored repo's HEAD commit when the run closed. */

@@ -21,7 +21,7 @@ import {
 export const RUN_STATUSES = ['running', 'success', 'failure', 'killed', 'timeout', 'zero_output', 'abandoned'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** The six terminal statuses; a run in one of them is never rewritten. */
-export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['success', 'failure', 'killed', 'timeout', 'zero_output', 'abandoned'];
+export const TERMINAL_RUN_STATUSES = ['success', 'failure', 'killed', 'timeout', 'zero_output', 'abandoned'] as const satisfies readonly RunStatus[];
 /** Statuses that require `failure_reason` (seed 000, "Conditionally required fields"). */
 export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', 'timeout', 'zero_output', 'abandoned'];
 

@@ -205,6 +205,7 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
     throw new StoreError('MISSING_CLOSED_REASON', `goal ${id}: closing needs a closed_reason`, goalFile(paths, id));
   }
   const next: GoalRecord = { ...goal, status: to, updated_at: now.toISOString() };
+  if (goal.status === 'blocked') delete next.blocked_on; // it names a question only while the goal waits on it
   if (to === 'closed') {
     next.closed_reason = options.closedReason;
     next.closed_at = now.toISOString();

@@ -63,7 +63,7 @@ describe('config caps', () => {
     expect(r.code).toBe(2);
     const line = oneLineError(r.stderr);
     expect(line).toContain('coordinator.max_concurrent_runs');
-    expect(line).toMatch(/from 1 to \d+/);
+    expect(line).toMatch(/from 0 to \d+/);
   });
 });
 

@@ -68,7 +68,7 @@ function ledger(paths: GardenPaths): string[] {
   }
 }
 
-/** The seed state machine (seed 002 "The reconcile loop", plus rollback and cancel). */
+/** The seed state machine (seed 002 "The reconcile loop", plus rollback and cancel; seed 004's blocking questions). */
 const ALLOWED: Array<[GoalStatus, GoalStatus]> = [
   ['queued', 'dispatched'],
   ['dispatched', 'running'],
@@ -77,6 +77,11 @@ const ALLOWED: Array<[GoalStatus, GoalStatus]> = [
   ['dispatched', 'queued'],
   ['running', 'queued'],
   ['queued', 'closed'],
+  ['queued', 'blocked'],
+  ['running', 'blocked'],
+  ['blocked', 'queued'],
+  ['blocked', 'running'],
+  ['blocked', 'closed'],
 ];
 const DISALLOWED: Array<[GoalStatus, GoalStatus]> = GOAL_STATUSES.flatMap((from) =>
   GOAL_STATUSES.filter((to) => !ALLOWED.some(([f, t]) => f === from && t === to)).map((to): [GoalStatus, GoalStatus] => [from, to]),
