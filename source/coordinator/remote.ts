@@ -52,7 +52,7 @@ import {
   type CloseRunInput,
 } from '../store/index.js';
 import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '../driver/index.js';
-import { renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
+import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
 import { isGuarded } from '../guard/index.js';
 import { settleGoals } from './settle.js';
 
@@ -111,7 +111,7 @@ export interface ClaimContext {
   /** The plant's memory/, skills/ and knowledge/ files, paths relative to the plant directory. */
   documents: { path: string; content: string }[];
   seed: { name: string; content: string | null };
-  blocks: { tend?: string; commission?: string; supplements?: string };
+  blocks: { tend?: string; commission?: string; supplements?: string; comments?: string };
   comments: CommentRecord[];
   settings: { run_timeout_seconds: number; watchdog_seconds: number; tool_silence_seconds: number; result_grace_seconds: number };
 }
@@ -250,6 +250,9 @@ async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, no
   const packet = await freezeDispatchPacket(paths, goal, run.id, now);
   const supplements = packet && renderSupplements(packet);
   if (supplements) blocks.supplements = supplements;
+  const comments = await readComments(paths, goal.id);
+  const thread = renderCommentThread(comments, goal.id);
+  if (thread) blocks.comments = thread;
   const prompt = buildPrompt({ paths, goal, runId: run.id, plant, runDirectory: runDir(paths, run.id), workingDirectory: "(the runner's working directory)", extraBlocks: blocks });
   return {
     prompt,
@@ -258,7 +261,7 @@ async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, no
     documents: plantDocuments(plantDir(paths, plant.name)),
     seed: { name: plant.seed, content: readText(seedFile(paths, plant.seed)) },
     blocks,
-    comments: await readComments(paths, goal.id),
+    comments,
     settings: {
       run_timeout_seconds: config.coordinator.runTimeoutSeconds,
       watchdog_seconds: config.coordinator.watchdogSeconds,
@@ -478,7 +481,8 @@ export interface FinishInput {
 /** The outcome's contradictions with the runner's own facts, first one found (docs/runners/level2.md, "runs_finish"). */
 function contradiction(input: FinishInput, goalType: string): { message: string; field: string } | undefined {
   if (input.status === 'success') {
-    if (typeof input.exit_code === 'number' && input.exit_code !== 0) return { message: `status success with exit_code ${input.exit_code}: the agent's process failed; report the failure`, field: '/exit_code' };
+    // A lingering agent (its result reported, then ended by pak2 after the grace) may exit non-zero on the signal; its result stands, as locally.
+    if (typeof input.exit_code === 'number' && input.exit_code !== 0 && !input.lingered) return { message: `status success with exit_code ${input.exit_code}: the agent's process failed; report the failure`, field: '/exit_code' };
     if (input.failure_reason) return { message: `status success with failure_reason ${input.failure_reason}`, field: '/failure_reason' };
     const failedCheck = (input.acceptance ?? []).find((a) => !a.verified && /\b(exit|exited|result)\b/i.test(a.item));
     if (failedCheck) return { message: `status success while the runner's own check "${failedCheck.item}" is not verified`, field: '/acceptance' };
