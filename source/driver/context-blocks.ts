@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { commissionMetadataOf, COMMISSION_GOAL_TYPE, tendMetadataOf, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
+import { commissionMetadataOf, COMMISSION_GOAL_TYPE, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 
 /**
@@ -61,4 +61,27 @@ export function renderCommissionContext(meta: CommissionMetadata | undefined): s
 export function renderCommissionContextOf(goal: GoalRecord): string | undefined {
   if (goal.type !== COMMISSION_GOAL_TYPE) return undefined;
   return renderCommissionContext(commissionMetadataOf(goal));
+}
+
+/** The most recent comments a prompt carries; older ones are counted, not shown. */
+export const PROMPT_COMMENTS = 30;
+
+/**
+ * The `# Goal Comments` block: the goal's thread so far, oldest first
+ * (docs/runners/level2.md, "Comments") — so a run after a blocking question
+ * sees the question and its answer. How to comment is said once.
+ * Undefined for an empty thread.
+ */
+export function renderCommentThread(comments: readonly CommentRecord[], goalId: string): string | undefined {
+  if (comments.length === 0) return undefined;
+  const shown = comments.slice(-PROMPT_COMMENTS);
+  const byId = new Map(comments.map((c) => [c.id, c]));
+  const lines: string[] = [];
+  if (shown.length < comments.length) lines.push(`(${comments.length - shown.length} earlier comments not shown)`, '');
+  for (const c of shown) {
+    const mark = c.blocking ? ' (blocking question)' : c.answers ? ` (answers ${byId.get(c.answers)?.author ?? 'a question'}'s ${c.answers})` : '';
+    lines.push(`- ${c.created_at} ${c.author}${mark} [${c.id}]:`, ...c.body.split('\n').map((l) => `  ${l}`));
+  }
+  lines.push('', `Post a comment with \`pak2 comment ${goalId} TEXT\`; add \`--blocking\` for a question the goal cannot go on without (it waits, blocked, for the operator's answer).`);
+  return lines.join('\n');
 }

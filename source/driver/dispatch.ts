@@ -21,6 +21,7 @@ import {
   freezeDispatchPacket,
   readConversation,
   readConversationMessages,
+  readComments,
   readPlant,
   readRun,
   renderSupplements,
@@ -35,7 +36,7 @@ import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { addCosts } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
-import { renderCommissionContextOf, renderTendContext } from './context-blocks.js';
+import { renderCommentThread, renderCommissionContextOf, renderTendContext } from './context-blocks.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
@@ -77,7 +78,7 @@ export interface DriverContext {
    * prompt takes these instead of computing them from local files, and no
    * dispatch packet is frozen here (the garden froze it). Absent: local behaviour.
    */
-  contextBlocks?: { tend?: string; commission?: string; supplements?: string };
+  contextBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string };
 }
 
 /** What the driver concluded about the agent's main phase, as a guard sees it. */
@@ -365,10 +366,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     if (guard) extraBlocks.guard = guard.promptBlock();
     if (route === 'standard' && given) {
       if (given.supplements) extraBlocks.supplements = given.supplements;
+      if (given.comments) extraBlocks.comments = given.comments;
     } else if (route === 'standard') {
       const packet = await freezeDispatchPacket(paths, goal, runId, now());
       const rendered = packet && renderSupplements(packet);
       if (rendered) extraBlocks.supplements = rendered;
+      const thread = renderCommentThread(await readComments(paths, goal.id), goal.id);
+      if (thread) extraBlocks.comments = thread;
     } else {
       const conversation = await readConversation(paths, goal.conversation_id!);
       const messages = await readConversationMessages(paths, conversation.id, CONVERSATION_CONTEXT_MESSAGES);

@@ -9,6 +9,7 @@ export const PROMPT_HEADINGS = {
   motivation: '# Garden Motivation',
   seed: '# Your Seed',
   supplements: '# Goal Supplements',
+  comments: '# Goal Comments',
   conversation: '# Conversation',
   memory: '# Your Memory',
   skills: '# Your Skills',
@@ -46,7 +47,7 @@ export interface PromptInput {
   /** The agent's working directory. */
   workingDirectory: string;
   /** Extra context blocks, already rendered, placed between the run block and the task. */
-  extraBlocks?: { tend?: string; commission?: string; supplements?: string; conversation?: string; guard?: string };
+  extraBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string; conversation?: string; guard?: string };
   /** The reply directory, named in the run block so the agent can leave reply notes there. */
   replyDirectory?: string;
 }
@@ -97,6 +98,7 @@ export function buildPrompt(input: PromptInput): string {
   if (input.extraBlocks?.tend) sections.push(`${PROMPT_HEADINGS.tend}\n\n${input.extraBlocks.tend.trim()}`);
   if (input.extraBlocks?.commission) sections.push(`${PROMPT_HEADINGS.commission}\n\n${input.extraBlocks.commission.trim()}`);
   if (input.extraBlocks?.supplements) sections.push(`${PROMPT_HEADINGS.supplements}\n\n${input.extraBlocks.supplements.trim()}`);
+  if (input.extraBlocks?.comments) sections.push(`${PROMPT_HEADINGS.comments}\n\n${input.extraBlocks.comments.trim()}`);
   if (input.extraBlocks?.conversation) sections.push(`${PROMPT_HEADINGS.conversation}\n\n${input.extraBlocks.conversation.trim()}`);
   if (input.extraBlocks?.guard) sections.push(`${PROMPT_HEADINGS.guard}\n\n${input.extraBlocks.guard.trim()}`);
   sections.push(`${PROMPT_HEADINGS.task}\n\n${goal.body.trim()}`);

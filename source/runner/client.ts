@@ -78,7 +78,7 @@ export interface PlantDocument {
 /**
  * What the agent needs that only the garden has (`tasks_claim`'s `context`).
  * `plant` is the plant record (a bare name is accepted too); `blocks` the
- * rendered tend, commission and supplements blocks.
+ * rendered tend, commission, supplements and comment-thread blocks.
  */
 export interface ClaimContext {
   prompt?: string;
@@ -87,7 +87,7 @@ export interface ClaimContext {
   documents?: PlantDocument[];
   /** The plant's seed: `{name, content}` (content null when the garden has no such file), or its text alone. */
   seed?: { name: string; content: string | null } | string | null;
-  blocks?: { tend?: string; commission?: string; supplements?: string } | null;
+  blocks?: { tend?: string; commission?: string; supplements?: string; comments?: string } | null;
   comments?: CommentRecord[];
   settings: RunSettings;
 }
