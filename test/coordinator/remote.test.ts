@@ -163,4 +163,16 @@ describe('finishRemoteRun', () => {
     expect((await readRun(g.paths, claim.run.id)).status).toBe('running');
     expect((await readLease(g.paths, claim.run.id))?.state).toBe('active');
   });
+
+  it('success with a non-zero exit code: refused 422, unless the agent lingered after its result (pak2 ended it; the result stands, as locally)', async () => {
+    const g = await garden();
+    await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'remote work' });
+    const claim = (await claimTask(g, WHO))!;
+    const refused = await finishRemoteRun(g, claim.run.id, { lease: claim.lease.id, status: 'success', exit_code: 130, cost: { source: 'provider', usd: 0.01 } }, WHO).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 422, field: '/exit_code' });
+    expect((await readRun(g.paths, claim.run.id)).status).toBe('running');
+    const { run, goal } = await finishRemoteRun(g, claim.run.id, { lease: claim.lease.id, status: 'success', exit_code: 130, lingered: true, cost: { source: 'provider', usd: 0.01 } }, WHO);
+    expect(run).toMatchObject({ status: 'success', exit_code: 130, lingered: true });
+    expect(goal).toMatchObject({ status: 'closed', closed_reason: 'success' });
+  });
 });
