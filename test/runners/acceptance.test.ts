@@ -157,5 +157,15 @@ describe('remote runners: blocking questions through the runner', () => {
     const answered = await runCli(['comment', goal, '--garden', s.root, '--answer', 'Green.']);
     expect(answered.code).toBe(0);
     expect(goalRecord(s, goal).status).toBe('queued');
+    // The next run, on another runner, is told the question and the answer.
+    fs.writeFileSync(s.release, 'go');
+    const b = runner(s, 'beta', 'wait', undefined, ['--max-runs', '1']);
+    expect(await b.exited, b.output()).toBe(0);
+    expect(goalRecord(s, goal)).toMatchObject({ status: 'closed', closed_reason: 'success' });
+    const prompt = fs.readFileSync(path.join(s.runtimeRoot, 'runs', `${goal}-r2`, 'artifacts', 'prompt.md'), 'utf8');
+    const thread = prompt.slice(prompt.indexOf('# Goal Comments'), prompt.indexOf('# Task'));
+    expect(thread).toContain(`agent:${goal}-r1 (blocking question)`);
+    expect(thread).toContain('Which colour should the button be?');
+    expect(thread).toContain('Green.');
   }, 90_000);
 });
