@@ -79,6 +79,16 @@ export interface DriverContext {
    * dispatch packet is frozen here (the garden froze it). Absent: local behaviour.
    */
   contextBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string };
+  /**
+   * The main phase already ran, under a process that is gone (a runner
+   * restarted while its agent worked: docs/runners/level2.md, "Catch-up and
+   * resumption"). Dispatch does not launch it again: it judges it from the
+   * stream — its exit code was not observed, so it is recorded `null` and not
+   * held against the agent's own result; without a result event the run is
+   * `driver_error` with `unreported` — then goes on as usual (the reflection
+   * turn, the close).
+   */
+  adoptedMain?: { stoppedBy?: LaunchResult['stoppedBy']; stopDetail?: LaunchResult['stopDetail']; stderrTail?: string; unreported: string };
 }
 
 /** What the driver concluded about the agent's main phase, as a guard sees it. */
@@ -467,10 +477,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     return result;
   };
 
-  let main = await runPhase('main');
+  const adopted = ctx.adoptedMain;
+  let main = adopted
+    ? ({ exitCode: null, signal: null, stoppedBy: adopted.stoppedBy, stopDetail: adopted.stopDetail, lingered: false, spawnError: undefined, outputBytes: 0, durationMs: 0, stderrTail: adopted.stderrTail ?? '', survivors: [] } satisfies LaunchResult)
+    : await runPhase('main');
   if (typeof main === 'string') return failLaunch(main);
   let priorCost: Cost | undefined;
-  if (route !== 'standard' && resumeSessionId && !main.stoppedBy) {
+  if (!adopted && route !== 'standard' && resumeSessionId && !main.stoppedBy) {
     // A conversation's session that can never be resumed again: start a fresh one once, and say so.
     const first = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
     if (first.status === 'failure' && isDeadSession(first.errorText)) {
@@ -512,7 +525,12 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       await guard?.afterMain({ launched: true, status, failureReason: reason, errorText: message, exitCode: main.exitCode });
       return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}), ...operatorStop }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
     }
-    let verdict = judge(parsed, main);
+    if (adopted && !parsed.reported) {
+      await guard?.afterMain({ launched: true, status: 'failure', failureReason: 'driver_error', errorText: adopted.unreported, exitCode: null });
+      return close({ ...base, status: 'failure', failureReason: 'driver_error', errorText: adopted.unreported });
+    }
+    // An adopted main phase's exit was not observed: its own report decides.
+    let verdict = judge(parsed, adopted ? { ...main, exitCode: 0 } : main);
     if (guard) {
       const judged = await guard.afterMain({ launched: true, ...verdict, exitCode: main.exitCode, ...(parsed.reported ? { agentStatus: parsed.status } : {}) });
       verdict = { status: judged.status, ...(judged.failureReason ? { failureReason: judged.failureReason } : {}), ...(judged.errorText ? { errorText: judged.errorText } : {}) };

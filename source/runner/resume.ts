@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isTerminalRunStatus, REFLECTION_REQUIRED_TYPES, type GoalRecord, type LeaseRecord, type RunRecord } from '../contracts/index.js';
-import { closeFromStream, judge, readPhases, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import { closeFromStream, dispatch, judge, readPhases, RUN_PROCESS_FILE, RUN_STDERR_FILE, type DriverContext, type RunProcessRecord } from '../driver/dispatch.js';
 import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
 import { RunLiveness } from '../driver/liveness.js';
 import { getDriverPlugin } from '../driver/plugins/index.js';
@@ -11,9 +11,9 @@ import { RUN_MARK_ENV, signalGroup, sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { adoptRun, goalFile, listRuns, readRun, runEventsFile, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
 import { RunnerApiError } from './client.js';
-import { carry, finishAndReport, leaseState, type RunnerContext } from './carry.js';
+import { carry, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
 import { scratchGarden } from './scratch.js';
-import { readClaimState } from './state.js';
+import { inboxDir, outboxDir, readClaimState, type ClaimState } from './state.js';
 
 /**
  * A runner restarted with no memory of its runs (docs/runners/level2.md,
@@ -34,6 +34,33 @@ import { readClaimState } from './state.js';
 
 /** The message of a run whose agent was gone when its runner restarted (the doc's words). */
 export const AGENT_GONE_MESSAGE = 'the runner restarted and the agent process was gone; its exit was not observed';
+/** Why an adopted agent that ended without a result event failed. */
+export const UNREPORTED_MESSAGE = 'the runner restarted while the agent ran; the agent ended without a result event and its exit was not observed';
+
+/**
+ * Carries an adopted run on through pak2's own driver code: dispatch judges
+ * the main turn from its stream (docs/runners/level2.md, "Catch-up and
+ * resumption"), runs the reflection turn where the goal type needs one, and
+ * closes the local record; the keeper heartbeats and watches the reflection.
+ */
+async function dispatchAdopted(ctx: RunnerContext, garden: Garden, goal: GoalRecord, runId: string, claim: ClaimState, carried: CarriedRun, adopted: NonNullable<DriverContext['adoptedMain']>): Promise<void> {
+  try {
+    await dispatch(goal, runId, {
+      garden,
+      env: { ...ctx.env, PAK2_OUTBOX: outboxDir(ctx.stateDir, runId), PAK2_INBOX: inboxDir(ctx.stateDir, runId), PAK2_GOAL_ID: goal.id },
+      contextBlocks: claim.context.blocks ?? {},
+      adoptedMain: adopted,
+      onRunStart: (_id, handle) => carried.keeper.setHandle(handle),
+      onRunEnd: () => carried.keeper.setHandle(undefined),
+      onStderr: () => undefined,
+    });
+  } catch (error) {
+    const current = await readRun(garden.paths, runId);
+    if (!isTerminalRunStatus(current.status)) await closeFromStream(garden, current, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: `pak2 failed while finishing the adopted run: ${(error as Error)?.message ?? String(error)}`, exitCode: null, by: 'runner' });
+  } finally {
+    carried.keeper.setHandle(undefined);
+  }
+}
 
 /** Reads a run's `process.json`, or undefined. */
 export function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | undefined {
@@ -178,13 +205,23 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
         await sweepRun(record.pid, record.mark, [files.events, files.stderr], 1000);
       } finally {
         ctx.signal.removeEventListener('abort', onAbort);
-        await carried.keeper.stop();
       }
       const stop = handle.stopping ? { reason: handle.stopping, detail: handle.stopDetail } : undefined;
-      await closeFromStream(garden, local, goal.type, judgeUnobserved(garden, local, goal.type, stop));
+      if (record.phase === 'main' && claim) {
+        // The main turn ended under this runner's watch: judged from its stream, then the reflection turn runs here, as it would have.
+        await dispatchAdopted(ctx, garden, goal, lease.run, claim, carried, { ...(stop ? { stoppedBy: stop.reason, stopDetail: stop.detail } : {}), unreported: UNREPORTED_MESSAGE });
+      } else {
+        await carried.keeper.stop();
+        await closeFromStream(garden, local, goal.type, judgeUnobserved(garden, local, goal.type, stop));
+      }
+    } else if (claim && record?.phase !== 'reflection') {
+      // The agent is gone: what its stream says stands (its exit was not observed); a result goes on to the reflection turn.
+      ctx.log(`resuming ${lease.run} (lease ${lease.id}): its agent is gone`);
+      carried.keeper.start();
+      await dispatchAdopted(ctx, garden, goal, lease.run, claim, carried, { unreported: AGENT_GONE_MESSAGE });
     } else {
       ctx.log(`resuming ${lease.run} (lease ${lease.id}): its agent is gone`);
-      await closeFromStream(garden, local, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: AGENT_GONE_MESSAGE, exitCode: null, by: 'runner' });
+      await closeFromStream(garden, local, goal.type, record?.phase === 'reflection' ? judgeUnobserved(garden, local, goal.type, undefined) : { status: 'failure', failureReason: 'driver_error', errorText: AGENT_GONE_MESSAGE, exitCode: null, by: 'runner' });
     }
     local = await readRun(garden.paths, lease.run);
   } else {
