@@ -41,6 +41,8 @@ import {
   readGoal,
   readLease,
   readPlant,
+  readPlantDocuments,
+  MAX_PLANT_DOCUMENT_BYTES,
   readRun,
   renderSupplements,
   runEventsFile,
@@ -85,7 +87,7 @@ const nextLeaseId = monotonicFactory();
 /** The most bytes one log upload, artifact or document may carry. */
 export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
-export const MAX_DOCUMENT_BYTES = 1024 * 1024;
+export const MAX_DOCUMENT_BYTES = MAX_PLANT_DOCUMENT_BYTES;
 
 /** How often a runner heartbeats at most: a third of the lease, seconds. */
 export function heartbeatSeconds(ttlSeconds: number): number {
@@ -108,7 +110,7 @@ export interface ClaimContext {
   prompt: string;
   motivation: string | null;
   plant: PlantRecord;
-  /** The plant's memory/, skills/ and knowledge/ files, paths relative to the plant directory. */
+  /** The plant's documents: the `.md` files under memory/, skills/ and knowledge/, paths relative to the plant directory. */
   documents: { path: string; content: string }[];
   seed: { name: string; content: string | null };
   blocks: { tend?: string; commission?: string; supplements?: string; comments?: string };
@@ -214,30 +216,6 @@ function readText(file: string): string | null {
   }
 }
 
-/** Every regular file under the plant's memory/, skills/, knowledge/, relative to the plant directory (at most 1 MB each). */
-function plantDocuments(dir: string): { path: string; content: string }[] {
-  const out: { path: string; content: string }[] = [];
-  const walk = (rel: string) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(path.join(dir, rel), { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      const child = path.posix.join(rel, entry.name);
-      if (entry.isDirectory()) walk(child);
-      else if (entry.isFile()) {
-        const file = path.join(dir, child);
-        if (fs.statSync(file).size > MAX_DOCUMENT_BYTES) continue;
-        out.push({ path: child, content: fs.readFileSync(file, 'utf8') });
-      }
-    }
-  };
-  for (const top of ['memory', 'skills', 'knowledge']) walk(top);
-  return out;
-}
-
 async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, now: Date): Promise<ClaimContext> {
   const { paths, config } = garden;
   const plant = await readPlant(paths, run.plant);
@@ -258,7 +236,7 @@ async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, no
     prompt,
     motivation: readText(paths.motivationFile),
     plant,
-    documents: plantDocuments(plantDir(paths, plant.name)),
+    documents: Object.entries(readPlantDocuments(plantDir(paths, plant.name))).map(([rel, content]) => ({ path: rel, content })),
     seed: { name: plant.seed, content: readText(seedFile(paths, plant.seed)) },
     blocks,
     comments,

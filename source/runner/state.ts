@@ -98,31 +98,7 @@ export async function writeCursor(stateDir: string, cursor: string): Promise<voi
   await fsp.rename(temp, file);
 }
 
-/** The Markdown documents under a plant directory's memory/, skills/, knowledge/ (path relative to it → content). */
-export function readPlantDocuments(plantDir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (dir: string) => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.md')) {
-        try {
-          out[path.relative(plantDir, full).split(path.sep).join('/')] = fs.readFileSync(full, 'utf8');
-        } catch {
-          // unreadable: not a document we can send
-        }
-      }
-    }
-  };
-  for (const sub of ['memory', 'skills', 'knowledge']) walk(path.join(plantDir, sub));
-  return out;
-}
+export { readPlantDocuments } from '../store/index.js';
 
 /** The documents whose content differs between `before` and `after` (new ones included; removed ones are not sent). */
 export function changedDocuments(before: Record<string, string>, after: Record<string, string>): PlantDocument[] {

@@ -122,9 +122,9 @@ export async function listPlants(paths: GardenPaths): Promise<{ plants: PlantRec
   return { plants, problems };
 }
 
-/** `- skills/x.md — Heading; Heading` lines for every .md file under `dir` (headings only, never the text). */
-export function indexMarkdown(dir: string, label: string): string[] {
-  const entries: string[] = [];
+/** The `.md` files under `dir`, depth first in name order, as absolute paths; a missing or unreadable directory has none. */
+export function markdownFiles(dir: string): string[] {
+  const found: string[] = [];
   const walk = (current: string) => {
     let names: fs.Dirent[];
     try {
@@ -135,24 +135,55 @@ export function indexMarkdown(dir: string, label: string): string[] {
     for (const entry of names.sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(current, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.name.endsWith('.md')) {
-        let text = '';
-        try {
-          text = fs.readFileSync(full, 'utf8');
-        } catch {
-          // unreadable: listed without headings
-        }
-        const headings = text
-          .split('\n')
-          .filter((line) => /^#{1,3} /.test(line))
-          .map((line) => line.replace(/^#+ /, '').trim())
-          .slice(0, 8);
-        const rel = path.relative(path.dirname(dir), full).split(path.sep).join('/');
-        entries.push(`- ${rel}${headings.length ? ` — ${headings.join('; ')}` : ''}`);
-      }
+      else if (entry.isFile() && entry.name.endsWith('.md')) found.push(full);
     }
   };
   walk(dir);
+  return found;
+}
+
+/** `- skills/x.md — Heading; Heading` lines for every .md file under `dir` (headings only, never the text). */
+export function indexMarkdown(dir: string, label: string): string[] {
+  const entries = markdownFiles(dir).map((full) => {
+    let text = '';
+    try {
+      text = fs.readFileSync(full, 'utf8');
+    } catch {
+      // unreadable: listed without headings
+    }
+    const headings = text
+      .split('\n')
+      .filter((line) => /^#{1,3} /.test(line))
+      .map((line) => line.replace(/^#+ /, '').trim())
+      .slice(0, 8);
+    const rel = path.relative(path.dirname(dir), full).split(path.sep).join('/');
+    return `- ${rel}${headings.length ? ` — ${headings.join('; ')}` : ''}`;
+  });
   return entries.length ? entries : [`(no ${label} yet)`];
+}
+
+/** The most bytes one plant document may hold to be sent or written over the server (docs/runners/level2.md). */
+export const MAX_PLANT_DOCUMENT_BYTES = 1024 * 1024;
+
+/**
+ * A plant directory's documents: the `.md` files under its `memory/`,
+ * `skills/` and `knowledge/`, keyed by their path relative to it
+ * (`memory/MEMORY.md`), at most {@link MAX_PLANT_DOCUMENT_BYTES} each (a
+ * larger or unreadable one is left out). What a runner's claim carries and
+ * `documents_upsert` writes back.
+ */
+export function readPlantDocuments(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const sub of ['memory', 'skills', 'knowledge']) {
+    for (const full of markdownFiles(path.join(dir, sub))) {
+      try {
+        if (fs.statSync(full).size > MAX_PLANT_DOCUMENT_BYTES) continue;
+        out[path.relative(dir, full).split(path.sep).join('/')] = fs.readFileSync(full, 'utf8');
+      } catch {
+        // unreadable: not a document that can be sent
+      }
+    }
+  }
+  return out;
 }
 
