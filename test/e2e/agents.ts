@@ -127,3 +127,16 @@ export function codexScriptedConfig(url: string): string {
     '',
   ].join('\n');
 }
+
+/** The environment that points the real claude CLI at the scripted model server at `url`, its state in `stateDir` (no retries, telemetry or updates). */
+export function claudeScriptedEnv(url: string, stateDir: string): NodeJS.ProcessEnv {
+  return {
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: 'test-key',
+    CLAUDE_CONFIG_DIR: stateDir,
+    CLAUDE_CODE_MAX_RETRIES: '0',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}

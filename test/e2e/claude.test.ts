@@ -6,7 +6,7 @@ import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { waitFor } from '../support/garden.js';
 import { startModelServer, type ModelScript, type ModelServer } from '../support/model-server.js';
-import { cycleUntilIdle, goalEventTypes, makeAgentGarden, processesWith, streamOf, SUCCESSFUL_GOAL_EVENTS, type AgentGarden } from './agents.js';
+import { claudeScriptedEnv, cycleUntilIdle, goalEventTypes, makeAgentGarden, processesWith, streamOf, SUCCESSFUL_GOAL_EVENTS, type AgentGarden } from './agents.js';
 
 let server: ModelServer | undefined;
 let garden: AgentGarden | undefined;
@@ -22,15 +22,7 @@ const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
 async function setup(script: ModelScript, coordinator: Record<string, number> = {}): Promise<AgentGarden> {
   server = await startModelServer(script);
   const url = server.url;
-  garden = await makeAgentGarden('claude', coordinator, (stateDir) => ({
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_API_KEY: 'test-key',
-    CLAUDE_CONFIG_DIR: stateDir,
-    CLAUDE_CODE_MAX_RETRIES: '0',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  }));
+  garden = await makeAgentGarden('claude', coordinator, (stateDir) => claudeScriptedEnv(url, stateDir));
   return garden;
 }
 

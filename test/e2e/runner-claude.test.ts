@@ -13,7 +13,7 @@ import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { startCli } from '../support/cli.js';
 import { startModelServer, type ModelScript, type ModelServer } from '../support/model-server.js';
 import { until } from '../server/support.js';
-import { cycleUntilIdle, makeAgentGarden, processesWith, type AgentGarden } from './agents.js';
+import { claudeScriptedEnv, cycleUntilIdle, makeAgentGarden, processesWith, type AgentGarden } from './agents.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -29,22 +29,10 @@ const SCRIPT: ModelScript = {
   ],
 };
 
-function claudeEnv(url: string, stateDir: string): NodeJS.ProcessEnv {
-  return {
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_API_KEY: 'test-key',
-    CLAUDE_CONFIG_DIR: stateDir,
-    CLAUDE_CODE_MAX_RETRIES: '0',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  };
-}
-
 async function agentGarden(coordinator: Record<string, number> = {}): Promise<{ garden: AgentGarden; server: ModelServer }> {
   const server = await startModelServer(SCRIPT);
   cleanups.push(() => server.close());
-  const garden = await makeAgentGarden('claude', coordinator, (stateDir) => claudeEnv(server.url, stateDir));
+  const garden = await makeAgentGarden('claude', coordinator, (stateDir) => claudeScriptedEnv(server.url, stateDir));
   cleanups.push(() => garden.cleanup());
   return { garden, server };
 }

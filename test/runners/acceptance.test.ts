@@ -37,6 +37,20 @@ function leaseFiles(s: ServedGarden): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith('.json')) : [];
 }
 
+/** Runner alpha claims `goal` and uploads its stream; kill -9; alpha again with the same work and state directories resumes; the agent is released and the goal closes. */
+async function killAndRestartMidRun(s: ServedGarden, goal: string): Promise<RunnerProcess> {
+  const a = runner(s, 'alpha', 'wait');
+  await until(() => leaseFiles(s).length === 1, 30_000, 'a lease');
+  await until(() => fs.existsSync(path.join(s.runtimeRoot, 'runs', `${goal}-r1`, 'events.jsonl')), 30_000, 'the stream upload');
+  a.child.kill('SIGKILL');
+  await a.exited;
+  const again = runner(s, 'alpha', 'wait', { workdir: a.workdir, state: a.state });
+  await until(() => /resum/i.test(again.output()), 20_000, 'the restarted runner to resume');
+  fs.writeFileSync(s.release, 'go');
+  await until(() => goalRecord(s, goal).status === 'closed', 40_000, 'the goal to close');
+  return again;
+}
+
 describe('remote runners: leases, kill -9, abandoned runs', () => {
   it('two runners, one goal: one lease; kill -9 its holder: after the TTL the run is abandoned, the goal requeued, the other runner completes it, the dead runner’s late finish is refused', async () => {
     const s = await garden('wait', 4);
@@ -86,15 +100,7 @@ describe('remote runners: leases, kill -9, abandoned runs', () => {
     const s = await garden('wait', 12);
     // A spike: no reflection turn (a type that reflects: the next test).
     const goal = await submit(s, 'Wait for the release file, then finish.', 'spike');
-    const a = runner(s, 'alpha', 'wait');
-    await until(() => leaseFiles(s).length === 1, 30_000, 'a lease');
-    await until(() => fs.existsSync(path.join(s.runtimeRoot, 'runs', `${goal}-r1`, 'events.jsonl')), 30_000, 'the stream upload');
-    a.child.kill('SIGKILL');
-    await a.exited;
-    const again = runner(s, 'alpha', 'wait', { workdir: a.workdir, state: a.state });
-    await until(() => /resum/i.test(again.output()), 20_000, 'the restarted runner to resume');
-    fs.writeFileSync(s.release, 'go');
-    await until(() => goalRecord(s, goal).status === 'closed', 40_000, 'the goal to close');
+    const again = await killAndRestartMidRun(s, goal);
     const run = runRecord(s, `${goal}-r1`);
     expect(run.status, JSON.stringify({ run, output: again.output() })).toBe('success');
     expect(run.exit_code).toBeNull(); // the restarted runner did not start the agent: its exit code is not observable
@@ -108,14 +114,7 @@ describe('remote runners: leases, kill -9, abandoned runs', () => {
   it('a resumed run of a goal type that reflects: the restarted runner runs the reflection turn the first one never reached', async () => {
     const s = await garden('wait', 12);
     const goal = await submit(s, 'Wait for the release file, then finish.');
-    const a = runner(s, 'alpha', 'wait');
-    await until(() => fs.existsSync(path.join(s.runtimeRoot, 'runs', `${goal}-r1`, 'events.jsonl')), 30_000, 'the stream upload');
-    a.child.kill('SIGKILL');
-    await a.exited;
-    const again = runner(s, 'alpha', 'wait', { workdir: a.workdir, state: a.state });
-    await until(() => /resum/i.test(again.output()), 20_000, 'the restarted runner to resume');
-    fs.writeFileSync(s.release, 'go');
-    await until(() => goalRecord(s, goal).status === 'closed', 40_000, 'the goal to close');
+    await killAndRestartMidRun(s, goal);
     const run = runRecord(s, `${goal}-r1`);
     // The main turn's exit was not observed (null, not held against it); its result and cost stand, and the reflection ran here.
     expect(run).toMatchObject({ status: 'success', exit_code: null, outputs: { final_text: 'done waiting' }, reflection: 'Learned: remote runs report through their runner.', session_id: `sess-${goal}-r1` });
