@@ -9,6 +9,7 @@ import { useClock } from './hooks/use-clock.js';
 import { useKeys, type KeyHandler } from './hooks/use-keys.js';
 import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
 import { useTerminalSize } from './hooks/use-terminal-size.js';
+import { installInkRowCache } from './ink-rows.js';
 import { Confirm } from './overlays/confirm.js';
 import { ConfirmQuit } from './overlays/confirm-quit.js';
 import { Detail, goalDetail } from './overlays/detail.js';
@@ -24,6 +25,9 @@ import { Plants } from './panes/plants.js';
 import { RunTail } from './panes/run-tail.js';
 import { StatusLine, type StatusMessage } from './status-line.js';
 import { editState, type EditState } from './text-edit.js';
+
+// Ink draws only the screen rows that changed since it last drew them (issue 13; the frames are the same).
+await installInkRowCache();
 
 /**
  * What the workbench may do. The live workbench passes the same core

@@ -1,0 +1,229 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/**
+ * Ink's frame stage, with the rows of the screen kept from one frame to the
+ * next (issue 13).
+ *
+ * Every frame Ink lays the whole tree out again and its `Output.get()`
+ * builds a grid of styled cells for the whole screen: each text line is
+ * tokenized for ANSI codes, each character becomes an object with its
+ * styles, each row is turned back into a string. That is most of a frame's
+ * time (about three quarters at 120x40) and most of its garbage (about 10
+ * MB), and it is the same work for a row that did not change, which is most
+ * rows on a key press.
+ *
+ * A screen row's string depends only on the terminal's width and on what
+ * was written into it, in order: the column and the (transformed, clipped)
+ * text of each line that lands on it. So `get()` here first replays Ink's
+ * own walk over the write operations (the same vertical clipping, the same
+ * transformers called the same way) to list each row's writes, and looks
+ * the row up by them; only a row not seen lately is drawn, by Ink's own
+ * `get()` on a one-row output holding just that row's writes. The frame is
+ * the same string, character for character; where the replay cannot be
+ * sure of that (a horizontal clip, a transformer that makes a line break,
+ * a size that is not a whole number) the whole frame is Ink's own `get()`.
+ */
+
+/** One of Ink's `Output` operations, as its `write`, `clip` and `unclip` record them. */
+interface InkOperation {
+  type: string;
+  x?: number;
+  y?: number;
+  text?: string;
+  transformers?: ((line: string, index: number) => string)[];
+  clip?: { x1?: number; x2?: number; y1?: number; y2?: number };
+}
+
+/** What this module relies on of an instance of Ink's `Output` class (ink/build/output.js). */
+interface InkOutput {
+  width: number;
+  height: number;
+  operations: InkOperation[];
+  caches: unknown;
+  write(x: number, y: number, text: string, options: { transformers: ((line: string, index: number) => string)[] }): void;
+  clip(clip: NonNullable<InkOperation['clip']>): void;
+  unclip(): void;
+  get(): { output: string; height: number };
+}
+
+/** Ink's `Output` class. */
+export interface InkOutputClass {
+  new (options: { width: number; height: number }): InkOutput;
+  prototype: InkOutput;
+}
+
+/** Options of {@link cacheInkRows}. */
+export interface RowCacheOptions {
+  /** Rows kept (least recently used dropped first); default 2,000, about fifty 120x40 screens. */
+  maxRows?: number;
+  /** Characters kept, keys and rows together; default 4 M (about 8 MB). */
+  maxChars?: number;
+}
+
+/** The row cache a patched class holds, for tests and measurement. */
+export interface RowCacheStats {
+  hits: number;
+  misses: number;
+  /** Frames left to Ink's own `get()` whole (see the module's comment). */
+  fallbacks: number;
+  rows: number;
+  chars: number;
+}
+
+/** What {@link cacheInkRows} keeps on the class it patched. */
+export interface RowCache {
+  stats: RowCacheStats;
+  /** Ink's own `get()`, which the patched one calls for a row it has not seen and for a frame it cannot vouch for. */
+  original: InkOutput['get'];
+}
+
+const PATCHED = Symbol.for('pak2.inkRowCache');
+
+type Patched = InkOutputClass & { [PATCHED]?: RowCache };
+
+/** The row cache of a class {@link cacheInkRows} patched; undefined for one it did not. */
+export function rowCacheOf(Output: InkOutputClass): RowCache | undefined {
+  return (Output as Patched)[PATCHED];
+}
+
+/**
+ * Patches Ink's `Output` class so `get()` draws only the rows it has not
+ * drawn lately (see the module's comment); the frames are unchanged.
+ * Idempotent. Returns the cache's counters.
+ */
+export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = {}): RowCacheStats {
+  const patched = Output as Patched;
+  if (patched[PATCHED]) return patched[PATCHED].stats;
+  const maxRows = options.maxRows ?? 2000;
+  const maxChars = options.maxChars ?? 4_000_000;
+  const original = Output.prototype.get;
+  const stats: RowCacheStats = { hits: 0, misses: 0, fallbacks: 0, rows: 0, chars: 0 };
+  // Insertion order is recency: a hit is moved to the end, the front is dropped first.
+  const rows = new Map<string, string>();
+
+  const remember = (key: string, row: string) => {
+    rows.set(key, row);
+    stats.chars += key.length + row.length;
+    while (rows.size > maxRows || stats.chars > maxChars) {
+      const [oldKey, oldRow] = rows.entries().next().value as [string, string];
+      rows.delete(oldKey);
+      stats.chars -= oldKey.length + oldRow.length;
+    }
+    stats.rows = rows.size;
+  };
+
+  Output.prototype.get = function get(this: InkOutput) {
+    const writes = rowWrites(this);
+    if (!writes) {
+      stats.fallbacks += 1;
+      return original.call(this);
+    }
+    const out: string[] = new Array<string>(this.height);
+    for (let y = 0; y < this.height; y++) {
+      const row = writes[y];
+      let key = `${this.width}`;
+      if (row) for (let i = 0; i < row.length; i += 2) key += `|${row[i] as number}:${(row[i + 1] as string).length}:${row[i + 1] as string}`;
+      let text = rows.get(key);
+      if (text === undefined) {
+        stats.misses += 1;
+        const one = new Output({ width: this.width, height: 1 });
+        one.caches = this.caches;
+        if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
+        text = original.call(one).output;
+        remember(key, text);
+      } else {
+        stats.hits += 1;
+        rows.delete(key);
+        rows.set(key, text);
+      }
+      out[y] = text;
+    }
+    return { output: out.join('\n'), height: this.height };
+  };
+  patched[PATCHED] = { stats, original };
+  return stats;
+}
+
+/**
+ * Each row's writes, in order, as `[x, line, x, line, …]`, the way Ink's
+ * `get()` places them: lines clipped to the innermost clip, transformed,
+ * rows outside the output dropped. Undefined when the row cache cannot
+ * vouch for the frame: a horizontal clip, a line break made by a
+ * transformer, a size or position that is not a whole number.
+ */
+function rowWrites(output: InkOutput): ((number | string)[] | undefined)[] | undefined {
+  const { width, height } = output;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 0 || height < 0) return undefined;
+  const rows: ((number | string)[] | undefined)[] = new Array(height);
+  const clips: NonNullable<InkOperation['clip']>[] = [];
+  for (const operation of output.operations) {
+    if (operation.type === 'clip') {
+      const clip = operation.clip ?? {};
+      if (typeof clip.x1 === 'number' || typeof clip.x2 === 'number') return undefined;
+      clips.push(clip);
+      continue;
+    }
+    if (operation.type === 'unclip') {
+      clips.pop();
+      continue;
+    }
+    if (operation.type !== 'write') return undefined;
+    let x = operation.x!;
+    let y = operation.y!;
+    if (!Number.isInteger(x) || !Number.isInteger(y)) return undefined;
+    let lines = operation.text!.split('\n');
+    const clip = clips.at(-1);
+    if (clip && typeof clip.y1 === 'number' && typeof clip.y2 === 'number') {
+      if (y + lines.length < clip.y1 || y > clip.y2) continue;
+      const from = y < clip.y1 ? clip.y1 - y : 0;
+      const to = y + lines.length > clip.y2 ? clip.y2 - y : lines.length;
+      lines = lines.slice(from, to);
+      if (y < clip.y1) y = clip.y1;
+    }
+    // Ink moves down a row only after a line lands on one: once a line falls outside, all after it do.
+    for (let index = 0; index < lines.length; index++) {
+      const r = y + index;
+      if (r < 0 || r >= height) break;
+      let line = lines[index]!;
+      for (const transform of operation.transformers ?? []) line = transform(line, index);
+      if (line.includes('\n')) return undefined;
+      if (line.length === 0) continue; // writes nothing (Ink's write drops empty text too)
+      (rows[r] ??= []).push(x, line);
+    }
+  }
+  return rows;
+}
+
+/**
+ * The `Output` class of the Ink this process renders with: ink/build/output.js
+ * beside the module `ink` resolves to from here (the same module instance
+ * Ink's renderer imports). Undefined when Ink's build is not laid out as
+ * expected.
+ */
+export async function findInkOutput(): Promise<InkOutputClass | undefined> {
+  try {
+    const entry = createRequire(import.meta.url).resolve('ink');
+    const module = (await import(pathToFileURL(path.join(path.dirname(entry), 'output.js')).href)) as { default?: unknown };
+    const Output = module.default as InkOutputClass | undefined;
+    if (typeof Output !== 'function' || typeof Output.prototype.get !== 'function' || typeof Output.prototype.write !== 'function') return undefined;
+    const probe = new Output({ width: 1, height: 1 });
+    return Array.isArray(probe.operations) && 'caches' in probe ? Output : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+let installed: Promise<RowCacheStats | undefined> | undefined;
+
+/**
+ * Patches the `Output` class of the Ink this process renders with
+ * ({@link findInkOutput}) with {@link cacheInkRows}. Resolves with the
+ * cache's counters, or undefined when Ink's build is not laid out as
+ * expected (then Ink is left as it is). Idempotent.
+ */
+export function installInkRowCache(): Promise<RowCacheStats | undefined> {
+  installed ??= findInkOutput().then((Output) => (Output ? cacheInkRows(Output) : undefined));
+  return installed;
+}
