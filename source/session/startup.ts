@@ -45,7 +45,7 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
     `- Plants: ${plants.map((p) => `${p.name} (seed ${p.seed})`).join(', ') || 'none'}`,
     `- Queued: ${goals.length} goal${goals.length === 1 ? '' : 's'}${goals.length ? ` — ${goals.slice(0, 5).map((g) => `${g.id} (${g.type}, ${g.assigned_to ?? 'no plant'})`).join('; ')}` : ''}`,
     `- Driver: ${settings.driver}, model ${settings.model ?? 'default'}${settings.reasoningEffort ? `, effort ${settings.reasoningEffort}` : ''}`,
-    `- Watchdog ${config.coordinator.watchdogSeconds} s, run limit ${config.coordinator.runTimeoutSeconds} s, ${config.coordinator.maxConcurrentRuns} run(s) at a time`,
+    `- Watchdog ${config.coordinator.watchdogSeconds} s, run limit ${config.coordinator.runTimeoutSeconds} s, ${config.coordinator.maxConcurrentRuns ? `${config.coordinator.maxConcurrentRuns} run(s) at a time` : 'no runs here: remote runners (pak2 runner) take the goals'}`,
     '',
     'I will post short updates on the first run here until you write. Reply with `pak2 chat` or the chat pane.',
   ];

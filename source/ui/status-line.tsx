@@ -62,14 +62,15 @@ export function messageText(snapshot: Snapshot, message: StatusMessage): string 
   return `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''} ${run.id} · ${goal} ${subject.goal}`;
 }
 
-/** The status line: coordinator state, problems, live runs, cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, problems, live runs (here, and on remote runners), cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
   const cost = `$${s.costToday.usd.toFixed(4)} today${s.costToday.unknown ? ` (+${s.costToday.unknown} unknown)` : ''}`;
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
-  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const remote = Object.keys(s.leases).length;
+  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, ...(remote ? [`${remote} on runners`] : []), `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

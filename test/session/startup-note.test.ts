@@ -1,0 +1,22 @@
+/** The startup note says how runs are taken: here, or by remote runners only (docs/runners/level2.md). */
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildStartupNote } from '../../source/session/startup.js';
+import { makeTestGarden } from '../support/garden.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+describe('buildStartupNote', () => {
+  it('names the runs at a time, or says remote runners take the goals when the garden runs none itself', async () => {
+    const local = await makeTestGarden({ coordinator: { max_concurrent_runs: 2 } });
+    cleanups.push(local.cleanup);
+    expect(await buildStartupNote(local)).toContain('2 run(s) at a time');
+    const remote = await makeTestGarden({ coordinator: { max_concurrent_runs: 0 } });
+    cleanups.push(remote.cleanup);
+    const note = await buildStartupNote(remote);
+    expect(note).toContain('no runs here: remote runners (pak2 runner) take the goals');
+    expect(note).not.toContain('0 run(s)');
+  });
+});
