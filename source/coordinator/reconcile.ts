@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import pLimit from 'p-limit';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
@@ -7,6 +8,7 @@ import {
   appendJsonLine,
   dispatchOrder,
   latestRun,
+  leaseFile,
   OpenGoalScanner,
   openRun,
   readGoal,
@@ -22,7 +24,7 @@ import { closeFromStream, RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { decideWatchdog } from '../driver/liveness.js';
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
-import { expireLeases } from './remote.js';
+import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals } from './settle.js';
 
 export { settleGoals } from './settle.js';
@@ -271,8 +273,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   for (const goal of goals) {
     if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await loadRun(goal);
-    // A remote run's liveness is its lease (expired below), watched by its runner's own watchdog.
-    if (!run || isTerminalRunStatus(run.status) || run.runner) continue;
+    // A remote run's liveness is its lease (expired below), watched by its runner's own watchdog; one without a lease file cannot be renewed.
+    if (run?.runner && !isTerminalRunStatus(run.status)) {
+      if (!fs.existsSync(leaseFile(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) summary.abandoned.push(run.id);
+      continue;
+    }
+    if (!run || isTerminalRunStatus(run.status)) continue;
     const handle = options.live?.get(run.id);
     if (handle?.stopping) continue; // already being stopped; its dispatch closes it
     const eventsFile = runEventsFile(paths, run.id);
@@ -305,7 +311,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   }
 
   // 2b. Leases of remote runs: one past its TTL closes its run abandoned (docs/runners/level2.md).
-  summary.abandoned = await expireLeases(garden, now);
+  summary.abandoned.push(...(await expireLeases(garden, now)));
 
   // 3. Close completed goals
   runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh

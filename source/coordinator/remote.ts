@@ -630,6 +630,41 @@ export async function expireLeases(garden: Garden, now: () => Date = () => new D
 }
 
 /**
+ * Closes a remote run whose lease file is gone (a crash between `openRun`
+ * and the lease's write, or a lease file removed by hand): nothing can renew
+ * it, so once `[runners] lease_ttl_seconds` has passed since the run started
+ * it is `abandoned` / `lease_expired` like any expired lease, and its goal
+ * goes back to the queue. An expiry interrupted after the lease ended but
+ * before the run closed is finished too. A run with an active lease is the
+ * reaper's ({@link expireLeases}), never touched here.
+ *
+ * @returns true when it closed the run.
+ */
+export async function abandonLeaselessRun(garden: Garden, run: RunRecord, now: () => Date = () => new Date()): Promise<boolean> {
+  const { paths } = garden;
+  if (!run.runner || isTerminalRunStatus(run.status)) return false;
+  const ttl = garden.config.runners.leaseTtlSeconds;
+  const closed = await withLeaseLock(paths, run.id, async () => {
+    const lease = await readLease(paths, run.id).catch(() => 'damaged' as const);
+    // An expiry interrupted between ending the lease and closing the run is finished now; an active (or damaged) lease is the reaper's.
+    const interrupted = lease !== 'damaged' && lease?.state === 'expired';
+    if (lease && !interrupted) return false;
+    if (!interrupted && Date.parse(run.started_at) + ttl * 1000 > now().getTime()) return false;
+    const current = await readRun(paths, run.id);
+    if (isTerminalRunStatus(current.status)) return false;
+    const goal = await readGoal(paths, run.goal);
+    const message = interrupted
+      ? `abandoned: runner ${run.runner!.name}@${run.runner!.host}'s lease ${run.runner!.lease} expired (its close was interrupted and is finished now)`
+      : `abandoned: run of runner ${run.runner!.name}@${run.runner!.host} has no lease file (lease ${run.runner!.lease} never written or removed); nothing renewed it for ${ttl} s`;
+    if (!interrupted) await appendEvent(paths, { type: 'LeaseExpired', run: run.id, goal: run.goal, plant: run.plant, detail: message }, now());
+    await closeFromStream(garden, current, goal.type, { status: 'abandoned', failureReason: 'lease_expired', errorText: message, by: 'lease' }, now());
+    return true;
+  });
+  if (closed) await settleOne(garden, run.goal, now);
+  return closed;
+}
+
+/**
  * Asks the runner holding a run to stop it (`pak2 stop`, `pak2 cancel`,
  * `POST /goals/:id/cancel`): the lease's `stop` is set and the runner's next
  * heartbeat is told. The run closes when the runner finishes it.

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimTask, finishRemoteRun, heartbeat, reconcile, RemoteRefusal, type DispatchFn } from '../../source/coordinator/index.js';
-import { archivePlant, commissionPlant, createGoal, readGoal, readLease, readRun } from '../../source/store/index.js';
+import { archivePlant, commissionPlant, createGoal, endLease, leaseFile, readGoal, readLease, readRun } from '../../source/store/index.js';
 import { makeTestGarden, readEventLog } from '../support/garden.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -134,6 +134,31 @@ describe('reconcile and a leased run', () => {
     expect((await readLease(g.paths, claim!.run.id))?.state).toBe('expired');
     expect((await readGoal(g.paths, remote.id)).status).toBe('queued');
     expect(readEventLog(g).filter((e) => e.type === 'LeaseExpired')).toHaveLength(1);
+  });
+
+  it('a remote run whose lease file is gone (a crash after openRun) is abandoned once a TTL passed since it started; an interrupted expiry is finished', async () => {
+    const g = await garden();
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'remote work' }, t0);
+    const claim = (await claimTask(g, WHO, {}, () => t0))!;
+    fs.rmSync(leaseFile(g.paths, claim.run.id));
+    const dispatch: DispatchFn = async () => undefined;
+    expect((await reconcile({ garden: g, dispatch, now: () => new Date(t0.getTime() + 100_000) })).abandoned).toEqual([]);
+    expect((await readRun(g.paths, claim.run.id)).status).toBe('running');
+    const late = await reconcile({ garden: g, dispatch, now: () => new Date(t0.getTime() + 601_000) });
+    expect(late.abandoned).toEqual([claim.run.id]);
+    expect(await readRun(g.paths, claim.run.id)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired', outputs: { error: expect.stringMatching(/has no lease file/) } });
+    expect((await readGoal(g.paths, claim.goal.id)).status).toBe('queued');
+
+    // The same goal claimed again; its lease ended expired but the run's close never came (a crash in between).
+    const again = (await claimTask(g, WHO, {}, () => new Date(t0.getTime() + 602_000)))!;
+    expect(again.run.id).toBe(`${claim.goal.id}-r2`);
+    const lease = (await readLease(g.paths, again.run.id))!;
+    await endLease(g.paths, lease, 'expired', new Date(t0.getTime() + 603_000));
+    const pass = await reconcile({ garden: g, dispatch, now: () => new Date(t0.getTime() + 604_000) });
+    expect(pass.abandoned).toEqual([again.run.id]);
+    expect(await readRun(g.paths, again.run.id)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
+    expect((await readGoal(g.paths, claim.goal.id)).status).toBe('queued');
   });
 
   it('a late heartbeat that finds its lease past the TTL before any pass: refused, the run abandoned and the goal requeued', async () => {
