@@ -21,7 +21,8 @@ export const LeaseSchema = lazySchema(() =>
     run: codedString(RUN_ID_PATTERN, 'INVALID_ID_FORMAT'),
     goal: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT'),
     plant: codedString(PLANT_NAME_PATTERN, 'INVALID_PLANT_NAME'),
-    runner: z.looseObject({ name: z.string().regex(RUNNER_NAME_PATTERN), host: z.string().min(1).max(255) }),
+    /** `instance`: the runner process's id (`Pak2-Runner-Instance`, kept in its state directory); a lease without one accepts any process of that name. */
+    runner: z.looseObject({ name: z.string().regex(RUNNER_NAME_PATTERN), host: z.string().min(1).max(255), instance: z.string().optional() }),
     state: z.enum(LEASE_STATES),
     ttl_seconds: z.number().int().min(1),
     claimed_at: timestamp(),

@@ -62,6 +62,8 @@ import { settleGoals } from './settle.js';
 export interface RunnerIdentity {
   name: string;
   host: string;
+  /** The runner process's instance id (header `Pak2-Runner-Instance`): a lease claimed with one is refused to another instance of the same name. */
+  instance?: string;
 }
 
 /**
@@ -192,7 +194,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
       run: run.id,
       goal: goal.id,
       plant: plantName,
-      runner: { name: who.name, host: who.host },
+      runner: { name: who.name, host: who.host, ...(who.instance ? { instance: who.instance } : {}) },
       state: 'active',
       ttl_seconds: ttl,
       claimed_at: at.toISOString(),
@@ -281,6 +283,10 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
     await refused(garden, lease, who, call, `the lease is held by ${lease.runner.name}@${lease.runner.host}`, now);
     throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
   }
+  if (who.instance && lease.runner.instance && who.instance !== lease.runner.instance) {
+    await refused(garden, lease, who, call, `the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, not ${who.instance})`, now);
+    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, not ${who.instance})`, 'Pak2-Runner-Instance', { state: lease.state });
+  }
   if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) {
     lease = await expireLeaseLocked(garden, lease, now);
     // As the reaper does: the goal goes back to the queue now, not whenever a coordinator pass next runs (there may be none).
@@ -324,7 +330,7 @@ export async function heartbeat(garden: Garden, runId: string, input: { lease?: 
     const lease = await activeLease(garden, runId, input.lease, who, 'heartbeat', at);
     const renewed: LeaseRecord = {
       ...lease,
-      runner: { name: who.name, host: who.host },
+      runner: { ...lease.runner, name: who.name, host: who.host },
       renewed_at: at.toISOString(),
       expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(),
       heartbeats: lease.heartbeats + 1,
