@@ -189,7 +189,14 @@ async function appendNow(file: string, data: unknown): Promise<void> {
 /**
  * Runs `fn` holding an inter-process lock on `target` (an existing directory
  * or file; the lock is the directory `lockPath`, default `<target>.lock`).
- * Waits up to ~5 s.
+ * Waits up to ~5 s. proper-lockfile keeps its in-process state by `target`,
+ * so one target must always go with one `lockPath` (two locks of one
+ * target with different lock paths overwrite each other's state).
+ *
+ * A lock found compromised while held (its directory removed or its mtime
+ * not refreshed, e.g. under a stalled event loop) is said in one stderr line
+ * and never crashes the process; a failed release after `fn` finished does
+ * not turn its result into an error (the lock goes stale and is taken over).
  */
 export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
   const { default: lockfile } = await import('proper-lockfile');
@@ -197,10 +204,11 @@ export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath
     lockfilePath: lockPath,
     retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
     stale: 10_000,
+    onCompromised: (error) => process.stderr.write(`pak2: lock ${lockPath} was compromised while held (${error.message})\n`),
   });
   try {
     return await fn();
   } finally {
-    await release();
+    await release().catch(() => undefined);
   }
 }

@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { formatIssue, validateLease, type LeaseRecord, type LeaseState } from '../contracts/index.js';
-import type { GardenPaths } from '../garden/index.js';
+import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
 
@@ -94,9 +95,13 @@ export async function endLease(paths: GardenPaths, lease: LeaseRecord, state: Ex
 /**
  * Runs `fn` holding the inter-process lock of one run's lease, so a
  * heartbeat, a finish and the expiry never interleave (the lock directory is
- * `leases/<run-id>.lock`).
+ * `leases/<run-id>.lock`; its target is the run's meta.json, a target no
+ * other lock uses). A run that has no record has no lease to guard: `fn`
+ * runs unlocked and finds nothing.
  */
 export async function withLeaseLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
+  const target = path.join(runDir(paths, runId), 'meta.json');
+  if (!fs.existsSync(target)) return fn();
   await fsp.mkdir(leasesDir(paths), { recursive: true });
-  return withLock(leasesDir(paths), fn, path.join(leasesDir(paths), `${runId}.lock`));
+  return withLock(target, fn, path.join(leasesDir(paths), `${runId}.lock`));
 }

@@ -176,6 +176,21 @@ describe('reconcile and a leased run', () => {
   });
 });
 
+describe('lease locks', () => {
+  it('operations on two leases at once in one process never share a lock: concurrent heartbeats and finishes all succeed', async () => {
+    const g = await garden();
+    for (let i = 0; i < 4; i += 1) await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: `remote ${i}` });
+    const claims = [];
+    for (let i = 0; i < 4; i += 1) claims.push((await claimTask(g, { name: `r${i}`, host: 'box' }))!);
+    for (let round = 0; round < 5; round += 1) {
+      await Promise.all(claims.map((c, i) => heartbeat(g, c.run.id, { lease: c.lease.id, progress: round * 10 }, { name: `r${i}`, host: 'box' })));
+    }
+    const finished = await Promise.all(claims.map((c, i) => finishRemoteRun(g, c.run.id, { lease: c.lease.id, status: 'success', exit_code: 0, cost: { source: 'provider', usd: 0.01 } }, { name: `r${i}`, host: 'box' })));
+    expect(finished.map((f) => f.goal.status)).toEqual(['closed', 'closed', 'closed', 'closed']);
+    expect(fs.readdirSync(path.join(g.paths.runtimeRoot, 'leases')).filter((n) => n.endsWith('.lock'))).toEqual([]);
+  });
+});
+
 describe('finishRemoteRun', () => {
   it('a record that would not validate is refused 422 before anything is written (no reflection events, the run still running)', async () => {
     const g = await garden();
