@@ -65,6 +65,7 @@ const RUNNER_HEADERS = {
   properties: {
     'pak2-runner': { type: 'string', description: "the runner's name: letters, digits, '.', '_', '-' (at most 64)" },
     'pak2-runner-host': { type: 'string', description: "the runner's host name" },
+    'pak2-runner-instance': { type: 'string', description: "the runner process's instance id (letters, digits, '.', '_', '-'; at most 64): a lease claimed with one is refused to another instance" },
   },
 };
 const OPTIONAL_RUNNER_HEADERS = {
@@ -72,6 +73,7 @@ const OPTIONAL_RUNNER_HEADERS = {
   properties: {
     'pak2-runner': { type: 'string', description: "the runner's name; required with a lease" },
     'pak2-runner-host': { type: 'string', description: "the runner's host name; required with a lease" },
+    'pak2-runner-instance': { type: 'string', description: "the runner process's instance id" },
   },
 };
 
@@ -90,8 +92,15 @@ function runnerOf(request: FastifyRequest): RunnerIdentity {
   const host = header(request, 'pak2-runner-host');
   if (name === undefined) throw new RemoteRefusal(400, "Pak2-Runner: this call needs the Pak2-Runner header (the runner's name)", 'Pak2-Runner');
   if (host === undefined) throw new RemoteRefusal(400, "Pak2-Runner-Host: this call needs the Pak2-Runner-Host header (the runner's host name)", 'Pak2-Runner-Host');
-  return checkRunner({ name, host });
+  const who = checkRunner({ name, host });
+  const instance = header(request, 'pak2-runner-instance');
+  if (instance === undefined) return who;
+  if (!RUNNER_INSTANCE_PATTERN.test(instance)) throw new RemoteRefusal(400, `Pak2-Runner-Instance ${JSON.stringify(instance)}: a runner instance id is letters, digits, '.', '_' and '-' (at most 64)`, 'Pak2-Runner-Instance');
+  return { ...who, instance };
 }
+
+/** A runner instance id (`Pak2-Runner-Instance`; the runner sends a ULID). */
+const RUNNER_INSTANCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** The identity when the headers are given, else undefined. @throws RemoteRefusal 400 for a half or malformed identity. */
 function optionalRunnerOf(request: FastifyRequest): RunnerIdentity | undefined {
@@ -134,6 +143,10 @@ async function goalLease(garden: Garden, goalId: string, leaseId: string, who: R
   if (who && who.name !== lease.runner.name) {
     await appendEvent(paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `comments_post from ${from} refused: the lease is held by ${lease.runner.name}@${lease.runner.host}` });
     throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
+  }
+  if (who?.instance && lease.runner.instance && who.instance !== lease.runner.instance) {
+    await appendEvent(paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `comments_post from ${from} refused: the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, not ${who.instance})` });
+    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, not ${who.instance})`, 'Pak2-Runner-Instance', { state: lease.state });
   }
   return lease;
 }

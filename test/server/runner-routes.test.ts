@@ -185,6 +185,37 @@ describe('runs_heartbeat', () => {
     expect((await call(server, 'POST', '/runs/99-nope-r1/heartbeat', { lease: lease.id })).status).toBe(404);
     expect((await readLease(g.paths, runId))?.heartbeats).toBe(1);
   });
+
+  it('a lease claimed with Pak2-Runner-Instance is refused to another instance of the same name (409, LeaseRefused); a lease without one takes any', async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    await goal(g);
+    const mine = { ...RUNNER, 'pak2-runner-instance': '01KINSTANCEAAAAAAAAAAAAAAA' };
+    const other = { ...RUNNER, 'pak2-runner-instance': '01KINSTANCEBBBBBBBBBBBBBBB' };
+    expect(await call(server, 'GET', '/whoami', undefined, { ...RUNNER, 'pak2-runner-instance': 'not one/word' })).toMatchObject({ status: 400, body: { field: 'Pak2-Runner-Instance' } });
+    const claim = await call(server, 'POST', '/tasks/claim', {}, mine);
+    expect(claim.status).toBe(200);
+    const lease = claim.body.lease as LeaseRecord;
+    expect(lease.runner).toEqual({ name: 'r1', host: 'box-1', instance: mine['pak2-runner-instance'] });
+    const refused = await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id }, other);
+    expect(refused).toMatchObject({ status: 409, body: { field: 'Pak2-Runner-Instance' } });
+    expect(refused.body.error).toMatch(/held by another process of runner r1/);
+    expect((await call(server, 'POST', `/runs/${lease.run}/finish`, { ...SUCCESS, lease: lease.id }, other)).status).toBe(409);
+    expect((await call(server, 'POST', `/goals/${lease.goal}/comments`, { body: 'x', lease: lease.id }, other))).toMatchObject({ status: 409, body: { field: 'Pak2-Runner-Instance' } });
+    expect(types(g).filter((t) => t === 'LeaseRefused').length).toBeGreaterThanOrEqual(3);
+    // Its own instance (and a call without the header) is accepted; a heartbeat keeps the instance.
+    const beat = await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id }, mine);
+    expect(beat).toMatchObject({ status: 200, body: { lease: { runner: { instance: mine['pak2-runner-instance'] } } } });
+    expect((await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id })).status).toBe(200);
+    expect((await readLease(g.paths, lease.run))?.runner.instance).toBe(mine['pak2-runner-instance']);
+
+    // A lease claimed without an instance (an older runner) accepts any instance of its name.
+    await goal(g, 'Another one');
+    const old = await call(server, 'POST', '/tasks/claim', {});
+    expect(old.status).toBe(200);
+    expect(old.body.lease.runner.instance).toBeUndefined();
+    expect((await call(server, 'POST', `/runs/${old.body.lease.run}/heartbeat`, { lease: old.body.lease.id }, other)).status).toBe(200);
+  });
 });
 
 describe('log upload', () => {
