@@ -17,6 +17,8 @@ import {
   runEventsFile,
   StoreError,
   transitionGoal,
+  transitionGoalLocked,
+  withGoalLock,
   type GoalProblem,
 } from '../store/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
@@ -144,10 +146,22 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // Repair what a crash can leave between two writes: a dispatched goal whose
   // run never opened goes back to queued; one whose run opened moves on.
+  // Under the goal's lock, read again: a runner's claim holds it from queued to running, so a claim in flight is never "repaired".
   for (const goal of goals.filter((g) => g.status === 'dispatched')) {
-    const run = await loadRun(goal);
-    if (run) goal.status = (await transitionGoal(paths, goal.id, 'running', { now: now() })).status;
-    else goal.status = (await transitionGoal(paths, goal.id, 'queued', { now: now() })).status;
+    const repaired = await withGoalLock(paths, goal.id, async () => {
+      const fresh = await readGoal(paths, goal.id);
+      if (fresh.status !== 'dispatched') return fresh;
+      runOf.delete(goal.id);
+      const run = await loadRun(goal);
+      return transitionGoalLocked(paths, goal.id, run ? 'running' : 'queued', { now: now() });
+    }).catch((error: unknown) => {
+      if (error instanceof StoreError) {
+        summary.problems.push({ file: goal.id, message: error.message });
+        return undefined;
+      }
+      throw error;
+    });
+    if (repaired) Object.assign(goal, repaired);
   }
 
   // 1. Dispatch
@@ -223,6 +237,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     try {
       claimed = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
     } catch (error) {
+      // A runner claimed it between the read and the claim: it is theirs, not a problem.
+      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') continue;
       if (error instanceof StoreError) {
         summary.problems.push({ file: goal.id, message: error.message });
         continue;

@@ -49,6 +49,8 @@ import {
   seedFile,
   StoreError,
   transitionGoal,
+  transitionGoalLocked,
+  withGoalLock,
   withLeaseLock,
   writeLease,
   type CloseRunInput,
@@ -161,49 +163,57 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
     const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
-    try {
-      goal = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
-    } catch (error) {
-      // Another claimer (a runner, or the coordinator) took it first.
-      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') continue;
-      throw error;
-    }
-    const leaseId = nextLeaseId(now().getTime());
-    let run: RunRecord;
-    try {
-      run = await openRun(
-        paths,
-        goal,
-        {
-          plant: plantName,
-          driver: settings.driver,
-          model: settings.model ?? 'unknown',
-          ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
-          runner: { name: who.name, host: who.host, lease: leaseId },
-        },
-        now(),
-      );
-    } catch (error) {
-      await transitionGoal(paths, goal.id, 'queued', { now: now() });
-      throw error;
-    }
-    const at = now();
-    const ttl = config.runners.leaseTtlSeconds;
-    const lease: LeaseRecord = {
-      id: leaseId,
-      run: run.id,
-      goal: goal.id,
-      plant: plantName,
-      runner: { name: who.name, host: who.host, ...(who.instance ? { instance: who.instance } : {}) },
-      state: 'active',
-      ttl_seconds: ttl,
-      claimed_at: at.toISOString(),
-      renewed_at: at.toISOString(),
-      expires_at: new Date(at.getTime() + ttl * 1000).toISOString(),
-      heartbeats: 0,
-    };
-    await writeLease(paths, lease);
-    goal = await transitionGoal(paths, goal.id, 'running', { now: now() });
+    const claimed = await withGoalLock(paths, goal.id, async () => {
+      // The whole claim under the goal's lock: a coordinator's crash repair of a `dispatched` goal takes the same lock, so it never sees a claim half done.
+      let current: GoalRecord;
+      try {
+        current = await transitionGoalLocked(paths, goal.id, 'dispatched', { now: now() });
+      } catch (error) {
+        // Another claimer (a runner, or the coordinator) took it first.
+        if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+        throw error;
+      }
+      const leaseId = nextLeaseId(now().getTime());
+      let run: RunRecord;
+      try {
+        run = await openRun(
+          paths,
+          current,
+          {
+            plant: plantName,
+            driver: settings.driver,
+            model: settings.model ?? 'unknown',
+            ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
+            runner: { name: who.name, host: who.host, lease: leaseId },
+          },
+          now(),
+        );
+      } catch (error) {
+        await transitionGoalLocked(paths, goal.id, 'queued', { now: now() });
+        throw error;
+      }
+      const at = now();
+      const ttl = config.runners.leaseTtlSeconds;
+      const lease: LeaseRecord = {
+        id: leaseId,
+        run: run.id,
+        goal: current.id,
+        plant: plantName,
+        runner: { name: who.name, host: who.host, ...(who.instance ? { instance: who.instance } : {}) },
+        state: 'active',
+        ttl_seconds: ttl,
+        claimed_at: at.toISOString(),
+        renewed_at: at.toISOString(),
+        expires_at: new Date(at.getTime() + ttl * 1000).toISOString(),
+        heartbeats: 0,
+      };
+      await writeLease(paths, lease);
+      current = await transitionGoalLocked(paths, goal.id, 'running', { now: now() });
+      return { goal: current, run, lease, ttl, leaseId };
+    });
+    if (!claimed) continue;
+    const { run, lease, ttl, leaseId } = claimed;
+    goal = claimed.goal;
     await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: goal.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s` }, now());
     return { lease, goal, run, context: await claimContext(garden, goal, run, now()) };
   }

@@ -190,8 +190,30 @@ export interface TransitionOptions {
  * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
  */
 export async function transitionGoal(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
+  return withGoalLock(paths, id, () => transitionLocked(paths, id, to, options));
+}
+
+/**
+ * Runs `fn` holding the goal file's inter-process lock (the lock every
+ * transition takes), so a sequence of steps — a runner's claim: queued →
+ * dispatched, the run, the lease, → running — is never seen half done by
+ * another writer that takes the same lock.
+ *
+ * @throws StoreError GOAL_NOT_FOUND before locking a missing file.
+ */
+export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<T> {
   await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
-  return withLock(goalFile(paths, id), () => transitionLocked(paths, id, to, options));
+  return withLock(goalFile(paths, id), fn);
+}
+
+/**
+ * {@link transitionGoal} for a caller that already holds the goal's lock
+ * ({@link withGoalLock}).
+ *
+ * @throws StoreError as transitionGoal.
+ */
+export function transitionGoalLocked(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
+  return transitionLocked(paths, id, to, options);
 }
 
 async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions): Promise<GoalRecord> {

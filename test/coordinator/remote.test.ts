@@ -106,6 +106,45 @@ describe('claimTask: what a runner may take', () => {
   }, 60_000);
 });
 
+describe('claims racing a coordinator', () => {
+  it('a runner process claiming while the coordinator passes: no claim is "repaired" half done, no goal gets two runs, no pass reports a problem', async () => {
+    const g = await garden({ coordinator: { max_concurrent_runs: 0 } });
+    const goals = [];
+    for (let i = 0; i < 12; i += 1) goals.push(await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: `contended ${i}` }));
+    const code = [
+      `const { loadGarden } = await import(${JSON.stringify(path.join(ROOT, 'source/garden/index.ts'))});`,
+      `const { claimTask } = await import(${JSON.stringify(path.join(ROOT, 'source/coordinator/remote.ts'))});`,
+      `const garden = loadGarden(process.env.GARDEN_ROOT);`,
+      `let n = 0;`,
+      `while (await claimTask(garden, { name: 'racer', host: 'h' })) n += 1;`,
+      `process.stdout.write(String(n) + '\\n');`,
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, GARDEN_ROOT: g.paths.gardenRoot }, stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanups.push(() => child.exitCode === null && child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const problems: string[] = [];
+    let done = false;
+    void exited.then(() => (done = true));
+    const dispatch: DispatchFn = async () => undefined;
+    while (!done) {
+      const pass = await reconcile({ garden: g, dispatch });
+      problems.push(...pass.problems.map((p) => p.message));
+    }
+    expect(await exited, err).toBe(0);
+    expect(Number(out.trim())).toBe(12);
+    expect(problems).toEqual([]);
+    for (const goal of goals) {
+      expect((await readGoal(g.paths, goal.id)).status).toBe('running');
+      expect(fs.existsSync(path.join(g.paths.runsDir, `${goal.id}-r2`))).toBe(false);
+      expect((await readLease(g.paths, `${goal.id}-r1`))?.state).toBe('active');
+    }
+  }, 120_000);
+});
+
 describe('reconcile and a leased run', () => {
   it('leaves a live leased run to its lease: no watchdog kill, no slot taken; expires it past its TTL', async () => {
     const g = await garden({ coordinator: { max_concurrent_runs: 1, watchdog_seconds: 300 } });
