@@ -109,8 +109,11 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  *    assigned_to are skipped; when opening the run fails (unknown or archived
  *    plant, I/O) the goal is rolled back to queued.
  * 2. Watchdog: a running run silent for more than `watchdog_seconds` (events.jsonl
- *    mtime, else started_at) is closed `killed` (failure_reason `killed`) and
- *    its process group stopped.
+ *    mtime, else started_at; never before the goal last went running, so an
+ *    answered question restarts the clock) is closed `killed` (failure_reason
+ *    `killed`) and its process group stopped. A run whose goal is blocked on
+ *    a question is not watched for silence; a remote run's lease is its
+ *    watchdog here (its runner watches its agent).
  * 3. Close: a running goal whose latest run is terminal goes running →
  *    completed → closed (GoalTransitioned ×2, GoalClosed), closed_reason
  *    `success` when the run succeeded, else `failure`. A run interrupted by a
@@ -295,13 +298,16 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       continue;
     }
     if (!run || isTerminalRunStatus(run.status)) continue;
+    // A goal blocked on a question waits for a person, not a silent agent: no silence limit (run_timeout_seconds still holds).
+    if (goal.status === 'blocked') continue;
     const handle = options.live?.get(run.id);
     if (handle?.stopping) continue; // already being stopped; its dispatch closes it
     const eventsFile = runEventsFile(paths, run.id);
     const verdict = decideWatchdog({
       nowMs: now().getTime(),
       // A run followed here: its last progress line; otherwise the seed's mtime, then started_at.
-      lastActivityMs: handle ? handle.liveness.lastProgressAt : await lastActivity(run, eventsFile),
+      // The silence clock restarts when an answered question returned the goal to running (its updated_at).
+      lastActivityMs: Math.max(handle ? handle.liveness.lastProgressAt : await lastActivity(run, eventsFile), Date.parse(goal.updated_at ?? '') || 0),
       toolOpen: handle ? handle.liveness.openTools.size > 0 : false,
       watchdogSeconds,
       toolSilenceSeconds,

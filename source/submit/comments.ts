@@ -81,7 +81,7 @@ async function setBlocked(garden: Garden, goal: GoalRecord, comment: CommentReco
  * waited, or it was queued), so the next run has the answer in its thread.
  *
  * @throws UserError `GOAL …` unknown; `ID …` not an open question of that
- *   goal; (exit 1) the goal has no open question.
+ *   goal; (exit 1) the goal has no open question, or is closed.
  */
 export async function answerQuestion(garden: Garden, goalId: string, body: string, options: { questionId?: string; author?: string } = {}, now: Date = new Date()): Promise<CommentResult> {
   const { paths } = garden;
@@ -89,6 +89,7 @@ export async function answerQuestion(garden: Garden, goalId: string, body: strin
   await goalOf(garden, goalId);
   return withLock(goalFile(paths, goalId), async () => {
     let goal = await readGoal(paths, goalId);
+    if (goal.status === 'closed') throw new UserError(`GOAL ${goalId}: the goal is closed (${goal.closed_reason ?? 'closed'}); its questions need no answer (post a comment without --answer)`, { exitCode: 1 });
     const open = openQuestions(await readComments(paths, goalId));
     if (open.length === 0) throw new UserError(`GOAL ${goalId}: no open question to answer (post a comment without --answer)`, { exitCode: 1 });
     const question = options.questionId ? open.find((q) => q.id === options.questionId) : open[0];

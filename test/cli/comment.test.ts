@@ -142,6 +142,7 @@ describe('pak2 comment in a garden', () => {
     [['GOAL', '--blocking', '--wait', '-3', 'hi'], '--wait -3: a positive number of seconds', 2],
     [['GOAL', '--blocking', '--answer', 'x'], '--blocking: an answer is not a question', 2],
     [['GOAL', '--author', '', 'hi'], '--author "": one line of 1 to 200 characters', 2],
+    [['GOAL', '--author', 'agent:foo', 'hi'], "--author agent:foo: agent:<run> is an agent's own comment", 2],
   ])('refuses %j with one line naming the argument, writing nothing', async (args, message, code) => {
     const argv = args.map((a) => (a === 'GOAL' ? goalId : a));
     const before = fs.readFileSync(garden.paths.coordinatorLog, 'utf8');

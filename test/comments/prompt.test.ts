@@ -48,3 +48,20 @@ describe('the comment thread in the prompt', () => {
     expect(fs.readFileSync(path.join(runDir(garden.paths, `${goal.id}-r1`), 'prompt.md'), 'utf8')).not.toContain(PROMPT_HEADINGS.comments);
   });
 });
+
+describe('answering a closed goal', () => {
+  it('a cancelled blocked goal: its question needs no answer, refused in one line (exit 1), nothing written', async () => {
+    const g = await makeTestGarden();
+    try {
+      const goal = await createGoal(g.paths, { type: 'build', plant: 'gardener', body: 'Paint the button.' });
+      await postComment(g, goal.id, { body: 'Which colour?', blocking: true });
+      const { cancelGoal } = await import('../../source/submit/index.js');
+      expect((await cancelGoal(g, goal.id)).goal).toMatchObject({ status: 'closed', closed_reason: 'cancelled' });
+      expect((await readGoal(g.paths, goal.id)).blocked_on).toBeUndefined();
+      const refused = await answerQuestion(g, goal.id, 'Blue.').catch((error: unknown) => error as { message: string; exitCode: number });
+      expect(refused).toMatchObject({ exitCode: 1, message: `GOAL ${goal.id}: the goal is closed (cancelled); its questions need no answer (post a comment without --answer)` });
+    } finally {
+      g.cleanup();
+    }
+  });
+});

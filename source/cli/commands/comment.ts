@@ -77,6 +77,8 @@ function parseRequest(goal: string, words: string[], opts: CommentOptions, io: C
   }
   if (opts.author !== undefined && (!opts.author.trim() || opts.author.length > 200 || /[\r\n]/.test(opts.author))) throw new UserError(`--author ${JSON.stringify(opts.author)}: one line of 1 to 200 characters`);
   const runId = io.env.PAK2_RUN_ID;
+  // `agent:` names an agent's own comment: only that agent's run (PAK2_RUN_ID) writes as it.
+  if (opts.author?.startsWith('agent:') && opts.author !== `agent:${runId ?? ''}`) throw new UserError(`--author ${opts.author}: agent:<run> is an agent's own comment, written from its run (PAK2_RUN_ID); pick a person's name`);
   const author = opts.author ?? (runId ? `agent:${runId}` : undefined);
   return { goal, text, blocking: Boolean(opts.blocking), answer, questionId, waitMs: waiting ? waitSeconds * 1000 : undefined, waitSeconds, author, json: Boolean(opts.json) };
 }
