@@ -78,7 +78,7 @@ export interface ReconcileSummary {
   problems: GoalProblem[];
   /** Dispatches still running (empty with awaitDispatch). */
   pending: Promise<unknown>[];
-  /** Assigned queued goals left waiting for a free slot, and goals in flight after the pass. */
+  /** Assigned queued goals left waiting for a free local slot (none with max_concurrent_runs = 0: runners take them), and goals in flight after the pass (remote runs included). */
   queued: number;
   inFlight: number;
   /** Automatic tend goals queued this pass (docs/automatic-tend/level2.md). */
@@ -230,7 +230,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     if (inFlight >= config.coordinator.maxConcurrentRuns || guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))) {
       // A guarded goal that waits for the tree holds back the goals after it in the order, so the tree drains for it.
       if (isGuarded(goal) && !guardedLive) guardWaiting = true;
-      summary.queued += 1;
+      // With no local slots at all (max_concurrent_runs = 0) the goal waits for a runner, not for this coordinator.
+      if (config.coordinator.maxConcurrentRuns > 0) summary.queued += 1;
       continue;
     }
     // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000).

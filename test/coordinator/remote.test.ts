@@ -106,6 +106,18 @@ describe('claimTask: what a runner may take', () => {
   }, 60_000);
 });
 
+describe('--until-idle in a garden only runners run', () => {
+  it('with max_concurrent_runs = 0, a queued goal waits for a runner, not for this coordinator: untilIdle resolves; a remote run in flight keeps it busy', async () => {
+    const g = await garden({ coordinator: { max_concurrent_runs: 0, interval_seconds: 1 } });
+    await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'for a runner' });
+    const pass = await reconcile({ garden: g, dispatch: async () => undefined });
+    expect(pass).toMatchObject({ dispatched: [], queued: 0, inFlight: 0 });
+    await claimTask(g, WHO);
+    const busy = await reconcile({ garden: g, dispatch: async () => undefined });
+    expect(busy.inFlight).toBe(1);
+  });
+});
+
 describe('claims racing a coordinator', () => {
   it('a runner process claiming while the coordinator passes: no claim is "repaired" half done, no goal gets two runs, no pass reports a problem', async () => {
     const g = await garden({ coordinator: { max_concurrent_runs: 0 } });
