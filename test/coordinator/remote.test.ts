@@ -107,7 +107,7 @@ describe('claimTask: what a runner may take', () => {
 });
 
 describe('--until-idle in a garden only runners run', () => {
-  it('with max_concurrent_runs = 0, a queued goal waits for a runner, not for this coordinator: untilIdle resolves; a remote run in flight keeps it busy', async () => {
+  it('with max_concurrent_runs = 0, a pass counts no queued goal as waiting for this coordinator (what --until-idle reads); a remote run in flight still counts', async () => {
     const g = await garden({ coordinator: { max_concurrent_runs: 0, interval_seconds: 1 } });
     await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'for a runner' });
     const pass = await reconcile({ garden: g, dispatch: async () => undefined });
