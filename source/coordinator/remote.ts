@@ -53,6 +53,7 @@ import {
   withGoalLock,
   withLeaseLock,
   writeLease,
+  leaseFile,
   type CloseRunInput,
 } from '../store/index.js';
 import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '../driver/index.js';
@@ -635,8 +636,10 @@ export async function expireLeases(garden: Garden, now: () => Date = () => new D
     const done = await withLeaseLock(paths, candidate.run, async () => {
       const lease = await readLease(paths, candidate.run);
       if (!lease || lease.state !== 'active' || Date.parse(lease.expires_at) > now().getTime()) return false;
+      const run = await readRun(paths, lease.run).catch(() => undefined);
       await expireLeaseLocked(garden, lease, now());
-      return true;
+      // Counted only when this closed the run (a run already closed is not abandoned now).
+      return Boolean(run && !isTerminalRunStatus(run.status));
     });
     if (!done) continue;
     expired.push(candidate.run);
@@ -678,6 +681,40 @@ export async function abandonLeaselessRun(garden: Garden, run: RunRecord, now: (
   });
   if (closed) await settleOne(garden, run.goal, now);
   return closed;
+}
+
+/**
+ * What the server's lease reaper does every few seconds, so a garden served
+ * with no coordinator (`pak2 serve` alone) still keeps its remote runs
+ * true: {@link expireLeases}; a remote run whose lease file is missing is
+ * abandoned after its TTL ({@link abandonLeaselessRun}); a goal whose
+ * remote run closed but was never settled (the finish's process died in
+ * between) is settled. `scanner` is kept across calls for warm scans.
+ *
+ * @returns the run ids abandoned and the goal ids settled.
+ */
+export async function superviseRemoteRuns(garden: Garden, scanner: OpenGoalScanner, now: () => Date = () => new Date()): Promise<{ abandoned: string[]; settled: string[] }> {
+  const { paths } = garden;
+  const abandoned = await expireLeases(garden, now);
+  const settled: string[] = [];
+  const { goals } = await scanner.scan();
+  for (const goal of goals) {
+    if (goal.status !== 'running' && goal.status !== 'blocked') continue;
+    const run = await latestRun(paths, goal.id).catch(() => undefined);
+    if (!run?.runner) continue;
+    if (!isTerminalRunStatus(run.status)) {
+      if (!fs.existsSync(leaseFile(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
+    } else if (goal.status === 'running') {
+      // The finish closed the run but died before ending the lease and settling: both are done now.
+      await withLeaseLock(paths, run.id, async () => {
+        const lease = await readLease(paths, run.id).catch(() => undefined);
+        if (lease?.state === 'active') await endLease(paths, lease, 'finished', now());
+      });
+      const after = await settleOne(garden, goal.id, now);
+      if (after.status !== 'running') settled.push(goal.id);
+    }
+  }
+  return { abandoned, settled };
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   checkRunner,
   claimTask,
   expireLeases,
+  superviseRemoteRuns,
   finishRemoteRun,
   getTask,
   heartbeat,
@@ -23,7 +24,7 @@ import {
 } from '../coordinator/remote.js';
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
-import { appendEvent, readArtifacts, readGoal, readLease, readRun, runIdsForGoal, StoreError } from '../store/index.js';
+import { appendEvent, OpenGoalScanner, readArtifacts, readGoal, readLease, readRun, runIdsForGoal, StoreError } from '../store/index.js';
 import { goalComments } from '../submit/index.js';
 import { refusal } from './routes.js';
 
@@ -581,10 +582,11 @@ export interface LeaseReaper {
 }
 
 /**
- * Checks the garden's leases every `intervalMs` milliseconds (seed 004,
- * "Run"; expireLeases: a lease past
- * its TTL closes its run `abandoned` / `lease_expired` and requeues its
- * goal; docs/runners/level2.md, "Leases and their timings"). The timer is
+ * Checks the garden's remote runs every `intervalMs` milliseconds (seed 004,
+ * "Run"; superviseRemoteRuns: a lease past its TTL closes its run
+ * `abandoned` / `lease_expired` and requeues its goal, a run without a lease
+ * file is abandoned after its TTL, a closed remote run's goal is settled;
+ * docs/runners/level2.md, "Leases and their timings"). The timer is
  * unref'd (it never keeps the process alive) and a check never overlaps
  * the previous one. A failing check is said once through `onNotice` (one
  * line) and again only after a check succeeded; it never throws.
@@ -592,9 +594,10 @@ export interface LeaseReaper {
 export function startLeaseReaper(garden: Garden, options: { intervalMs: number; onNotice?: (line: string) => void }): LeaseReaper {
   let running: Promise<void> | undefined;
   let failing = false;
+  const scanner = new OpenGoalScanner(garden.paths);
   const check = async () => {
     try {
-      await expireLeases(garden);
+      await superviseRemoteRuns(garden, scanner);
       if (failing) options.onNotice?.('pak2 serve: checking leases works again');
       failing = false;
     } catch (error) {

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimTask, finishRemoteRun, heartbeat, reconcile, RemoteRefusal, type DispatchFn } from '../../source/coordinator/index.js';
-import { archivePlant, commissionPlant, createGoal, endLease, leaseFile, readGoal, readLease, readRun } from '../../source/store/index.js';
+import { claimTask, finishRemoteRun, heartbeat, reconcile, RemoteRefusal, superviseRemoteRuns, type DispatchFn } from '../../source/coordinator/index.js';
+import { archivePlant, closeRun, commissionPlant, createGoal, endLease, leaseFile, OpenGoalScanner, readGoal, readLease, readRun } from '../../source/store/index.js';
 import { makeTestGarden, readEventLog } from '../support/garden.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -115,6 +115,27 @@ describe('--until-idle in a garden only runners run', () => {
     await claimTask(g, WHO);
     const busy = await reconcile({ garden: g, dispatch: async () => undefined });
     expect(busy.inFlight).toBe(1);
+  });
+});
+
+describe('superviseRemoteRuns (the server reaper, no coordinator)', () => {
+  it('settles a goal whose remote run closed but was never settled, and abandons a lease-less run after its TTL', async () => {
+    const g = await garden();
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    const a = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'finished, never settled' }, t0);
+    const b = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'lease file lost' }, t0);
+    const claimA = (await claimTask(g, WHO, {}, () => t0))!;
+    const claimB = (await claimTask(g, WHO, {}, () => t0))!;
+    // A's run closed as a finish would, then the process died before settling: the goal is still running.
+    await closeRun(g.paths, claimA.run.id, 'spike', { status: 'success', cost: { source: 'unknown' }, by: 'runner' }, t0);
+    fs.rmSync(leaseFile(g.paths, claimB.run.id));
+    const scanner = new OpenGoalScanner(g.paths);
+    const first = await superviseRemoteRuns(g, scanner, () => new Date(t0.getTime() + 1_000));
+    expect(first).toEqual({ abandoned: [], settled: [a.id] });
+    expect(await readGoal(g.paths, a.id)).toMatchObject({ status: 'closed', closed_reason: 'success' });
+    const later = await superviseRemoteRuns(g, scanner, () => new Date(t0.getTime() + 601_000));
+    expect(later.abandoned).toEqual([claimB.run.id]);
+    expect((await readGoal(g.paths, b.id)).status).toBe('queued');
   });
 });
 
