@@ -46,9 +46,9 @@ export class RunnerApiError extends Error {
     return this.status === 0;
   }
 
-  /** True for a 409 about the lease: it ended (`lease` or `/lease`), or another runner holds it (`Pak2-Runner`). */
+  /** True for a 409 about the lease: it ended (`lease` or `/lease`), or another runner (`Pak2-Runner`) or another process of this runner's name (`Pak2-Runner-Instance`) holds it. */
   get leaseEnded(): boolean {
-    return this.status === 409 && (this.field === 'lease' || this.field === '/lease' || this.field === 'Pak2-Runner');
+    return this.status === 409 && (this.field === 'lease' || this.field === '/lease' || this.field === 'Pak2-Runner' || this.field === 'Pak2-Runner-Instance');
   }
 }
 
@@ -156,10 +156,12 @@ export interface GardenEvent {
   [key: string]: unknown;
 }
 
-/** Who the runner is: sent on every call as `Pak2-Runner` and `Pak2-Runner-Host`. */
+/** Who the runner is: sent on every call as `Pak2-Runner`, `Pak2-Runner-Host` and (when set) `Pak2-Runner-Instance`. */
 export interface RunnerIdentity {
   name: string;
   host: string;
+  /** This runner process's instance id (kept in its state directory): leases it claims carry it. */
+  instance?: string;
 }
 
 /** The API base for `--server URL`: the URL with `/api/v1` appended unless it ends with it; no trailing slash. */
@@ -186,6 +188,7 @@ export class RunnerClient {
       authorization: `Bearer ${this.token}`,
       'pak2-runner': this.identity.name,
       'pak2-runner-host': this.identity.host,
+      ...(this.identity.instance ? { 'pak2-runner-instance': this.identity.instance } : {}),
       accept: 'application/json',
       ...(body ? { 'content-type': 'application/json' } : {}),
     };
@@ -233,6 +236,11 @@ export class RunnerClient {
   /** `GET /leases?runner=NAME`: this runner's active leases. */
   async openLeases(): Promise<LeaseRecord[]> {
     return (await this.call<{ leases: LeaseRecord[] }>('open leases', 'GET', `/leases?runner=${encodeURIComponent(this.identity.name)}`, undefined, [200])).body.leases ?? [];
+  }
+
+  /** `GET /plants`: the garden's plants, each with its name and status (`active`, …). */
+  async plants(): Promise<{ name: string; status?: string }[]> {
+    return (await this.call<{ plants?: { name: string; status?: string }[] }>('plants', 'GET', '/plants', undefined, [200])).body.plants ?? [];
   }
 
   /** `POST /tasks/claim`: the claimed goal with its lease and context, or undefined for `204` (nothing to claim). */

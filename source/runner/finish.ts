@@ -18,8 +18,8 @@ import { workdirDiff } from './workdir-diff.js';
  * closed. The outcome is the local record's, never edited here.
  */
 
-/** How the agent's end was seen: by the driver that started it, or (after a restart) only as a process that went away. */
-export type ExitObservation = 'observed' | 'unobserved';
+/** How the agent's end was seen: by the driver that started it, (after a restart) only as a process that went away, or not at all: it was never started (the runner was stopped first). */
+export type ExitObservation = 'observed' | 'unobserved' | 'not_started';
 
 /**
  * The acceptance items the runner itself verified, from the closed local
@@ -29,7 +29,9 @@ export type ExitObservation = 'observed' | 'unobserved';
 export function acceptanceOf(garden: Garden, run: RunRecord, goalType: string, exit: ExitObservation): AcceptanceItem[] {
   const items: AcceptanceItem[] = [];
   const code = run.exit_code;
-  if (exit === 'unobserved') {
+  if (exit === 'not_started') {
+    items.push({ item: 'agent process exited 0', verified: false, evidence: 'the agent was not started: the runner was stopped before it could start it' });
+  } else if (exit === 'unobserved') {
     // What was seen: the process with the run's mark went away. Its code was never visible to this runner process.
     items.push({ item: 'agent process ended', verified: true, evidence: 'the agent process (found by its run mark after the runner restarted) is gone; its exit code was not observable' });
   } else if (run.failure_reason === 'launch_failed') {

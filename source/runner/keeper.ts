@@ -10,7 +10,8 @@ import type { LogUploader } from './uploader.js';
  * Keeps a claimed run's lease while its agent runs (docs/runners/level2.md,
  * "Leases and their timings"; seed 004, "The write-back contract" 2–3): one
  * tick a second runs the watchdog over the agent's liveness with the
- * garden's limits, relays the outbox, uploads the stream's growth and, when
+ * garden's limits (silence is not held against an agent waiting on its own
+ * blocking question), relays the outbox, uploads the stream's growth and, when
  * due, heartbeats — every min(ttl / 3, 30 s), every 2 s while a question the
  * agent asked is unanswered. A heartbeat's `stop` stops the agent as the
  * operator (`operator_stopped`, with its requeue); its `answers` go to the
@@ -80,6 +81,8 @@ export class LeaseKeeper {
   /** The last trouble said, so a server that keeps failing the same way is said once until a call succeeds. */
   private lastSaid: string | undefined;
   private pendingStop: { reason: StopReason; detail?: StopDetail } | undefined;
+  /** The last time (epoch ms) a question of the agent was seen open: the silence clock counts from it. */
+  private questionOpenAt = 0;
   /** Set when the garden refused a call because the lease ended (409). */
   leaseLost: RunnerApiError | undefined;
   /** Set when a heartbeat carried the operator's stop. */
@@ -148,11 +151,24 @@ export class LeaseKeeper {
     }
   }
 
+  /**
+   * The silence watchdog. While the agent waits on a question of its own
+   * (the relay is {@link OutboxRelay.asking}), its silence is not held
+   * against it: the watchdog skips, and the silence clock starts again from
+   * the last tick at which the question was open (the answer's hand-over).
+   * The wall-time limit (`run_timeout_seconds`) is the launcher's and
+   * still applies.
+   */
   private watchdog(): void {
     const handle = this.handle;
     if (!handle || handle.stopping) return;
+    if (this.options.relay.asking()) {
+      this.questionOpenAt = this.now();
+      return;
+    }
     const { watchdogSeconds, toolSilenceSeconds } = this.options.garden.config.coordinator;
-    const verdict = decideWatchdog({ nowMs: this.now(), lastActivityMs: handle.liveness.lastProgressAt, toolOpen: handle.liveness.openTools.size > 0, watchdogSeconds, toolSilenceSeconds });
+    const lastActivityMs = Math.max(handle.liveness.lastProgressAt, this.questionOpenAt);
+    const verdict = decideWatchdog({ nowMs: this.now(), lastActivityMs, toolOpen: handle.liveness.openTools.size > 0, watchdogSeconds, toolSilenceSeconds });
     if (!verdict.kill) return;
     const watchdog = { limit: verdict.limitName, limit_seconds: verdict.limitSeconds, silent_seconds: Math.round(verdict.silentMs / 100) / 10, last_event: handle.liveness.lastEvent };
     const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;
@@ -212,6 +228,8 @@ export class LeaseKeeper {
     const answer = await this.guarded(() => client.heartbeat(this.options.runId, { lease: this.options.lease, progress, status: this.status() }));
     if (!answer) return;
     const delivered = await relay.deliver(answer.answers);
+    // The silence clock starts again at the hand-over (the agent was waiting, not stalled).
+    if (delivered.length > 0) this.questionOpenAt = this.now();
     for (const d of delivered) this.options.log(`run ${this.options.runId}: answer ${d.answer.id} to ${d.key} handed to the agent`);
     if (answer.stop && !this.operatorStop) {
       this.operatorStop = answer.stop;

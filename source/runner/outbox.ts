@@ -38,6 +38,33 @@ export interface RelayResult {
   answered: { key: string; answer: CommentRecord }[];
 }
 
+/** What an outbox file must be, said after each refusal. */
+const COMMENT_SHAPE = 'a comment is {"body": "…", "blocking": true|false}';
+
+/** Text on one line: line breaks and other control characters escaped (`\\n`), cut at `max` characters (default 300). */
+export function oneLine(text: string, max = 300): string {
+  const line = text.replace(/\r\n|[\u0000-\u001f\u007f]/g, (c) => (c === '\r\n' || c === '\n' ? '\\n' : c === '\t' ? ' ' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A JSON.parse error in a few words, without the file's text it may quote (`Unexpected token 'x' at position 3`). */
+function jsonErrorOf(error: unknown): string {
+  const message = (error as Error)?.message ?? String(error);
+  // Node quotes the input in its message (`…, "{\n  …" is not valid JSON`): keep the words, drop the quote.
+  const words = message.replace(/, ".*" is not valid JSON$/s, '').replace(/ in JSON at position/, ' at position');
+  return oneLine(words.length > 120 ? `${words.slice(0, 119)}…` : words);
+}
+
+/** Why a parsed outbox file is not a comment, or undefined when it is one. */
+function commentProblem(parsed: unknown): string | undefined {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return 'not a JSON object';
+  const { body } = parsed as { body?: unknown };
+  if (body === undefined) return 'no "body"';
+  if (typeof body !== 'string') return `"body" is not a string (${body === null ? 'null' : typeof body})`;
+  if (!body.trim()) return 'empty "body"';
+  return undefined;
+}
+
 async function writeAtomic(file: string, data: unknown): Promise<void> {
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
@@ -87,6 +114,29 @@ export class OutboxRelay {
     return this.sent().filter((s) => s.blocking && !fs.existsSync(path.join(this.inbox, `${s.key}.json`)));
   }
 
+  /**
+   * True while the agent waits on a question of its own: a posted blocking
+   * question with no answer in the inbox yet, or a blocking one still in
+   * the outbox (not posted yet: the server may be out of reach).
+   */
+  asking(): boolean {
+    if (this.waiting().length > 0) return true;
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.outbox);
+    } catch {
+      return false;
+    }
+    return names.some((name) => {
+      if (!name.endsWith('.json') || name.startsWith('.')) return false;
+      try {
+        return (JSON.parse(fs.readFileSync(path.join(this.outbox, name), 'utf8')) as { blocking?: unknown } | null)?.blocking === true;
+      } catch {
+        return false;
+      }
+    });
+  }
+
   /** Posted comments (blocking or not) with no answer in the inbox yet. */
   unanswered(): SentComment[] {
     return this.sent().filter((s) => !fs.existsSync(path.join(this.inbox, `${s.key}.json`)));
@@ -120,28 +170,30 @@ export class OutboxRelay {
         await reject(`the key ${JSON.stringify(key)} is not a file name stem of letters, digits, '.', '_', '-'`);
         continue;
       }
-      let parsed: { body?: unknown; blocking?: unknown };
+      let parsed: unknown;
       try {
-        parsed = JSON.parse(await fsp.readFile(file, 'utf8')) as typeof parsed;
+        parsed = JSON.parse(await fsp.readFile(file, 'utf8'));
       } catch (error) {
-        await reject(`not JSON: ${(error as Error).message}`);
+        await reject(`not JSON (${jsonErrorOf(error)}): ${COMMENT_SHAPE}`);
         continue;
       }
-      if (typeof parsed !== 'object' || parsed === null || typeof parsed.body !== 'string' || !parsed.body.trim()) {
-        await reject('no "body": a comment is {"body": "…", "blocking": true|false}');
+      const problem = commentProblem(parsed);
+      if (problem) {
+        await reject(`${problem}: ${COMMENT_SHAPE}`);
         continue;
       }
-      const blocking = parsed.blocking === true;
+      const comment = parsed as { body: string; blocking?: unknown };
+      const blocking = comment.blocking === true;
       try {
-        const { comment } = await this.client.postComment(this.goal, { body: parsed.body, blocking, lease: this.lease });
-        const sent: SentComment = { key, body: parsed.body, blocking, comment: comment.id, posted_at: now().toISOString() };
+        const posted = await this.client.postComment(this.goal, { body: comment.body, blocking, lease: this.lease });
+        const sent: SentComment = { key, body: comment.body, blocking, comment: posted.comment.id, posted_at: now().toISOString() };
         await writeAtomic(path.join(this.outbox, 'sent', name), sent);
         await fsp.rm(file, { force: true });
         result.posted.push(sent);
       } catch (error) {
         if (!(error instanceof RunnerApiError)) throw error;
         if (error.leaseEnded) throw error;
-        if (error.status >= 400 && error.status < 500) await reject(error.message);
+        if (error.status >= 400 && error.status < 500) await reject(oneLine(error.message));
         // unreachable or 5xx: tried again next pass
       }
     }

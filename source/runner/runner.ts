@@ -7,10 +7,12 @@ import { UserError } from '../errors.js';
 import { appendJsonLine, readRun, runEventsFile } from '../store/index.js';
 import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from './client.js';
 import { carry, diffExcludes, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
+import type { ExitObservation } from './finish.js';
 import { reapStaleRuns, resumeLease } from './resume.js';
 import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
-import { inboxDir, lockStateDir, outboxDir, readCursor, readPlantDocuments, writeClaimState, writeCursor, type ClaimState } from './state.js';
-import { snapshotTree } from './workdir-diff.js';
+import { oneLine } from './outbox.js';
+import { inboxDir, lockStateDir, outboxDir, readCursor, readPlantDocuments, runnerInstance, writeClaimState, writeCursor, type ClaimState } from './state.js';
+import { isGitWorkTree, snapshotTree } from './workdir-diff.js';
 
 /**
  * `pak2 runner` (docs/runners/level2.md): claims goals from a garden's
@@ -40,7 +42,7 @@ export interface RunnerOptions {
   env: NodeJS.ProcessEnv;
   /** One line to stderr (the prefix `pak2 runner NAME: ` is added here). */
   err: (line: string) => void;
-  /** Aborted on SIGINT/SIGTERM. */
+  /** Aborted on SIGINT/SIGTERM; a string reason (the signal's name) starts the line that says what the runner does about it. */
   signal: AbortSignal;
   /** The keeper's tick (default 1000). */
   tickMs?: number;
@@ -113,25 +115,84 @@ class Waiter {
  */
 export async function runRunner(options: RunnerOptions): Promise<RunnerSummary> {
   const prefix = `pak2 runner ${options.name}: `;
-  const log = (line: string) => options.err(`${prefix}${line}`);
-  const client = new RunnerClient(options.server, options.token, { name: options.name, host: options.host });
-  const config = workdirConfig(options.workdir);
-  await fsp.mkdir(options.stateDir, { recursive: true });
-  let release: () => void;
+  // Every line is one line: a message that quotes a file or a server's answer has its line breaks escaped.
+  const log = (line: string) => options.err(`${prefix}${oneLine(line, Number.POSITIVE_INFINITY)}`);
+  const activity: Activity = {};
+  const onStop = () => log(stopLine(options.signal.reason, activity));
+  if (options.signal.aborted) onStop();
+  else options.signal.addEventListener('abort', onStop, { once: true });
   try {
-    release = lockStateDir(options.stateDir);
-  } catch (error) {
-    throw new UserError(`--state ${options.stateDir}: ${(error as Error).message}`, { hint: 'give each runner process its own --state (and its own --name)', exitCode: 1 });
-  }
-  try {
-    return await runWithState(options, log, client, config);
+    const config = workdirConfig(options.workdir);
+    await fsp.mkdir(options.stateDir, { recursive: true });
+    let release: () => void;
+    try {
+      release = lockStateDir(options.stateDir);
+    } catch (error) {
+      throw new UserError(`--state ${options.stateDir}: ${(error as Error).message}`, { hint: 'give each runner process its own --state (and its own --name)', exitCode: 1 });
+    }
+    try {
+      let instance: string;
+      try {
+        instance = runnerInstance(options.stateDir);
+      } catch (error) {
+        throw new UserError(`--state ${options.stateDir}: cannot keep the runner's instance id there (${(error as Error).message})`, { exitCode: 1 });
+      }
+      const client = new RunnerClient(options.server, options.token, { name: options.name, host: options.host, instance });
+      return await runWithState(options, log, client, config, instance, activity);
+    } finally {
+      release();
+    }
   } finally {
-    release();
+    options.signal.removeEventListener('abort', onStop);
+  }
+}
+
+/** What the runner is doing, for the line a signal gets. */
+interface Activity {
+  /** A claim request is in flight. */
+  claiming?: boolean;
+  /** The run it carries (claimed or resumed). */
+  run?: string;
+}
+
+/** The line said when the runner is stopped: what is true of it now. */
+function stopLine(reason: unknown, activity: Activity): string {
+  const why = typeof reason === 'string' && reason ? reason : 'stopped';
+  if (activity.run) return `${why}: stopping the agent of ${activity.run} and finishing the run (operator_stopped; the goal goes back to the queue)`;
+  if (activity.claiming) return `${why}: a claim is in flight; a goal it brings is finished at once (operator_stopped, requeued), its agent not started`;
+  return `${why}: no run in progress; exiting`;
+}
+
+/**
+ * The start's warnings, one line each (docs/runners/level2.md): a workdir
+ * that is not a git work tree (its runs get no diff.patch), and a --plant
+ * the garden does not have or that is not active (no goal of it would be
+ * claimed). Nothing here stops the runner.
+ */
+async function startWarnings(options: RunnerOptions, client: RunnerClient, log: (line: string) => void): Promise<void> {
+  if (!(await isGitWorkTree(options.workdir, options.env))) log(`warning: --workdir ${options.workdir} is not in a git work tree: no diff.patch will be attached to its runs`);
+  if (options.plants.length === 0) return;
+  let plants: { name: string; status?: string }[];
+  try {
+    plants = await client.plants();
+  } catch (error) {
+    log(`warning: cannot list the garden's plants to check --plant (${(error as Error).message})`);
+    return;
+  }
+  const byName = new Map(plants.map((p) => [p.name, p]));
+  for (const name of options.plants) {
+    const plant = byName.get(name);
+    if (!plant) {
+      const known = plants.map((p) => p.name).sort();
+      log(`warning: --plant ${name}: the garden has no plant ${name} (${known.length ? `it has ${known.join(', ')}` : 'it has none'}); no goal will be claimed for it`);
+    } else if (plant.status && plant.status !== 'active') {
+      log(`warning: --plant ${name}: the plant is ${plant.status}; its goals are claimed only while it is active`);
+    }
   }
 }
 
 /** The runner once it holds its state directory. */
-async function runWithState(options: RunnerOptions, log: (line: string) => void, client: RunnerClient, config: ReturnType<typeof workdirConfig>): Promise<RunnerSummary> {
+async function runWithState(options: RunnerOptions, log: (line: string) => void, client: RunnerClient, config: ReturnType<typeof workdirConfig>, instance: string, activity: Activity): Promise<RunnerSummary> {
   const ctx: RunnerContext = { client, name: options.name, host: options.host, workdir: options.workdir, stateDir: options.stateDir, config, env: options.env, log, signal: options.signal, pollMs: options.pollMs, ...(options.tickMs ? { tickMs: options.tickMs } : {}) };
   const summary: RunnerSummary = { finished: 0, lost: 0 };
   const done = () => options.signal.aborted || (options.maxRuns !== undefined && summary.finished + summary.lost >= options.maxRuns);
@@ -143,22 +204,31 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
   } catch (error) {
     connectError(error, client.base, options.tokenFile);
   }
-  log(`connected to ${whoami.garden} at ${client.base} (lease ttl ${whoami.lease_ttl_seconds} s)`);
+  log(`connected to ${whoami.garden} at ${client.base} (lease ttl ${whoami.lease_ttl_seconds} s, instance ${instance})`);
+  await startWarnings(options, client, log);
 
   // Catch-up: this runner's open leases, each resumed or reported.
   const leases = await client.openLeases().catch((error: unknown) => connectError(error, client.base, options.tokenFile));
   for (const lease of leases) {
     if (options.signal.aborted) break;
+    if (lease.runner.instance && lease.runner.instance !== instance) {
+      // Another process of this name (its own --state) holds it: not ours to resume; it expires if that process is gone.
+      log(`lease ${lease.id} of ${lease.run} is held by another runner process named ${lease.runner.name} (instance ${lease.runner.instance} on ${lease.runner.host}; this one is ${instance}): left alone; it expires if that process is gone`);
+      continue;
+    }
     if (lease.runner.host !== options.host) {
       log(`lease ${lease.id} of ${lease.run} is held by ${lease.runner.name} on ${lease.runner.host}, not this machine (${options.host}): left alone`);
       continue;
     }
     const task = await client.task(lease.goal).catch(() => undefined);
+    activity.run = lease.run;
     try {
       count(await resumeLease(ctx, lease, task));
     } catch (error) {
       log(`resuming ${lease.run}: ${(error as Error).message}; left to expire`);
       count(false);
+    } finally {
+      activity.run = undefined;
     }
   }
   await reapStaleRuns(ctx, new Set(leases.map((l) => l.run))).catch((error: unknown) => log(`looking for runs left behind: ${(error as Error).message}`));
@@ -189,6 +259,7 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
     while (!done()) {
       let claim: ClaimAnswer | undefined;
       try {
+        activity.claiming = true;
         claim = await client.claim({ plants: options.plants, drivers: options.drivers });
         if (unreachableSaid) log(`reached ${client.base} again`);
         unreachableSaid = false;
@@ -199,6 +270,10 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
         unreachableSaid = true;
         await waiter.wait(options.pollMs, options.signal);
         continue;
+      } finally {
+        // Carried from here on (a signal now stops the claimed run, whose agent is then not started).
+        activity.run = claim?.run.id;
+        activity.claiming = false;
       }
       if (!claim) {
         await waiter.wait(options.pollMs, options.signal);
@@ -209,6 +284,8 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
       } catch (error) {
         // A fault of the runner's own (its disk, its state): said, reported to the garden as a failure it observed, and the loop goes on.
         count(await failClaim(ctx, claim, error));
+      } finally {
+        activity.run = undefined;
       }
     }
   } finally {
@@ -292,8 +369,15 @@ async function carryClaim(ctx: RunnerContext, claim: ClaimAnswer, carried: Carri
   ctx.signal.addEventListener('abort', onAbort);
   if (ctx.signal.aborted) onAbort();
   let launches = 0;
+  let exit: ExitObservation = 'observed';
   try {
-    await dispatch(goal, run.id, {
+    if (ctx.signal.aborted) {
+      // Stopped before the agent started (a signal while the claim was in flight): no agent is launched; the run ends as the operator's stop, and the goal goes back to the queue.
+      exit = 'not_started';
+      ctx.log(`${run.id}: the runner was stopped before its agent started; finishing it (operator_stopped, requeued)`);
+      const current = await readRun(garden.paths, run.id);
+      if (!isTerminalRunStatus(current.status)) await closeFromStream(garden, current, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: NOT_STARTED_MESSAGE, exitCode: null, by: 'operator', extra: { operator_stop: { requeue: true } } });
+    } else await dispatch(goal, run.id, {
       garden,
       env: { ...ctx.env, PAK2_OUTBOX: outboxDir(ctx.stateDir, run.id), PAK2_INBOX: inboxDir(ctx.stateDir, run.id), PAK2_GOAL_ID: goal.id },
       contextBlocks: context.blocks ?? {},
@@ -327,8 +411,11 @@ async function carryClaim(ctx: RunnerContext, claim: ClaimAnswer, carried: Carri
     ctx.log(`lease of ${run.id} ${leaseState(keeper.leaseLost)} (409); moving on`);
     return false;
   }
-  return finishAndReport(ctx, carried, local, goal.type, state, 'observed', lease.ttl_seconds);
+  return finishAndReport(ctx, carried, local, goal.type, state, exit, lease.ttl_seconds);
 }
+
+/** The error of a run whose runner was stopped between its claim and its agent's start. */
+export const NOT_STARTED_MESSAGE = 'the runner was stopped before the agent started; the goal goes back to the queue';
 
 /**
  * Finishes a claim the runner could not carry (its own fault: the scratch

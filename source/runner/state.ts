@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { GoalRecord, LeaseRecord } from '../contracts/index.js';
 import { RUNNER_NAME_PATTERN } from '../contracts/index.js';
 import { writeJsonAtomic } from '../store/index.js';
+import { ulid } from 'ulid';
 import type { ClaimContext, PlantDocument } from './client.js';
 
 /**
@@ -13,6 +14,8 @@ import type { ClaimContext, PlantDocument } from './client.js';
  *
  * ```
  * <state>/cursor                    the last event id seen
+ * <state>/instance                  this runner's instance id (a ULID, made once), sent as Pak2-Runner-Instance
+ * <state>/runner.pid                the pid of the runner process using the directory (its lock)
  * <state>/garden/                   the scratch runtime root (runs/, goals/, events/, plants/, seeds/, MOTIVATION.md)
  * <state>/runs/<run-id>/claim.json  the lease, goal and context as claimed, and the work tree's baseline
  * <state>/runs/<run-id>/outbox/     PAK2_OUTBOX: the agent's comments to post (sent/ once posted)
@@ -96,6 +99,34 @@ export async function writeCursor(stateDir: string, cursor: string): Promise<voi
   const temp = `${file}.${process.pid}.tmp`;
   await fsp.writeFile(temp, `${cursor}\n`);
   await fsp.rename(temp, file);
+}
+
+/** `<state>/instance`: the runner instance id kept in a state directory. */
+export function instanceFile(stateDir: string): string {
+  return path.join(stateDir, 'instance');
+}
+
+/**
+ * The runner instance id of a state directory (docs/runners/level2.md,
+ * "Catch-up and resumption"): read from `<state>/instance`, or made (a
+ * ULID) and written there the first time. The caller holds the state
+ * directory's lock ({@link lockStateDir}), so one process makes it.
+ *
+ * @throws Error when the file cannot be read or written.
+ */
+export function runnerInstance(stateDir: string): string {
+  const file = instanceFile(stateDir);
+  try {
+    const text = fs.readFileSync(file, 'utf8').trim();
+    if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(text)) return text;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const id = ulid();
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${id}\n`);
+  fs.renameSync(temp, file);
+  return id;
 }
 
 export { readPlantDocuments } from '../store/index.js';

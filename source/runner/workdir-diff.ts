@@ -39,6 +39,12 @@ function gitEnv(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...agentEnvironment(base).env, GIT_OPTIONAL_LOCKS: '0' };
 }
 
+/** True when `workdir` is inside a git work tree (`git rev-parse --is-inside-work-tree`); false when it is not, or git is missing. */
+export async function isGitWorkTree(workdir: string, baseEnv: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const inside = await git(['rev-parse', '--is-inside-work-tree'], workdir, gitEnv(baseEnv));
+  return inside.code === 0 && inside.stdout.trim() === 'true';
+}
+
 /**
  * Writes a tree object of the work tree at `workdir` (untracked files
  * included, ignored ones not, `exclude` paths left out), or null when
@@ -46,8 +52,7 @@ function gitEnv(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
  */
 export async function snapshotTree(workdir: string, exclude: string[] = [], baseEnv: NodeJS.ProcessEnv = process.env): Promise<string | null> {
   const env = gitEnv(baseEnv);
-  const inside = await git(['rev-parse', '--is-inside-work-tree'], workdir, env);
-  if (inside.code !== 0 || inside.stdout.trim() !== 'true') return null;
+  if (!(await isGitWorkTree(workdir, baseEnv))) return null;
   const indexPath = await git(['rev-parse', '--git-path', 'index'], workdir, env);
   const temp = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-runner-index-')), 'index');
   try {

@@ -5,8 +5,10 @@ import path from 'node:path';
  * A shell-script agent for the `command` driver in the runner's tests. Its
  * main turn records its environment in `$PAK2_RUN_DIR/agent-env`, writes
  * `made-by-agent.txt` and the plant's memory in its working directory,
- * optionally asks a question through `$PAK2_OUTBOX` and waits for its
- * answer in `$PAK2_INBOX` (AGENT_ASK=1), or through `pak2 comment
+ * optionally writes two outbox files that are not comments
+ * (AGENT_BAD_OUTBOX: JSON over several lines that does not parse, and an
+ * empty body), asks a question through `$PAK2_OUTBOX` and waits, silent,
+ * for its answer in `$PAK2_INBOX` (AGENT_ASK=1), or through `pak2 comment
  * --blocking --wait` (AGENT_PAK2_ASK: the CLI's script, AGENT_NODE: node),
  * keeps silent (AGENT_SILENT seconds) or keeps working (AGENT_SLEEP
  * seconds, a line a second), fails (AGENT_FAIL), then reports a result
@@ -24,6 +26,12 @@ echo "made by the agent" > made-by-agent.txt
 mkdir -p plants/gardener/memory
 echo "# Memory" > plants/gardener/memory/MEMORY.md
 echo "Remote runs keep their memory." >> plants/gardener/memory/MEMORY.md
+if [ -n "$AGENT_BAD_OUTBOX" ]; then
+  printf '{\n  "body": "Which branch?",\n  "blocking": yes\n}\n' > "$PAK2_OUTBOX/.bad.tmp"
+  mv "$PAK2_OUTBOX/.bad.tmp" "$PAK2_OUTBOX/bad.json"
+  printf '{"body": ""}' > "$PAK2_OUTBOX/.empty.tmp"
+  mv "$PAK2_OUTBOX/.empty.tmp" "$PAK2_OUTBOX/empty.json"
+fi
 if [ -n "$AGENT_ASK" ]; then
   printf '{"body":"Which branch?","blocking":true}' > "$PAK2_OUTBOX/.q1.tmp"
   mv "$PAK2_OUTBOX/.q1.tmp" "$PAK2_OUTBOX/q1.json"

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runnerSettings, type RunnerFlags } from '../../source/cli/commands/runner.js';
 import { main, type CliIO } from '../../source/cli/main.js';
 import { UserError } from '../../source/errors.js';
-import { defaultRunnerName, defaultStateDir, lockStateDir, stateLockFile } from '../../source/runner/state.js';
+import { defaultRunnerName, defaultStateDir, instanceFile, lockStateDir, runnerInstance, stateLockFile } from '../../source/runner/state.js';
 import { spawn } from 'node:child_process';
 import { cleanupFixtures, makeTempDir } from '../helpers/fixtures.js';
 
@@ -60,6 +60,17 @@ describe('pak2 runner flags', () => {
     const io: CliIO = { out: () => undefined, err: (t) => lines.push(t), env: {}, cwd: makeTempDir(), isTTY: false };
     expect(await main(['node', 'pak2', 'runner', '--token-file', 'x'], io)).toBe(2);
     expect(lines).toEqual(["pak2: --server: required: the garden server's URL, e.g. http://garden-host:7717"]);
+  });
+});
+
+describe('the runner instance id', () => {
+  it('is made once (a ULID in <state>/instance) and kept; another state directory has its own', () => {
+    const state = makeTempDir();
+    const id = runnerInstance(state);
+    expect(id).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(fs.readFileSync(instanceFile(state), 'utf8').trim()).toBe(id);
+    expect(runnerInstance(state)).toBe(id);
+    expect(runnerInstance(makeTempDir())).not.toBe(id);
   });
 });
 

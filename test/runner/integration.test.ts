@@ -17,6 +17,7 @@ import { PAK2_BIN, startCli } from '../support/cli.js';
 import { isAlive } from '../support/garden.js';
 import { api, serve, until } from '../server/support.js';
 import { writeAgent } from './agent.js';
+import { routeOf, startFakeServer, type FakeServer } from './fake-server.js';
 
 const cleanups: (() => unknown)[] = [];
 const children: ChildProcess[] = [];
@@ -81,8 +82,9 @@ interface Runner {
   exited: Promise<number | null>;
 }
 
-function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Runner {
-  const child = startCli(['runner', '--server', s.server.url, '--token-file', s.tokenFile, '--name', 'box-1', '--workdir', s.workdir, '--state', s.state, '--poll', '0.2', ...extra], { cwd: s.workdir, env: { PAK2_GARDEN: '', ...env } });
+function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}, where: { state?: string; server?: string; workdir?: string } = {}): Runner {
+  const workdir = where.workdir ?? s.workdir;
+  const child = startCli(['runner', '--server', where.server ?? s.server.url, '--token-file', s.tokenFile, '--name', 'box-1', '--workdir', workdir, '--state', where.state ?? s.state, '--poll', '0.2', ...extra], { cwd: workdir, env: { PAK2_GARDEN: '', ...env } });
   children.push(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8');
@@ -90,6 +92,31 @@ function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}
   child.stdout!.resume();
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, stderr: () => stderr, exited };
+}
+
+/** Every line the runner wrote is one line of its own (`pak2 runner box-1: …`) or the CLI's (`pak2: …`). */
+function expectOneLineEach(stderr: string): void {
+  for (const line of stderr.split('\n').filter(Boolean)) expect(line).toMatch(/^pak2( runner box-1)?: /);
+}
+
+/**
+ * A server in front of the garden's that forwards every call, holding a
+ * route while `hold` says so (the event stream is refused: the runner polls).
+ */
+async function proxy(s: Setup, hold: (route: string) => Promise<void> | undefined): Promise<FakeServer> {
+  const origin = new URL(s.server.url).origin;
+  const server = await startFakeServer(async (request) => {
+    const route = routeOf(request);
+    if (route === 'GET /events/stream') return { status: 503, body: { error: 'no stream here' } };
+    await hold(route);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) if (typeof value === 'string' && (name === 'authorization' || name === 'content-type' || name.startsWith('pak2-'))) headers[name] = value;
+    const response = await fetch(`${origin}${request.url}`, { method: request.method, headers, ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}) });
+    const text = await response.text();
+    return { status: response.status, ...(text ? { body: JSON.parse(text) as unknown } : {}) };
+  });
+  cleanups.push(() => server.close());
+  return server;
 }
 
 async function exitOf(runner: Runner, timeoutMs = 60_000): Promise<number | null> {
@@ -241,6 +268,93 @@ describe('pak2 runner against a real garden server', () => {
     expect(await exitOf(runner)).toBe(0);
     expect(fs.readFileSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'answer.txt'), 'utf8').trim()).toBe('main, please');
     expect((await readRun(s.garden.paths, `${goalId}-r1`)).status).toBe('success');
+  });
+
+  it("does not kill an agent waiting on its own blocking question (watchdog_seconds 2), and says an outbox file that is not a comment in one line", async () => {
+    const s = await setup(6, 'watchdog_seconds = 2\n');
+    const goalId = await submit(s, 'spike', 'Ask, then wait.');
+    const runner = startRunner(s, ['--max-runs', '1'], { AGENT_ASK: '1', AGENT_BAD_OUTBOX: '1' });
+    await until(async () => (await readComments(s.garden.paths, goalId)).some((c) => c.blocking), 30_000, 'the question');
+    const [question] = (await readComments(s.garden.paths, goalId)).filter((c) => c.blocking);
+    // Longer than watchdog_seconds with the agent silent: it waits for the answer, it is not stalled.
+    await new Promise((resolve) => setTimeout(resolve, 4500));
+    expect(runner.stderr()).not.toMatch(/killed by the watchdog/);
+    await api(s.server, `/goals/${goalId}/comments`, { method: 'POST', body: JSON.stringify({ body: 'Use main.', answers: question!.id }) });
+    expect(await exitOf(runner)).toBe(0);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'success' });
+    const stderr = runner.stderr();
+    expectOneLineEach(stderr);
+    expect(stderr).toMatch(/^pak2 runner box-1: run \S+: outbox bad not posted: not JSON \(.+\): a comment is \{"body": "…", "blocking": true\|false\}$/m);
+    expect(stderr).toMatch(/^pak2 runner box-1: run \S+: outbox empty not posted: empty "body": a comment is/m);
+  });
+
+  it('two runner processes with one name and two state directories leave each other’s runs alone', async () => {
+    const s = await setup(10);
+    const goalId = await submit(s, 'spike', 'Take a few seconds.');
+    const first = startRunner(s, ['--max-runs', '1'], { AGENT_SLEEP: '5' });
+    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    const otherState = tempDir('pak2-runner-state-2-');
+    const second = startRunner(s, [], {}, { state: otherState });
+    await until(() => /held by another runner process named box-1/.test(second.stderr()), 30_000, `the second runner leaves the lease alone; stderr:\n${second.stderr()}`);
+    expect(await exitOf(first)).toBe(0);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'success', exit_code: 0 });
+    const instance = fs.readFileSync(path.join(s.state, 'instance'), 'utf8').trim();
+    const otherInstance = fs.readFileSync(path.join(otherState, 'instance'), 'utf8').trim();
+    expect(instance).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(otherInstance).not.toBe(instance);
+    expect(second.stderr()).toMatch(new RegExp(`lease \\w+ of ${goalId}-r1 is held by another runner process named box-1 \\(instance ${instance} on .+; this one is ${otherInstance}\\): left alone; it expires if that process is gone`));
+    expect(first.stderr()).toMatch(new RegExp(`finished ${goalId}-r1 success`));
+    // Stopped with no run in progress, it says so and exits 0.
+    second.child.kill('SIGTERM');
+    expect(await exitOf(second)).toBe(0);
+    expect(second.stderr()).toMatch(/^pak2 runner box-1: SIGTERM: no run in progress; exiting$/m);
+    expect(second.stderr()).not.toMatch(/stopping the agent/);
+  });
+
+  it('a signal while a claim is in flight: the claimed run is finished at once (operator_stopped, requeued) and no agent is started', async () => {
+    const s = await setup();
+    const goalId = await submit(s, 'spike', 'Never started.');
+    let claimSeen = false;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const front = await proxy(s, (route) => {
+      if (route !== 'POST /tasks/claim') return undefined;
+      claimSeen = true;
+      return gate;
+    });
+    const runner = startRunner(s, [], {}, { server: front.url });
+    await until(() => claimSeen, 30_000, 'the claim in flight');
+    runner.child.kill('SIGTERM');
+    await until(() => /SIGTERM: a claim is in flight/.test(runner.stderr()), 10_000, `the runner says the claim is in flight; stderr:\n${runner.stderr()}`);
+    release();
+    expect(await exitOf(runner)).toBe(0);
+    const localDir = path.join(s.state, 'garden', 'runs', `${goalId}-r1`);
+    expect(fs.existsSync(path.join(localDir, 'process.json'))).toBe(false);
+    expect(fs.existsSync(path.join(localDir, 'prompt.md'))).toBe(false);
+    expect(fs.existsSync(path.join(localDir, 'agent-env'))).toBe(false);
+    const run = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(run).toMatchObject({ status: 'killed', failure_reason: 'operator_stopped', operator_stop: { requeue: true } });
+    expect(run.acceptance?.[0]).toMatchObject({ item: 'agent process exited 0', verified: false, evidence: expect.stringMatching(/^the agent was not started/) });
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('queued');
+    expect(runner.stderr()).toMatch(new RegExp(`${goalId}-r1: the runner was stopped before its agent started; finishing it \\(operator_stopped, requeued\\)`));
+    expectOneLineEach(runner.stderr());
+  });
+
+  it('warns at start of a workdir outside git and of a --plant the garden does not have; SIGINT with nothing running exits 0', async () => {
+    const s = await setup();
+    const plain = tempDir('pak2-runner-plain-');
+    const runner = startRunner(s, ['--plant', 'nope', '--plant', 'gardener'], {}, { workdir: plain });
+    await until(() => /--plant nope/.test(runner.stderr()), 30_000, `the warnings; stderr:\n${runner.stderr()}`);
+    runner.child.kill('SIGINT');
+    expect(await exitOf(runner)).toBe(0);
+    const stderr = runner.stderr();
+    expect(stderr).toMatch(new RegExp(`^pak2 runner box-1: warning: --workdir ${plain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not in a git work tree: no diff.patch will be attached to its runs$`, 'm'));
+    expect(stderr).toMatch(/^pak2 runner box-1: warning: --plant nope: the garden has no plant nope \(it has gardener\); no goal will be claimed for it$/m);
+    expect(stderr).not.toMatch(/--plant gardener/);
+    expect(stderr).toMatch(/^pak2 runner box-1: SIGINT: no run in progress; exiting$/m);
+    expectOneLineEach(stderr);
   });
 
   it('says in one line when the token is refused or the server is unreachable', async () => {

@@ -103,4 +103,34 @@ describe('OutboxRelay', () => {
     expect(fs.existsSync(path.join(relay.outbox, '.q3.json.tmp'))).toBe(true);
     expect(server.seen).toHaveLength(1); // only the one the server refused was sent
   });
+
+  it('says why in one line: a file that is not JSON (without quoting it), an empty, missing or non-string body', async () => {
+    const { relay } = await setup();
+    drop(relay.outbox, 'multi', '{\n  "body": "Which branch?",\n  "blocking": yes\n}\n');
+    drop(relay.outbox, 'empty', JSON.stringify({ body: '' }));
+    drop(relay.outbox, 'none', JSON.stringify({ blocking: true }));
+    drop(relay.outbox, 'number', JSON.stringify({ body: 3 }));
+    drop(relay.outbox, 'list', '[]');
+    const reasons = Object.fromEntries((await relay.post()).rejected.map((r) => [r.key, r.reason]));
+    for (const reason of Object.values(reasons)) expect(reason).not.toMatch(/[\r\n]/);
+    expect(reasons.multi).toMatch(/^not JSON \(.+\): a comment is \{"body": "…", "blocking": true\|false\}$/);
+    expect(reasons.multi).not.toContain('Which branch');
+    expect(reasons.empty).toMatch(/^empty "body": a comment is/);
+    expect(reasons.none).toMatch(/^no "body": a comment is/);
+    expect(reasons.number).toMatch(/^"body" is not a string \(number\)/);
+    expect(reasons.list).toMatch(/^not a JSON object/);
+  });
+
+  it('asking(): a blocking question in the outbox or posted and unanswered; not a plain comment, not once answered', async () => {
+    const { relay } = await setup();
+    expect(relay.asking()).toBe(false);
+    drop(relay.outbox, 'note', JSON.stringify({ body: 'FYI', blocking: false }));
+    expect(relay.asking()).toBe(false);
+    drop(relay.outbox, 'q1', JSON.stringify({ body: 'Which branch?', blocking: true }));
+    expect(relay.asking()).toBe(true); // not posted yet: the agent already waits
+    await relay.post();
+    expect(relay.asking()).toBe(true);
+    await relay.deliver([{ id: ids[2], goal: '3-fix', author: 'operator', body: 'main', blocking: false, answers: ids[1], created_at: T }]);
+    expect(relay.asking()).toBe(false);
+  });
 });

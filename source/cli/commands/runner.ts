@@ -95,8 +95,9 @@ const collect = (value: string, previous: string[]) => [...previous, value];
  * `pak2 runner --server URL --token-file F [--name N] [--plant P]...
  * [--driver D]... [--max-runs N] [--workdir DIR] [--state DIR] [--poll S]`
  * (docs/runners/level2.md). SIGINT/SIGTERM stop the agent (operator, the
- * goal requeued), finish the run with what was observed, and exit 0; a
- * second signal exits at once (130).
+ * goal requeued), finish the run with what was observed, and exit 0 (with
+ * no run in progress, the runner just exits 0); a second signal exits at
+ * once (130).
  */
 export function registerRunner(program: Command, io: CliIO): void {
   program
@@ -122,8 +123,8 @@ export function registerRunner(program: Command, io: CliIO): void {
           io.err(`pak2 runner ${settings.name}: ${name} again; exiting without finishing`);
           process.exit(130);
         }
-        io.err(`pak2 runner ${settings.name}: ${name}: stopping the agent and finishing the run`);
-        controller.abort();
+        // The runner says what it does about it (stops its agent and finishes the run, or exits: no run in progress).
+        controller.abort(name);
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
