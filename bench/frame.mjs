@@ -20,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 process.env.NODE_ENV ??= 'production';
+// Colours on, as in a terminal (chalk decides when Ink is imported, below): without them a cursor move changes no character.
+process.env.FORCE_COLOR = '3';
 delete process.env.CI;
 
 const { values } = parseArgs({

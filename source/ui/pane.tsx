@@ -1,6 +1,7 @@
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
 import React from 'react';
 import { fit, widthOf } from './layout.js';
+import { Lines } from './lines.js';
 
 /** Props of {@link Pane}: its box in terminal cells, and whether it has the keyboard. */
 export interface PaneProps {
@@ -37,9 +38,7 @@ export function Pane({ title, note, width, height, focused, children }: PaneProp
   const top = `╭─${label}${'─'.repeat(fill)}${right}─╮`;
   return (
     <Box flexDirection="column" width={width} height={height}>
-      <Text color={color} bold={focused} wrap="truncate">
-        {fit(top, width)}
-      </Text>
+      <Lines lines={[{ text: fit(top, width), color, bold: focused }]} />
       {/* Clipped to its rows only: every child is one line fitted to the width (Ink's horizontal clip cuts each line again, at a cost). */}
       <Box borderStyle="round" borderTop={false} borderColor={color} paddingX={1} width={width} height={height - 1} flexDirection="column" overflowY="hidden">
         {children}

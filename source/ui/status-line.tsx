@@ -1,8 +1,8 @@
-import { Text } from 'ink';
 import React from 'react';
 import type { ServerView, Snapshot } from '../snapshot/types.js';
 import { hint } from './keymap.js';
 import { fit } from './layout.js';
+import { Lines } from './lines.js';
 
 /**
  * The latest notice (submitted, cancelled, an error). With a `subject` the
@@ -75,8 +75,6 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
   return (
-    <Text color={message?.error ? 'red' : s.coordinator.liveRuns.length ? 'yellow' : 'green'} wrap="truncate">
-      {fit(text, width)}
-    </Text>
+    <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : s.coordinator.liveRuns.length ? 'yellow' : 'green' }]} />
   );
 });

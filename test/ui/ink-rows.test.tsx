@@ -6,6 +6,7 @@
  * overlays, a narrow terminal and hostile data, each frame compared with
  * Ink's own drawing of the same operations.
  */
+import { Box, Text } from 'ink';
 import { render } from 'ink-testing-library';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -15,6 +16,7 @@ import type { GoalRow, Snapshot, TailState } from '../../source/snapshot/index.j
 import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
 import { findInkOutput, rowCacheOf, type InkOutputClass, type RowCache } from '../../source/ui/ink-rows.js';
+import { Lines, type StyledLine } from '../../source/ui/lines.js';
 import { goal, NOW, run, snapshotOf, tailOf, tick } from './fixtures.js';
 
 let Output: InkOutputClass;
@@ -147,8 +149,8 @@ function hostileTail(runId: string): TailState {
   return { runId, file: `/g/.runtime/runs/${runId}/events.jsonl`, lines: texts.map((text) => ({ kind: 'text' as const, text })), usage: { inputTokens: 0, outputTokens: 0, costUsd: undefined }, bytes: 1, truncated: false };
 }
 
-describe('the workbench draws the same frames through the row cache', () => {
-  // Colour on (a test's stdout is not a terminal, so Ink's chalk draws none): the frames carry their styles.
+/** Colour on while a suite runs (a test's stdout is not a terminal, so Ink's chalk draws none): the frames carry their styles. */
+function withColour(): void {
   let chalk: { level: number };
   let level = 0;
   beforeAll(async () => {
@@ -158,6 +160,72 @@ describe('the workbench draws the same frames through the row cache', () => {
     chalk.level = 3;
   });
   afterAll(() => void (chalk.level = level));
+}
+
+describe('Lines draws what a <Text> per line draws', () => {
+  withColour();
+  const lines: StyledLine[] = [
+    { text: '╭─ Goals ───╮ plain' },
+    { text: 'cyan bold', color: 'cyan', bold: true },
+    { text: 'inverse selected row   ', color: 'yellow', bold: true, inverse: true },
+    { text: 'dim info', dimColor: true },
+    { text: 'dim and gray', dimColor: true, color: 'gray' },
+    { text: '' },
+    { text: '調査 😀 ⚠ wide', color: 'magenta' },
+    { text: '… ▸ ◂ · ●', color: 'red', bold: false, inverse: false },
+    { text: 'x'.repeat(26), color: 'green' },
+  ];
+  const box = (children: React.ReactNode) => (
+    // As tall as its lines (a pane clamps its lines to its height; Ink shrinks the rows of an overflowing box its own way).
+    <Box borderStyle="round" borderColor="gray" paddingX={1} width={30} height={lines.length + 3} flexDirection="column" overflowY="hidden">
+      {children}
+    </Box>
+  );
+
+  it('in a bordered, padded, clipped box: the same frame, styles included', () => {
+    const texts = render(
+      box(
+        <>
+          <Text>above</Text>
+          {lines.map((line, i) => (
+            <Text key={i} color={line.color} bold={line.bold} inverse={line.inverse} dimColor={line.dimColor} wrap="truncate">
+              {line.text}
+            </Text>
+          ))}
+        </>,
+      ),
+    );
+    const mine = render(
+      box(
+        <>
+          <Text>above</Text>
+          <Lines lines={lines} />
+        </>,
+      ),
+    );
+    expect(mine.lastFrame()).toBe(texts.lastFrame());
+    expect(mine.lastFrame()).toContain('\u001b[');
+    texts.unmount();
+    mine.unmount();
+  });
+
+  it('reads as plain rows to a screen reader', () => {
+    const before = process.env['INK_SCREEN_READER'];
+    process.env['INK_SCREEN_READER'] = 'true';
+    try {
+      const { lastFrame, unmount } = render(<Lines lines={lines.slice(0, 3)} />);
+      expect(lastFrame()).toContain('cyan bold');
+      expect(lastFrame()).toContain('inverse selected row');
+      unmount();
+    } finally {
+      if (before === undefined) delete process.env['INK_SCREEN_READER'];
+      else process.env['INK_SCREEN_READER'] = before;
+    }
+  });
+});
+
+describe('the workbench draws the same frames through the row cache', () => {
+  withColour();
 
   it('through keys on 10,000 goals, a filter, the tail, overlays, at three sizes', async () => {
     for (const size of [

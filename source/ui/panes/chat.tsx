@@ -1,9 +1,9 @@
-import { Text } from 'ink';
 import React from 'react';
 import type { ChatMessage } from '../../store/index.js';
 import type { EditState } from '../text-edit.js';
 import { hint, keyOf } from '../keymap.js';
 import { fit, wrapLines, wrapTail } from '../layout.js';
+import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link Chat}: the conversation, and the message being written (when composing). */
@@ -56,17 +56,13 @@ export const Chat = React.memo(function Chat({ messages, draft, readOnly, width,
   const note = draft ? `${hint('input.send', 'send')} · ${hint('input.cancel', 'cancel')}` : undefined;
   return (
     <Pane title="Chat" note={note} width={width} height={height} focused={focused}>
-      {messages.length === 0 && room > 0 ? <Text dimColor>{fit('no conversation yet', w)}</Text> : null}
-      {shown.map((line, i) => (
-        <Text key={i} color={SENDER_COLOR[line.sender]} wrap="truncate">
-          {fit(line.text, w, false)}
-        </Text>
-      ))}
-      {input.map((line, i) => (
-        <Text key={`input-${i}`} color={draft ? 'cyan' : 'gray'} wrap="truncate">
-          {fit(line, w)}
-        </Text>
-      ))}
+      <Lines
+        lines={[
+          ...(messages.length === 0 && room > 0 ? [{ text: fit('no conversation yet', w), dimColor: true }] : []),
+          ...shown.map((line) => ({ text: fit(line.text, w, false), color: SENDER_COLOR[line.sender] })),
+          ...input.map((line) => ({ text: fit(line, w), color: draft ? 'cyan' : 'gray' })),
+        ]}
+      />
     </Pane>
   );
 });

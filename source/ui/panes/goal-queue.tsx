@@ -1,10 +1,10 @@
-import { Text } from 'ink';
 import React from 'react';
 import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost } from '../../format.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
 import { fit, widthOf, windowRange } from '../layout.js';
+import { Lines, type StyledLine } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link GoalQueue}. `rows` are already filtered; `now` makes ages testable. */
@@ -160,28 +160,18 @@ export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, w
   const line = (cells: Record<ColumnName, string>) => lineOf(columns, cells);
   const [start, end] = windowRange(rows.length, cursor, Math.max(0, h - 1));
   const note = `${rows.length}${filter ? ` matching /${filter}` : ''}`;
-  return (
-    <Pane title="Goals" note={note} width={width} height={height} focused={focused}>
-      <Text bold wrap="truncate">
-        {fit(line({ id: 'ID', type: 'TYPE', plant: 'PLANT', pri: 'PRI', status: 'STATUS', age: 'AGE', cost: 'COST' }), w)}
-      </Text>
-      {rows.length === 0 ? (
-        <Text dimColor wrap="truncate">
-          {fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w)}
-        </Text>
-      ) : (
-        rows.slice(start, end).map((row, i) => {
+  const body: StyledLine[] =
+    rows.length === 0
+      ? [{ text: fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w), dimColor: true }]
+      : rows.slice(start, end).map((row, i) => {
           const index = start + i;
           const g = row.goal;
-          const status = statusShown(row);
           const color = g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status];
-          return (
-            <Text key={g.id} inverse={index === cursor && focused} bold={index === cursor} color={color} wrap="truncate">
-              {rowText(row, columns, w, now, status)}
-            </Text>
-          );
-        })
-      )}
+          return { text: rowText(row, columns, w, now, statusShown(row)), inverse: index === cursor && focused, bold: index === cursor, color };
+        });
+  return (
+    <Pane title="Goals" note={note} width={width} height={height} focused={focused}>
+      <Lines lines={[{ text: fit(line({ id: 'ID', type: 'TYPE', plant: 'PLANT', pri: 'PRI', status: 'STATUS', age: 'AGE', cost: 'COST' }), w), bold: true }, ...body]} />
     </Pane>
   );
 });

@@ -1,10 +1,10 @@
-import { Text } from 'ink';
 import React from 'react';
 import { age } from '../../format.js';
 import type { QuestionView } from '../../snapshot/types.js';
 import type { InboxNote } from '../../store/index.js';
 import { keyOf } from '../keymap.js';
 import { fit, windowRange } from '../layout.js';
+import { Lines, type StyledLine } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link Inbox}. The cursor runs over the questions first, then the notes. */
@@ -49,25 +49,19 @@ export const Inbox = React.memo(function Inbox({ notes, questions = [], cursor, 
   const [start, end] = windowRange(total, cursor, h);
   const counts = [questions.length ? `${questions.length} open` : '', unread ? `${unread} unread` : ''].filter(Boolean).join(' · ') || String(notes.length);
   const note = focused && inboxItem(questions, notes, cursor)?.kind === 'question' ? `${keyOf('question.answer')} answers` : counts;
-  const rows: React.JSX.Element[] = [];
+  const rows: StyledLine[] = [];
   for (let i = start; i < end; i += 1) {
     const item = inboxItem(questions, notes, i)!;
     const selected = i === cursor && focused;
     rows.push(
-      item.kind === 'question' ? (
-        <Text key={`q-${item.question.comment.id}`} inverse={selected} color="magenta" bold wrap="truncate">
-          {fit(questionRow(item.question, now), w)}
-        </Text>
-      ) : (
-        <Text key={item.note.name} inverse={selected} bold={item.note.unread} wrap="truncate">
-          {fit(`${item.note.unread ? '●' : ' '} ${fit(age(item.note.modifiedAt, new Date(now)), 3)} ${item.note.title}`, w)}
-        </Text>
-      ),
+      item.kind === 'question'
+        ? { text: fit(questionRow(item.question, now), w), inverse: selected, color: 'magenta', bold: true }
+        : { text: fit(`${item.note.unread ? '●' : ' '} ${fit(age(item.note.modifiedAt, new Date(now)), 3)} ${item.note.title}`, w), inverse: selected, bold: item.note.unread },
     );
   }
   return (
     <Pane title="Inbox" note={note} width={width} height={height} focused={focused}>
-      {total === 0 ? <Text dimColor>{fit('no replies yet', w)}</Text> : rows}
+      <Lines lines={total === 0 ? [{ text: fit('no replies yet', w), dimColor: true }] : rows} />
     </Pane>
   );
 });

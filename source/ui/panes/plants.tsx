@@ -1,7 +1,7 @@
-import { Text } from 'ink';
 import React from 'react';
 import type { PlantView } from '../../snapshot/types.js';
 import { fit, windowRange } from '../layout.js';
+import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
 /** Props of {@link Plants}. */
@@ -35,7 +35,7 @@ export const Plants = React.memo(function Plants({ plants, cursor, width, height
   if (plants.length === 0) {
     return (
       <Pane title="Plants" width={width} height={height} focused={focused}>
-        <Text dimColor>{fit('no plants: run pak2 genesis', w)}</Text>
+        <Lines lines={[{ text: fit('no plants: run pak2 genesis', w), dimColor: true }]} />
       </Pane>
     );
   }
@@ -45,16 +45,17 @@ export const Plants = React.memo(function Plants({ plants, cursor, width, height
   const detail = plantLines(selected).slice(0, Math.max(0, h - listRows));
   return (
     <Pane title="Plants" note={String(plants.length)} width={width} height={height} focused={focused}>
-      {plants.slice(start, end).map((p, i) => (
-        <Text key={p.plant.name} inverse={start + i === cursor && focused} bold={start + i === cursor} color={p.plant.status === 'archived' ? 'gray' : undefined} wrap="truncate">
-          {fit(`${p.plant.name} (${p.plant.seed}${p.plant.status === 'archived' ? ', archived' : ''}) · ${p.threads.length} threads`, w)}
-        </Text>
-      ))}
-      {detail.map((line, i) => (
-        <Text key={i} color={line.color} bold={line.bold} wrap="truncate">
-          {fit(line.text, w, false)}
-        </Text>
-      ))}
+      <Lines
+        lines={[
+          ...plants.slice(start, end).map((p, i) => ({
+            text: fit(`${p.plant.name} (${p.plant.seed}${p.plant.status === 'archived' ? ', archived' : ''}) · ${p.threads.length} threads`, w),
+            inverse: start + i === cursor && focused,
+            bold: start + i === cursor,
+            color: p.plant.status === 'archived' ? 'gray' : undefined,
+          })),
+          ...detail.map((line) => ({ text: fit(line.text, w, false), color: line.color, bold: line.bold })),
+        ]}
+      />
     </Pane>
   );
 });

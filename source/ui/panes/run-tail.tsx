@@ -1,4 +1,3 @@
-import { Text } from 'ink';
 import React from 'react';
 import type { RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
@@ -7,6 +6,7 @@ import type { GuardView, RemoteView } from '../../snapshot/types.js';
 import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
 import { fit, spinner, widthOf, wrapLines } from '../layout.js';
+import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 import { remoteLines, type RemoteLine } from './run-remote.js';
 
@@ -89,7 +89,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   if (!tail || !run) {
     return (
       <Pane title="Run" width={width} height={height} focused={focused}>
-        <Text dimColor>{fit('no run yet', w)}</Text>
+        <Lines lines={[{ text: fit('no run yet', w), dimColor: true }]} />
       </Pane>
     );
   }
@@ -112,24 +112,14 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
   const shown = body.slice(Math.max(0, last - room), last);
   return (
     <Pane title={`Run ${run.id}`} note={scroll ? `↑${scroll}` : undefined} width={width} height={height} focused={focused}>
-      <Text color={live ? 'yellow' : run.status === 'success' ? 'green' : 'red'} wrap="truncate">
-        {fit(header, w)}
-      </Text>
-      {runnerLines.map((line, i) => (
-        <Text key={`remote-${i}`} color={REMOTE_COLORS[line.tone]} wrap="truncate">
-          {fit(line.text, w, false)}
-        </Text>
-      ))}
-      {guardLines.map((line, i) => (
-        <Text key={`guard-${i}`} color={GUARD_COLORS[line.tone]} wrap="truncate">
-          {guardLineText(line, w)}
-        </Text>
-      ))}
-      {shown.map((line, i) => (
-        <Text key={i} color={COLORS[line.kind]} dimColor={line.kind === 'info'} wrap="truncate">
-          {fit(line.text, w, false)}
-        </Text>
-      ))}
+      <Lines
+        lines={[
+          { text: fit(header, w), color: live ? 'yellow' : run.status === 'success' ? 'green' : 'red' },
+          ...runnerLines.map((line) => ({ text: fit(line.text, w, false), color: REMOTE_COLORS[line.tone] })),
+          ...guardLines.map((line) => ({ text: guardLineText(line, w), color: GUARD_COLORS[line.tone] })),
+          ...shown.map((line) => ({ text: fit(line.text, w, false), color: COLORS[line.kind], dimColor: line.kind === 'info' })),
+        ]}
+      />
     </Pane>
   );
 });
