@@ -9,6 +9,7 @@ import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
+import { checkLeases } from './leases.js';
 import { checkLock } from './lock.js';
 import { checkPlants } from './plants.js';
 import { coordinatorPresence } from './presence.js';
@@ -19,7 +20,7 @@ import { NotFixed, type DoctorContext, type Finding, type Problem } from './type
 
 export { DOCTOR_CHECKS, type DoctorCheck, type Finding } from './types.js';
 export { Aside, doctorDir } from './aside.js';
-export { coordinatorPresence, processAlive, type CoordinatorPresence } from './presence.js';
+export { coordinatorPresence, gardenServeProcesses, processAlive, type CoordinatorPresence, type ServeProcess } from './presence.js';
 export { gardenAgentProcesses, type AgentProcess } from './processes.js';
 export { scanEventLog, type EventLogScan } from './events.js';
 export { plantFromEvents } from './plants.js';
@@ -58,7 +59,8 @@ function publicFinding(problem: Problem): Finding {
 /**
  * Checks the garden at `options.dir`: PAK2.toml (stopping there when it
  * does not load), the coordinator lock, goal files, the closed ledger, run
- * records against their seals and running runs, plants, the event log,
+ * records against their seals and running runs, remote runners' leases
+ * (and goals their finish left unsettled), plants, the event log,
  * orphan agent processes and the runtime git repository. With `fix`, makes
  * each finding's safe fix in that order and marks it `fixed`; a fix that
  * fails leaves `fixed: false` and says why in `fix`.
@@ -84,6 +86,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   problems.push(...goals.problems);
   problems.push(...(await checkLedger(ctx, goals.scan)));
   problems.push(...(await checkRuns(ctx, goals.scan)));
+  problems.push(...(await checkLeases(ctx, goals.scan)));
   problems.push(...(await checkPlants(ctx)));
   problems.push(...(await checkEvents(ctx)));
   problems.push(...checkProcesses(ctx));

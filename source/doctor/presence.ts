@@ -1,8 +1,10 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import { askHolder, coordinatorSocketName, lockPaths, type LockHolder } from '../coordinator/lock.js';
 import type { GardenPaths } from '../garden/index.js';
+import { commandOf, otherProcesses } from '../proc.js';
 
 /** How long a coordinator lock directory may go unrefreshed before it is stale (proper-lockfile's `stale` in lock.ts). */
 export const LOCK_STALE_MS = 20_000;
@@ -108,4 +110,69 @@ export async function coordinatorPresence(paths: GardenPaths, now: number = Date
     presence.heldBy = describe(holderFile);
   }
   return presence;
+}
+
+/** A `pak2 serve` (or `pak2 cycle --serve`) process of a garden, as {@link gardenServeProcesses} finds it. */
+export interface ServeProcess {
+  pid: number;
+  command: string;
+}
+
+/** The garden a pak2 command line acts on: `--garden DIR` resolved against its working directory, else the nearest ancestor of it holding PAK2.toml (cli/context.ts gardenOf). */
+function gardenOfCommandLine(gardenFlag: string | undefined, cwd: string): string | undefined {
+  if (gardenFlag !== undefined) return path.resolve(cwd, gardenFlag);
+  for (let dir = cwd; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'PAK2.toml'))) return dir;
+    if (path.dirname(dir) === dir) return undefined;
+  }
+}
+
+function realpathOr(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
+}
+
+/**
+ * Live `pak2 serve` processes (and `pak2 cycle --serve`) serving this
+ * garden, found by their command line (Linux `/proc/<pid>/cmdline` and
+ * `/proc/<pid>/cwd`): a `pak2` or `pak2.js` script whose command is `serve`
+ * (or `cycle` with `--serve`), acting on this garden as pak2 picks it
+ * (`--garden DIR`, else the nearest PAK2.toml above its working directory).
+ * A standalone `pak2 serve` holds no coordinator lock, yet runs the lease
+ * reaper (docs/runners/level2.md). Elsewhere than Linux: none.
+ */
+export function gardenServeProcesses(gardenRoot: string): ServeProcess[] {
+  const root = realpathOr(gardenRoot);
+  const found: ServeProcess[] = [];
+  for (const name of otherProcesses()) {
+    let argv: string[];
+    let cwd: string;
+    try {
+      argv = fs.readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0');
+      cwd = fs.readlinkSync(`/proc/${name}/cwd`);
+    } catch {
+      continue;
+    }
+    if (argv.at(-1) === '') argv.pop();
+    const script = argv.slice(0, 2).findIndex((arg) => /^pak2(\.js)?$/.test(path.basename(arg)));
+    if (script < 0) continue;
+    let gardenFlag: string | undefined;
+    let command: string | undefined;
+    const rest = argv.slice(script + 1);
+    for (let i = 0; i < rest.length && command === undefined; i += 1) {
+      const arg = rest[i]!;
+      if (arg === '--garden') gardenFlag = rest[(i += 1)];
+      else if (arg.startsWith('--garden=')) gardenFlag = arg.slice('--garden='.length);
+      else if (!arg.startsWith('-')) command = arg;
+    }
+    if (command !== 'serve' && !(command === 'cycle' && rest.includes('--serve'))) continue;
+    const serves = gardenOfCommandLine(gardenFlag, cwd);
+    if (!serves || realpathOr(serves) !== root) continue;
+    const pid = Number(name);
+    if (processAlive(pid)) found.push({ pid, command: commandOf(pid) });
+  }
+  return found.sort((a, b) => a.pid - b.pid);
 }

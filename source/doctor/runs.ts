@@ -82,8 +82,8 @@ function agentProcess(dir: string): { alive: boolean | undefined; words: string 
  *   rebuilt by `pak2 cycle` at start; otherwise no automatic fix.
  * - a run `running` whose goal is closed (reclaim reads open goals only, so
  *   only `pak2 stop RUN` closes it), or, while no coordinator holds the
- *   garden, any `running` run: no automatic fix, the line says what will
- *   take it.
+ *   garden, any `running` local run (a remote run is its lease's: see
+ *   leases.ts): no automatic fix, the line says what will take it.
  */
 export async function checkRuns(ctx: DoctorContext, goals: GoalScan): Promise<Problem[]> {
   const { paths } = ctx.garden;
@@ -165,7 +165,8 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
         field: 'status',
         message: `running, but its goal ${goal.id} is closed (${goal.closed_reason ?? '?'}); reclaim at coordinator start reads open goals only, so it stays running until \`pak2 stop ${runId}\` sweeps and closes it`,
       });
-    } else if (!ctx.presence.held) {
+    } else if (!ctx.presence.held && !run.runner) {
+      // A remote run's liveness is its lease, not a local process, and reclaim never takes it: the leases check speaks for it.
       const agent = agentProcess(runDir(paths, runId));
       const take = await reclaimable(ctx, runId, goal);
       problems.push({

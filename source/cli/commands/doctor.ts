@@ -11,7 +11,7 @@ import type { CliIO } from '../main.js';
 export function registerDoctor(program: Command, io: CliIO): void {
   program
     .command('doctor')
-    .description('check the garden (config, goals, ledger, runs, plants, events, lock, orphan processes, runtime git); --fix makes the safe fixes')
+    .description('check the garden (config, goals, ledger, runs, leases, plants, events, lock, orphan processes, runtime git); --fix makes the safe fixes')
     .option('--fix', 'make the safe fixes (never deletes a record: damaged files are moved aside under <runtime-root>/doctor/)')
     .option('--json', 'print {findings: [{check, file, field?, message, fix?, fixed?}]}')
     .action(async (opts: { fix?: boolean; json?: boolean }, command: Command) => {
