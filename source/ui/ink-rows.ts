@@ -56,10 +56,12 @@ export interface InkOutputClass {
 
 /** Options of {@link cacheInkRows}. */
 export interface RowCacheOptions {
-  /** Rows kept (least recently used dropped first); default 2,000, about fifty 120x40 screens. */
+  /** Rows kept: up to twice this many, the rows used since the last turnover and before it; default 400, ten 120x40 screens. */
   maxRows?: number;
-  /** Characters kept, keys and rows together; default 4 M (about 8 MB). */
+  /** Characters of rows and their keys kept in one turnover; default 600,000 (about 1.2 MB). */
   maxChars?: number;
+  /** Lines whose styled characters are kept for the rows drawn (up to twice this many, as rows); default 300. */
+  maxLines?: number;
 }
 
 /** The row cache a patched class holds, for tests and measurement. */
@@ -96,23 +98,14 @@ export function rowCacheOf(Output: InkOutputClass): RowCache | undefined {
 export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = {}): RowCacheStats {
   const patched = Output as Patched;
   if (patched[PATCHED]) return patched[PATCHED].stats;
-  const maxRows = options.maxRows ?? 2000;
-  const maxChars = options.maxChars ?? 4_000_000;
+  const maxRows = options.maxRows ?? 400;
+  const maxChars = options.maxChars ?? 600_000;
   const original = Output.prototype.get;
+  // The rows drawn share one set of Ink's caches from frame to frame, bounded: a line that moved to
+  // another row (a list scrolled by one) is not tokenized again, and its characters are not garbage again.
+  const shared = sharedCaches(Output, options.maxLines ?? 300);
   const stats: RowCacheStats = { hits: 0, misses: 0, fallbacks: 0, rows: 0, chars: 0 };
-  // Insertion order is recency: a hit is moved to the end, the front is dropped first.
-  const rows = new Map<string, string>();
-
-  const remember = (key: string, row: string) => {
-    rows.set(key, row);
-    stats.chars += key.length + row.length;
-    while (rows.size > maxRows || stats.chars > maxChars) {
-      const [oldKey, oldRow] = rows.entries().next().value as [string, string];
-      rows.delete(oldKey);
-      stats.chars -= oldKey.length + oldRow.length;
-    }
-    stats.rows = rows.size;
-  };
+  const rows = new Generations<string, string>(maxRows, maxChars, (key, row) => key.length + row.length);
 
   Output.prototype.get = function get(this: InkOutput) {
     const writes = rowWrites(this);
@@ -129,21 +122,81 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
       if (text === undefined) {
         stats.misses += 1;
         const one = new Output({ width: this.width, height: 1 });
-        one.caches = this.caches;
+        one.caches = shared ?? this.caches;
         if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
         text = original.call(one).output;
-        remember(key, text);
+        rows.set(key, text);
       } else {
         stats.hits += 1;
-        rows.delete(key);
-        rows.set(key, text);
       }
       out[y] = text;
     }
+    stats.rows = rows.size;
+    stats.chars = rows.weight;
     return { output: out.join('\n'), height: this.height };
   };
   patched[PATCHED] = { stats, original };
   return stats;
+}
+
+/**
+ * A cache of two generations: entries are set in the current one, an entry
+ * found in the previous one is carried into the current one, and when the
+ * current one holds `limit` entries (or `maxWeight` of weight) it becomes
+ * the previous one and the one before is dropped whole. What was used
+ * lately stays; nothing is moved or deleted entry by entry (a map churned
+ * that way keeps reallocating its table, and the tables outlive young
+ * garbage). Ink's caches call only `get` and `set`.
+ */
+class Generations<K, V> {
+  private current = new Map<K, V>();
+  private previous = new Map<K, V>();
+  /** Weight of the current generation. */
+  weight = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly maxWeight = Number.POSITIVE_INFINITY,
+    private readonly weigh: (key: K, value: V) => number = () => 0,
+  ) {}
+
+  get size(): number {
+    return this.current.size + this.previous.size;
+  }
+
+  get(key: K): V | undefined {
+    const value = this.current.get(key);
+    if (value !== undefined) return value;
+    const old = this.previous.get(key);
+    if (old !== undefined) this.set(key, old);
+    return old;
+  }
+
+  set(key: K, value: V): this {
+    const weight = this.weigh(key, value);
+    if (this.current.size >= this.limit || this.weight + weight > this.maxWeight) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.weight = 0;
+    }
+    this.current.set(key, value);
+    this.weight += weight;
+    return this;
+  }
+}
+
+/**
+ * One instance of Ink's output caches (styled characters by line, widths
+ * by text) with bounded maps, for the one-row outputs of every frame;
+ * undefined when Ink's caches are not laid out as expected.
+ */
+function sharedCaches(Output: InkOutputClass, maxLines: number): unknown {
+  const caches = new Output({ width: 0, height: 0 }).caches as Record<string, unknown> | undefined;
+  if (!caches || !['styledChars', 'widths', 'blockWidths'].every((name) => caches[name] instanceof Map)) return undefined;
+  caches['styledChars'] = new Generations(maxLines);
+  caches['widths'] = new Generations(2048);
+  caches['blockWidths'] = new Generations(128);
+  return caches;
 }
 
 /**
