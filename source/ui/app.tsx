@@ -224,7 +224,16 @@ function workbenchControls(
   },
 ): WorkbenchControls {
   const now = <K extends keyof WorkbenchState>(field: K, value: WorkbenchState[K]) => {
-    ref.current = { ...ref.current, [field]: value };
+    const before = ref.current;
+    const next = { ...before, [field]: value };
+    // What the goals pane shows and selects follows the filter and the cursor at once, so the next key of a burst
+    // (the filter's Enter, then x) acts on the goal it will show, not on the one selected before the filter.
+    if (field === 'filter' || field === 'cursor') {
+      const goals = next.filter === before.filter ? before.goals : filterRows(next.snapshot.goals, next.filter.text);
+      next.goals = goals;
+      next.selectedGoal = goals[Math.max(0, Math.min(next.cursor.goals, goals.length - 1))];
+    }
+    ref.current = next;
     return value;
   };
   return {

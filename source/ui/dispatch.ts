@@ -103,7 +103,8 @@ export function dispatchInput(read: () => WorkbenchState, input: string, key: Ke
     if (mode === 'none') return;
     if (mode === 'navigation') {
       const keys = chars.slice(i).map(charKey);
-      if (!keys.every((k) => repeatsInBurst(commandFor(k.input, k.key, 'panes')))) return;
+      // One key left after a field closed in the same read (the filter's Enter, then `x`) is a press; several non-navigation keys are text, not commands.
+      if (keys.length > 1 && !keys.every((k) => repeatsInBurst(commandFor(k.input, k.key, 'panes')))) return;
       for (const k of keys) dispatchKey(read(), k.input, k.key, event, ui, actions);
       return;
     }

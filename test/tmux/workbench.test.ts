@@ -160,8 +160,9 @@ describe('the workbench in a real terminal (tmux)', () => {
       screen = await tmux.waitFor('the typed body', (s) => s.includes(BODY) && s);
       show('the filled form', screen);
       tmux.keys('C-s');
-      const [id, queued] = await tmux.waitFor('queued <id> on the status line', (s) => {
-        const found = /^queued (\S+) │/.exec(statusLine(s))?.[1];
+      // The status line names the new goal and follows it: queued, then (a fast run, a slow capture) running or closed.
+      const [id, queued] = await tmux.waitFor('<status> <id> on the status line', (s) => {
+        const found = /^(?:queued|dispatched|running|closed:\S+) (\S+) │/.exec(statusLine(s))?.[1];
         return found ? ([found, s] as const) : undefined;
       });
       show('after ctrl-s', queued);

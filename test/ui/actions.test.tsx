@@ -60,6 +60,22 @@ function setup(snapshot: Snapshot = snapshotOf({ goals: rows(), plants: [gardene
 }
 
 describe('x cancels the selected goal', () => {
+  it('the filter, its Enter and x in one read (typed fast, or a loaded machine): x is a press, the question for the goal found', async () => {
+    const { press, frame, actions } = setup();
+    await press('/', `${queued.id}\rx`);
+    expect(frame()).toContain(`Cancel ${queued.id}? y / n`);
+    await press('y');
+    await tick();
+    expect(actions.cancelGoal).toHaveBeenCalledWith(queued.id);
+  });
+
+  it('several keys after the Enter in one read are text, not commands: none runs', async () => {
+    const { press, frame, actions } = setup();
+    await press('/', `${queued.id}\rxy`);
+    expect(frame()).not.toContain('Cancel goal?');
+    expect(actions.cancelGoal).not.toHaveBeenCalled();
+  });
+
   it('a queued goal: asks, saying it closes cancelled and never runs; n leaves it; y cancels it through the core', async () => {
     const { press, frame, status, actions, store } = setup();
     await press('j', 'x');
