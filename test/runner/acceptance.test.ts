@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { events, goalRecord, killAgents, runRecord, servedGarden, startRunner, stopRunner, until, type RunnerProcess, type ServedGarden } from './support.js';
+import { events, goalRecord, killAgents, runRecord, servedGarden, startRunner, stopRunner, until, type RunnerProcess, type ServedGarden } from './acceptance-support.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
