@@ -123,6 +123,12 @@ async function exitOf(runner: Runner, timeoutMs = 60_000): Promise<number | null
   return Promise.race([runner.exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the runner did not exit; stderr:\n${runner.stderr()}`)), timeoutMs))]);
 }
 
+/** Waits for the agent of `goalId`'s first run: its own file, and the runner's process.json (written by the launch's onStart, which the agent may beat). */
+async function agentStarted(state: string, goalId: string): Promise<void> {
+  const dir = path.join(state, 'garden', 'runs', `${goalId}-r1`);
+  await until(() => fs.existsSync(path.join(dir, 'agent-env')) && fs.existsSync(path.join(dir, 'process.json')), 30_000, 'the agent started');
+}
+
 describe('pak2 runner against a real garden server', () => {
   it('claims, runs and finishes a goal; the garden records what the runner observed', async () => {
     const s = await setup();
@@ -201,7 +207,7 @@ describe('pak2 runner against a real garden server', () => {
     const s = await setup();
     const goalId = await submit(s, 'spike', 'Take a while.');
     const runner = startRunner(s, [], { AGENT_SLEEP: '60' });
-    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    await agentStarted(s.state, goalId);
     runner.child.kill('SIGTERM');
     expect(await exitOf(runner)).toBe(0);
     const run = await readRun(s.garden.paths, `${goalId}-r1`);
@@ -213,7 +219,7 @@ describe('pak2 runner against a real garden server', () => {
     const s = await setup(10);
     const goalId = await submit(s, 'spike', 'Take a few seconds.');
     const first = startRunner(s, [], { AGENT_SLEEP: '4' });
-    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    await agentStarted(s.state, goalId);
     first.child.kill('SIGKILL');
     await first.exited;
     const second = startRunner(s, ['--max-runs', '1']);
@@ -230,7 +236,7 @@ describe('pak2 runner against a real garden server', () => {
     const goalId = await submit(s, 'spike', 'Outlive the runner.');
     const first = startRunner(s, [], { AGENT_SLEEP: '60' });
     const localDir = path.join(s.state, 'garden', 'runs', `${goalId}-r1`);
-    await until(() => fs.existsSync(path.join(localDir, 'agent-env')), 30_000, 'the agent started');
+    await agentStarted(s.state, goalId);
     const { pid } = JSON.parse(fs.readFileSync(path.join(localDir, 'process.json'), 'utf8')) as { pid: number };
     first.child.kill('SIGKILL');
     await first.exited;
@@ -293,7 +299,7 @@ describe('pak2 runner against a real garden server', () => {
     const s = await setup(10);
     const goalId = await submit(s, 'spike', 'Take a few seconds.');
     const first = startRunner(s, ['--max-runs', '1'], { AGENT_SLEEP: '5' });
-    await until(() => fs.existsSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'agent-env')), 30_000, 'the agent started');
+    await agentStarted(s.state, goalId);
     const otherState = tempDir('pak2-runner-state-2-');
     const second = startRunner(s, [], {}, { state: otherState });
     await until(() => /held by another runner process named box-1/.test(second.stderr()), 30_000, `the second runner leaves the lease alone; stderr:\n${second.stderr()}`);
