@@ -51,7 +51,7 @@ export async function carry(ctx: RunnerContext, garden: Garden, input: { runId: 
     events: runEventsFile(garden.paths, input.runId),
     stderr: path.join(runDir(garden.paths, input.runId), RUN_STDERR_FILE),
   });
-  const relay = new OutboxRelay(ctx.client, input.goalId, input.lease, outboxDir(ctx.stateDir, input.runId), inboxDir(ctx.stateDir, input.runId));
+  const relay = new OutboxRelay(ctx.client, input.goalId, input.lease, outboxDir(ctx.stateDir, input.runId), inboxDir(ctx.stateDir, input.runId), { runId: input.runId, workdir: ctx.workdir });
   await relay.prepare();
   const keeper = new LeaseKeeper({
     client: ctx.client,

@@ -198,6 +198,7 @@ export class LeaseKeeper {
     const posted = await this.guarded(() => this.options.relay.post());
     for (const sent of posted?.posted ?? []) this.options.log(`run ${this.options.runId}: posted the agent's ${sent.blocking ? 'question' : 'comment'} ${sent.comment} (${sent.key})`);
     for (const rejected of posted?.rejected ?? []) this.options.log(`run ${this.options.runId}: outbox ${rejected.key} not posted: ${rejected.reason}`);
+    for (const name of posted?.attached ?? []) this.options.log(`run ${this.options.runId}: attached the agent's artifact ${name}`);
   }
 
   /** One tick: watchdog, heartbeat when due (first: a burst of output never delays it), outbox, uploads (at most {@link TICK_UPLOAD_BYTES}). */

@@ -36,10 +36,13 @@ export interface RelayResult {
   rejected: { key: string; reason: string }[];
   /** Answers written into the inbox this pass. */
   answered: { key: string; answer: CommentRecord }[];
+  /** Names of the artifacts the agent attached this pass. */
+  attached?: string[];
 }
 
 /** What an outbox file must be, said after each refusal. */
 const COMMENT_SHAPE = 'a comment is {"body": "…", "blocking": true|false}';
+const ARTIFACT_SHAPE = 'an artifact is {"artifact": {"kind": "link", "name": "…", "url": "https://…"}} or {"artifact": {"kind": "file", "name": "…", "path": "…"}}';
 
 /** Text on one line: line breaks and other control characters escaped (`\\n`), cut at `max` characters (default 300). */
 export function oneLine(text: string, max = 300): string {
@@ -80,6 +83,8 @@ export class OutboxRelay {
     private readonly lease: string,
     readonly outbox: string,
     readonly inbox: string,
+    /** For artifacts the agent attaches: its run, and the work directory a `file` artifact's path is inside. */
+    private readonly artifacts?: { runId: string; workdir: string },
   ) {}
 
   /** Creates the outbox and inbox directories. */
@@ -149,8 +154,8 @@ export class OutboxRelay {
    *
    * @throws RunnerApiError when the lease has ended (409 on `lease`).
    */
-  async post(now: () => Date = () => new Date()): Promise<Pick<RelayResult, 'posted' | 'rejected'>> {
-    const result: Pick<RelayResult, 'posted' | 'rejected'> = { posted: [], rejected: [] };
+  async post(now: () => Date = () => new Date()): Promise<Pick<RelayResult, 'posted' | 'rejected' | 'attached'>> {
+    const result: Pick<RelayResult, 'posted' | 'rejected' | 'attached'> = { posted: [], rejected: [] };
     let names: string[];
     try {
       names = await fsp.readdir(this.outbox);
@@ -177,6 +182,11 @@ export class OutboxRelay {
         await reject(`not JSON (${jsonErrorOf(error)}): ${COMMENT_SHAPE}`);
         continue;
       }
+      if (typeof parsed === 'object' && parsed !== null && 'artifact' in parsed) {
+        const refused = await this.attach(key, (parsed as { artifact: unknown }).artifact, result);
+        if (refused) await reject(`${refused}: ${ARTIFACT_SHAPE}`);
+        continue;
+      }
       const problem = commentProblem(parsed);
       if (problem) {
         await reject(`${problem}: ${COMMENT_SHAPE}`);
@@ -198,6 +208,53 @@ export class OutboxRelay {
       }
     }
     return result;
+  }
+
+  /**
+   * Attaches an artifact the agent asked for (`{"artifact": {"kind": "link",
+   * "name": …, "url": …}}` — a pull request — or `{"kind": "file", "name":
+   * …, "path": …}`, a file inside the work directory) with the lease, and
+   * moves its outbox file to `outbox/attached/`. A link's URL is what the agent
+   * said; pak2 checks it is an http(s) URL, not what it points to.
+   *
+   * @returns why it was refused, or undefined when attached (or left for the next pass: the server was out of reach).
+   * @throws RunnerApiError when the lease has ended.
+   */
+  private async attach(key: string, artifact: unknown, result: Pick<RelayResult, 'posted' | 'rejected'> & { attached?: string[] }): Promise<string | undefined> {
+    if (!this.artifacts) return 'this relay takes no artifacts';
+    if (typeof artifact !== 'object' || artifact === null) return '"artifact" is not an object';
+    const a = artifact as { kind?: unknown; name?: unknown; url?: unknown; path?: unknown };
+    if (typeof a.name !== 'string' || !a.name) return 'no "name"';
+    let body: Parameters<RunnerClient['attachArtifact']>[1];
+    if (a.kind === 'link') {
+      if (typeof a.url !== 'string') return 'a link has a "url"';
+      body = { lease: this.lease, name: a.name, kind: 'link', url: a.url };
+    } else if (a.kind === 'file') {
+      if (typeof a.path !== 'string' || !a.path) return 'a file has a "path" inside the work directory';
+      const full = path.resolve(this.artifacts.workdir, a.path);
+      const inside = path.relative(this.artifacts.workdir, full);
+      if (inside.startsWith('..') || path.isAbsolute(inside)) return `"path" ${JSON.stringify(a.path)} is outside the work directory`;
+      let content: Buffer;
+      try {
+        content = await fsp.readFile(full);
+      } catch (error) {
+        return `"path" ${JSON.stringify(a.path)}: ${oneLine((error as Error).message, 120)}`;
+      }
+      body = { lease: this.lease, name: a.name, kind: 'file', content: content.toString('base64'), encoding: 'base64' };
+    } else return '"kind" is link or file';
+    try {
+      await this.client.attachArtifact(this.artifacts.runId, body);
+    } catch (error) {
+      if (!(error instanceof RunnerApiError)) throw error;
+      if (error.leaseEnded) throw error;
+      if (error.status >= 400 && error.status < 500) return oneLine(error.serverError ?? error.message);
+      return undefined; // unreachable or 5xx: tried again next pass
+    }
+    const file = path.join(this.outbox, `${key}.json`);
+    await writeAtomic(path.join(this.outbox, 'attached', `${key}.json`), { key, artifact: a.name, kind: a.kind, attached_at: new Date().toISOString() });
+    await fsp.rm(file, { force: true });
+    (result.attached ??= []).push(a.name);
+    return undefined;
   }
 
   /**

@@ -16,7 +16,8 @@ import { until } from '../server/support.js';
  * The scripted agent (`node agent.mjs MODE`), a `command` driver:
  * - `wait`: prints a line a second until the file $AGENT_RELEASE exists, then its result;
  * - `ask`: posts a blocking question through the runner's outbox, waits for the answer in the inbox, reports it;
- * - `ask-exit`: posts the blocking question and ends at once, successfully.
+ * - `ask-exit`: posts the blocking question and ends at once, successfully;
+ * - `attach`: writes report.txt in its work directory and asks the runner to attach a pull-request link, that file, and a file outside the work directory.
  * The reflection turn answers with one line.
  */
 export const AGENT_SOURCE = `
@@ -45,6 +46,14 @@ if (mode === 'wait') {
   while (!fs.existsSync(answer)) { say({ type: 'text', text: 'waiting for the answer' }); await sleep(500); }
   const body = JSON.parse(fs.readFileSync(answer, 'utf8')).body;
   say({ type: 'result', status: 'success', text: 'answer: ' + body, cost_usd: 0.02 });
+} else if (mode === 'attach') {
+  const out = process.env.PAK2_OUTBOX;
+  const drop = (key, value) => { fs.writeFileSync(path.join(out, key + '.tmp'), JSON.stringify(value)); fs.renameSync(path.join(out, key + '.tmp'), path.join(out, key + '.json')); };
+  fs.writeFileSync('report.txt', 'all checks green\\n');
+  drop('a1', { artifact: { kind: 'link', name: 'pull-request', url: 'http://127.0.0.1:9/pulls/7' } });
+  drop('a2', { artifact: { kind: 'file', name: 'report.txt', path: 'report.txt' } });
+  drop('a3', { artifact: { kind: 'file', name: 'secret', path: '../outside.txt' } });
+  say({ type: 'result', status: 'success', text: 'attached', cost_usd: 0.001 });
 } else if (mode === 'ask-exit') {
   ask();
   say({ type: 'result', status: 'success', text: 'asked and left', cost_usd: 0.005 });

@@ -171,3 +171,23 @@ describe('remote runners: blocking questions through the runner', () => {
     expect(thread).toContain('Green.');
   }, 90_000);
 });
+
+describe('remote runners: artifacts the agent attaches through the runner', () => {
+  it('a pull-request link and a file of its work directory are attached to the run; a path outside it is refused in one line', async () => {
+    const s = await garden('attach', 30);
+    const goal = await submit(s, 'Attach your evidence.', 'spike');
+    const a = runner(s, 'alpha', 'attach', undefined, ['--max-runs', '1']);
+    expect(await a.exited, a.output()).toBe(0);
+    const runDirectory = path.join(s.runtimeRoot, 'runs', `${goal}-r1`);
+    const listed = fs.readFileSync(path.join(runDirectory, 'artifacts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(listed.length, a.output()).toBeGreaterThan(1);
+    expect(listed).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'pull-request', kind: 'link', url: 'http://127.0.0.1:9/pulls/7' }), expect.objectContaining({ name: 'report.txt', kind: 'file', bytes: 17 })]));
+    expect(listed.some((x: { name: string }) => x.name === 'secret')).toBe(false);
+    expect(fs.readFileSync(path.join(runDirectory, 'artifacts', 'report.txt'), 'utf8')).toBe('all checks green\n');
+    expect(events(s).filter((e) => e.type === 'ArtifactAttached' && e.run === `${goal}-r1`).map((e) => e.detail)).toEqual(expect.arrayContaining(['link pull-request http://127.0.0.1:9/pulls/7']));
+    const refusal = a.output().split('\n').filter((l) => l.includes('a3'));
+    expect(refusal).toHaveLength(1);
+    expect(refusal[0]).toMatch(/outbox a3 not posted: "path" "\.\.\/outside\.txt" is outside the work directory/);
+    expect(runRecord(s, `${goal}-r1`).status).toBe('success');
+  }, 90_000);
+});
