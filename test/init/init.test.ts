@@ -194,6 +194,14 @@ describe('initGarden: the checks it always made', () => {
 });
 
 describe('pak2 init, then pak2 genesis', () => {
+  it('init . in an empty directory says next: pak2 genesis (no cd into where you are)', async () => {
+    const dir = path.join(base, 'here');
+    fs.mkdirSync(dir);
+    const r = await runCli(['init', '.', '--driver', 'command'], { cwd: dir });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('next: pak2 genesis');
+  });
+
   it('init prints what it wrote; genesis works on the result', async () => {
     const r = await runCli(['init', 'my-garden', '--driver', 'command'], { cwd: base });
     const dir = path.join(base, 'my-garden');

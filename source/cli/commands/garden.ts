@@ -20,7 +20,7 @@ export function registerGardenCommands(program: Command, io: CliIO): void {
       const root = path.resolve(io.cwd, dir);
       const written = initGarden(root, { ...(opts.name ? { name: opts.name } : {}), driver: opts.driver });
       io.out(`created garden in ${root}: ${written.join(', ')}`);
-      io.out(`next: cd ${dir} && pak2 genesis`);
+      io.out(root === path.resolve(io.cwd) ? 'next: pak2 genesis' : `next: cd ${dir} && pak2 genesis`);
     });
 
   program
