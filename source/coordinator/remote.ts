@@ -44,6 +44,7 @@ import {
   readPlantDocuments,
   MAX_PLANT_DOCUMENT_BYTES,
   readRun,
+  runIdsForGoal,
   renderSupplements,
   runEventsFile,
   seedFile,
@@ -308,6 +309,25 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
     throw new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${runId} ${lease.state === 'expired' ? `expired at ${lease.expires_at} (the run is abandoned)` : 'is finished'}; nothing was changed`, '/lease', { state: lease.state });
   }
   return lease;
+}
+
+/**
+ * The active lease a comment names (`comments_post` with `lease`): found
+ * among the goal's runs, then checked as every runner call is (under the
+ * lease's lock: an ended or foreign lease is refused and LeaseRefused
+ * written; one past its TTL is expired first). Without runner headers the
+ * caller is taken as the lease's holder: the lease id is the capability.
+ *
+ * @throws RemoteRefusal 409 `/lease` when no run of the goal has that lease, and activeLease's refusals.
+ */
+export async function commentLease(garden: Garden, goalId: string, leaseId: string, who: RunnerIdentity | undefined, now: () => Date = () => new Date()): Promise<LeaseRecord> {
+  const { paths } = garden;
+  for (const runId of (await runIdsForGoal(paths, goalId)).reverse()) {
+    const found = await readLease(paths, runId).catch(() => undefined);
+    if (found?.id !== leaseId) continue;
+    return withLeaseLock(paths, runId, () => activeLease(garden, runId, leaseId, who ?? found.runner, 'comments_post', now()));
+  }
+  throw new RemoteRefusal(409, `lease ${leaseId}: not a lease of goal ${goalId}`, '/lease');
 }
 
 async function refused(garden: Garden, lease: LeaseRecord, who: RunnerIdentity, call: string, why: string, now: Date): Promise<void> {

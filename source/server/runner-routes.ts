@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ARTIFACT_KINDS, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, ULID_PATTERN, type LeaseRecord } from '../contracts/index.js';
+import { ARTIFACT_KINDS, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, ULID_PATTERN } from '../contracts/index.js';
 import {
   appendRunLog,
   attachArtifact,
   checkRunner,
+  commentLease,
   claimTask,
-  expireLeases,
   superviseRemoteRuns,
   finishRemoteRun,
   getTask,
@@ -24,7 +24,7 @@ import {
 } from '../coordinator/remote.js';
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
-import { appendEvent, OpenGoalScanner, readArtifacts, readGoal, readLease, readRun, runIdsForGoal, StoreError } from '../store/index.js';
+import { OpenGoalScanner, readGoal, readRun, StoreError } from '../store/index.js';
 import { goalComments } from '../submit/index.js';
 import { refusal } from './routes.js';
 
@@ -111,46 +111,6 @@ function optionalRunnerOf(request: FastifyRequest): RunnerIdentity | undefined {
 
 /** The fields a comment action's refusal names (its message starts with the word). */
 const COMMENT_FIELDS: Record<string, string> = { GOAL: 'id', TEXT: '/body', ID: '/answers' };
-
-/**
- * The active lease of `goalId` whose id is `leaseId` (a comment posted
- * with a lease). A lease past its expiry is expired first, as the reaper
- * would.
- *
- * @throws RemoteRefusal 409 `/lease` when no run of the goal has that lease,
- *   or it ended (`state`; LeaseRefused is written); 409 `Pak2-Runner` when
- *   another runner holds it.
- */
-async function goalLease(garden: Garden, goalId: string, leaseId: string, who: RunnerIdentity | undefined): Promise<LeaseRecord> {
-  const { paths } = garden;
-  let lease: LeaseRecord | undefined;
-  for (const runId of (await runIdsForGoal(paths, goalId)).reverse()) {
-    const found = await readLease(paths, runId).catch(() => undefined);
-    if (found?.id === leaseId) {
-      lease = found;
-      break;
-    }
-  }
-  if (!lease) throw new RemoteRefusal(409, `lease ${leaseId}: not a lease of goal ${goalId}`, '/lease');
-  if (lease.state === 'active' && Date.parse(lease.expires_at) <= Date.now()) {
-    await expireLeases(garden);
-    lease = (await readLease(paths, lease.run)) ?? lease;
-  }
-  const from = who ? `${who.name}@${who.host}` : 'a client without a runner name';
-  if (lease.state !== 'active') {
-    await appendEvent(paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `comments_post from ${from} refused: the lease ${lease.state === 'expired' ? `expired at ${lease.expires_at}` : 'finished'}` });
-    throw new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${lease.run} ${lease.state === 'expired' ? `expired at ${lease.expires_at}` : 'is finished'}; nothing was posted`, '/lease', { state: lease.state });
-  }
-  if (who && who.name !== lease.runner.name) {
-    await appendEvent(paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `comments_post from ${from} refused: the lease is held by ${lease.runner.name}@${lease.runner.host}` });
-    throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
-  }
-  if (who?.instance && lease.runner.instance && who.instance !== lease.runner.instance) {
-    await appendEvent(paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `comments_post from ${from} refused: the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, not ${who.instance})` });
-    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, not ${who.instance})`, 'Pak2-Runner-Instance', { state: lease.state });
-  }
-  return lease;
-}
 
 /** The finish body's schema: the run record's facts as the runner's driver code wrote them (docs/runners/level2.md, "runs_finish"). */
 const FINISH_BODY = {
@@ -519,7 +479,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
         if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new RemoteRefusal(404, `goal ${goalId}: no such goal`, 'id');
         throw error;
       });
-      const lease = b.lease ? await goalLease(garden, goalId, b.lease, who) : undefined;
+      const lease = b.lease ? await commentLease(garden, goalId, b.lease, who) : undefined;
       const author = lease ? `agent:${lease.run}` : (b.author ?? 'operator');
       const result = await (b.answers
         ? ctx.actions.answerQuestion(goalId, b.body, { questionId: b.answers, author })
