@@ -4,9 +4,9 @@ import { REFLECTION_REQUIRED_TYPES, type RunRecord } from '../contracts/index.js
 import { readPhases } from '../driver/dispatch.js';
 import { getDriverPlugin } from '../driver/plugins/index.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { plantDir, runEventsFile } from '../store/index.js';
+import { plantDir, readPlantDocuments, runEventsFile } from '../store/index.js';
 import { RunnerApiError, type AcceptanceItem, type FinishBody, type RunnerClient } from './client.js';
-import { changedDocuments, readPlantDocuments, type ClaimState } from './state.js';
+import { changedDocuments, type ClaimState } from './state.js';
 import type { LogUploader } from './uploader.js';
 import { workdirDiff } from './workdir-diff.js';
 

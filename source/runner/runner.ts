@@ -4,14 +4,14 @@ import path from 'node:path';
 import { isTerminalRunStatus, type RunRecord } from '../contracts/index.js';
 import { closeFromStream, dispatch, REFLECTION_MARKER_TYPE } from '../driver/dispatch.js';
 import { UserError } from '../errors.js';
-import { appendJsonLine, readRun, runEventsFile } from '../store/index.js';
+import { appendJsonLine, readPlantDocuments, readRun, runEventsFile } from '../store/index.js';
 import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from './client.js';
 import { carry, diffExcludes, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
 import type { ExitObservation } from './finish.js';
 import { reapStaleRuns, resumeLease } from './resume.js';
 import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
 import { oneLine } from './outbox.js';
-import { inboxDir, lockStateDir, outboxDir, readCursor, readPlantDocuments, runnerInstance, writeClaimState, writeCursor, type ClaimState } from './state.js';
+import { inboxDir, lockStateDir, outboxDir, readCursor, runnerInstance, writeClaimState, writeCursor, type ClaimState } from './state.js';
 import { isGitWorkTree, snapshotTree } from './workdir-diff.js';
 
 /**

@@ -129,8 +129,6 @@ export function runnerInstance(stateDir: string): string {
   return id;
 }
 
-export { readPlantDocuments } from '../store/index.js';
-
 /** The documents whose content differs between `before` and `after` (new ones included; removed ones are not sent). */
 export function changedDocuments(before: Record<string, string>, after: Record<string, string>): PlantDocument[] {
   return Object.keys(after)
