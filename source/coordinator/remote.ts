@@ -90,9 +90,11 @@ export class RemoteRefusal extends Error {
 
 const nextLeaseId = monotonicFactory();
 
-/** The most bytes one log upload, artifact or document may carry. */
+/** The most decoded bytes one log upload may carry. */
 export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
+/** The most bytes one artifact's content may hold. */
 export const MAX_ARTIFACT_BYTES = 10 * 1024 * 1024;
+/** The most bytes one plant document may hold (the store's limit, which the claim also keeps to). */
 export const MAX_DOCUMENT_BYTES = MAX_PLANT_DOCUMENT_BYTES;
 
 /** How often a runner heartbeats at most: a third of the lease, seconds. */

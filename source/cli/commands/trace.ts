@@ -42,6 +42,11 @@ async function goalIdError(garden: Garden, goalId: string, onlyIfGoal = false): 
   return new UserError(`RUN ${goalId}: a goal id, not a run id (N-slug-rN)`, { hint });
 }
 
+/**
+ * `pak2 trace RUN [--json]` (docs/guarded-runs/level2.md): what a guarded run
+ * did, from its files. A goal id is refused with its runs named (exit 2); a
+ * run that is not guarded, or a malformed guard file (named), exits 1.
+ */
 export function registerTrace(program: Command, io: CliIO): void {
   program
     .command('trace')
