@@ -313,6 +313,15 @@ const SCAN_STAT_SLICE = 1000;
 /** Goal files a scan reads at once. */
 const SCAN_READ_CONCURRENCY = 64;
 
+/** A goal file whose stat differs from the scanner's cached one (or that it has not read yet). */
+interface ChangedGoalFile {
+  id: string;
+  file: string;
+  mtimeMs: number;
+  ctimeMs: number;
+  size: number;
+}
+
 /**
  * The open-goal scanner used by reconcile, the snapshot and `pak2 goals`:
  * lists the goals directory, skips every id in the closed ledger without
@@ -324,25 +333,47 @@ const SCAN_READ_CONCURRENCY = 64;
  */
 export class OpenGoalScanner {
   private readonly ledger: ClosedLedger;
-  private cache = new Map<string, { mtimeMs: number; ctimeMs: number; size: number; goal: GoalRecord }>();
+  private cache = new Map<string, { mtimeMs: number; ctimeMs: number; size: number; goal: GoalRecord; scan: number }>();
+  private scans = 0;
+  private running: Promise<GoalList> | undefined;
 
   constructor(private readonly paths: GardenPaths) {
     this.ledger = ClosedLedger.of(paths);
   }
 
-  /** The goals that are not closed, and any unreadable goal files. */
+  /**
+   * The goals that are not closed, and any unreadable goal files. One scan
+   * at a time: a caller that comes while one is under way waits for it and
+   * then scans itself, warm (the coordinator's first pass and the
+   * workbench's first snapshot share the scanner: the goal files are read
+   * once, not twice at the same time).
+   */
   async scan(): Promise<GoalList> {
+    while (this.running) await this.running.catch(() => undefined);
+    const running = this.scanNow();
+    this.running = running;
+    try {
+      return await running;
+    } finally {
+      if (this.running === running) this.running = undefined;
+    }
+  }
+
+  private async scanNow(): Promise<GoalList> {
     const { ids, strays } = await this.ledger.openCandidates();
     const goals: GoalRecord[] = [];
     const problems: GoalProblem[] = [...strays];
-    const seen = new Set<string>();
+    // Entries this scan saw are marked with its number (no set of every id per scan); the rest are dropped at the end.
+    const scan = ++this.scans;
     // Each goal file is stat'ed synchronously, a slice at a time with the event loop free between slices: a
     // warm scan of 10,000 open goals is then 10,000 stat calls, not 10,000 promises and thread-pool requests.
-    const changed: { id: string; file: string; stat: fs.Stats }[] = [];
+    // A slice's changed files are read before the next slice is stat'ed, so what a cold scan holds besides the
+    // goals is one slice's list, not one entry per goal file.
     for (let from = 0; from < ids.length; from += SCAN_STAT_SLICE) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-      for (const id of ids.slice(from, from + SCAN_STAT_SLICE)) {
-        seen.add(id);
+      const changed: ChangedGoalFile[] = [];
+      for (let i = from; i < Math.min(ids.length, from + SCAN_STAT_SLICE); i++) {
+        const id = ids[i]!;
         const file = goalFile(this.paths, id);
         let stat: fs.Stats | undefined;
         try {
@@ -353,15 +384,23 @@ export class OpenGoalScanner {
         if (!stat) continue;
         const cached = this.cache.get(id);
         // ctime too: `touch -r` can restore an edited file's mtime, never its ctime.
-        if (cached && cached.mtimeMs === stat.mtimeMs && cached.ctimeMs === stat.ctimeMs && cached.size === stat.size) goals.push(cached.goal);
-        else changed.push({ id, file, stat });
+        if (cached && cached.mtimeMs === stat.mtimeMs && cached.ctimeMs === stat.ctimeMs && cached.size === stat.size) {
+          cached.scan = scan;
+          goals.push(cached.goal);
+        } else changed.push({ id, file, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size });
       }
+      if (changed.length > 0) await this.readChanged(changed, scan, goals, problems);
     }
-    // Bounded: a cold scan of 10,000 open goals must not open them all at once (nor make 10,000 promises up front).
+    for (const [id, entry] of this.cache) if (entry.scan !== scan) this.cache.delete(id);
+    return { goals, problems };
+  }
+
+  /** Reads changed goal files, {@link SCAN_READ_CONCURRENCY} at once, into `goals` (open ones, cached) and `problems`. */
+  private async readChanged(changed: ChangedGoalFile[], scan: number, goals: GoalRecord[], problems: GoalProblem[]): Promise<void> {
     let next = 0;
     const worker = async () => {
       for (let item = changed[next++]; item; item = changed[next++]) {
-        const { id, file, stat } = item;
+        const { id, file, mtimeMs, ctimeMs, size } = item;
         try {
           const goal = await readGoal(this.paths, id);
           if (goal.status === 'closed') {
@@ -370,7 +409,7 @@ export class OpenGoalScanner {
             continue;
           }
           // Keyed by the record's own id string when it is the same id: one string per goal, not one per listing too.
-          this.cache.set(goal.id === id ? goal.id : id, { mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size, goal });
+          this.cache.set(goal.id === id ? goal.id : id, { mtimeMs, ctimeMs, size, goal, scan });
           goals.push(goal);
         } catch (error) {
           problems.push({ file, message: (error as Error).message });
@@ -378,7 +417,5 @@ export class OpenGoalScanner {
       }
     };
     await Promise.all(Array.from({ length: Math.min(SCAN_READ_CONCURRENCY, changed.length) }, worker));
-    for (const id of this.cache.keys()) if (!seen.has(id)) this.cache.delete(id);
-    return { goals, problems };
   }
 }

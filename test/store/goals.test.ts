@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GOAL_STATUSES, validateGoal, type GoalStatus } from '../../source/contracts/index.js';
@@ -512,6 +513,49 @@ describe('OpenGoalScanner', () => {
     writeJson(file, { ...readJson(file), body: 'an edited, longer body', priority: 77 });
     expect((await scanner.scan()).goals).toEqual([await readGoal(paths, goal.id)]);
     expect((await scanner.scan()).goals[0]).toMatchObject({ body: 'an edited, longer body', priority: 77 });
+  });
+
+  it('two scans at once read each goal file once; the second sees a change made while it waited', async () => {
+    const { paths } = makeGarden();
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) ids.push((await createGoal(paths, { type: 'build', body: `goal ${i}` })).id);
+    const reads: string[] = [];
+    const real = fsp.readFile.bind(fsp) as (...args: unknown[]) => unknown;
+    vi.spyOn(fsp, 'readFile').mockImplementation(((...args: unknown[]) => {
+      if (typeof args[0] === 'string' && args[0].startsWith(paths.goalsDir)) {
+        // Changed while the first scan runs: the second, which starts after it, reads it again.
+        if (reads.push(args[0]) === 1) forceStatus(paths, ids[0]!, 'dispatched');
+      }
+      return real(...args);
+    }) as never);
+    const scanner = new OpenGoalScanner(paths);
+    const [a, b] = await Promise.all([scanner.scan(), scanner.scan()]);
+    expect(a.goals.map((g) => g.id).sort()).toEqual([...ids].sort());
+    expect(b.goals.map((g) => g.id).sort()).toEqual([...ids].sort());
+    expect(b.goals.find((g) => g.id === ids[0])?.status).toBe('dispatched');
+    // Every file once (the cold scan), and the changed one a second time: not every file twice.
+    expect(reads.filter((f) => f !== goalFile(paths, ids[0]!)).sort()).toEqual(ids.slice(1).map((id) => goalFile(paths, id)).sort());
+    expect(reads.filter((f) => f === goalFile(paths, ids[0]!)).length).toBeLessThanOrEqual(2);
+    vi.restoreAllMocks();
+  });
+
+  it('a scan of more goal files than one stat slice returns each open goal once, and drops what went away', async () => {
+    const { paths } = makeGarden();
+    const ids: string[] = [];
+    for (let i = 0; i < 2100; i++) {
+      const id = `${i + 1}-bulk-goal`;
+      writeJson(goalFile(paths, id), { id, type: 'build', status: 'queued', priority: 50, body: `bulk ${i}`, submitted_at: NOW.toISOString() });
+      ids.push(id);
+    }
+    const scanner = new OpenGoalScanner(paths);
+    const cold = await scanner.scan();
+    expect(cold.problems).toEqual([]);
+    expect(cold.goals.map((g) => g.id).sort()).toEqual([...ids].sort());
+    fs.rmSync(goalFile(paths, ids[1500]!));
+    const warm = await scanner.scan();
+    expect(warm.goals).toHaveLength(2099);
+    expect(new Set(warm.goals.map((g) => g.id)).size).toBe(2099);
+    expect(warm.goals.some((g) => g.id === ids[1500])).toBe(false);
   });
 
   it('a warm scan sees new goals, closes and deletions', async () => {
