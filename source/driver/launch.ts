@@ -93,10 +93,13 @@ export interface LaunchOptions {
 }
 
 /**
- * Bytes a {@link FileFollower} reads at once. Small enough that the text of
- * a piece is an ordinary young object (V8 puts strings over ~128 KB in the
- * large-object space, freed only by a full GC): a 100 MB burst of output
- * is looked at a piece at a time and leaves no 100 MB of garbage behind.
+ * Bytes a follower reads at once. The piece stays a Buffer: lines are found
+ * by their newline byte and each is decoded alone, so no string of the
+ * whole piece is made (a piece of text with one non-ASCII character is a
+ * two-byte string twice its size, and one over ~128 KB lands in V8's
+ * large-object space, freed only by a full collection): a 100 MB burst of
+ * output leaves young garbage of its lines' size, not pieces in the old
+ * generation.
  */
 const FOLLOW_CHUNK_BYTES = 64 * 1024;
 /** Most a follower reads per poll (a burst of output is caught up over a few polls, the event loop free between them). */
@@ -104,8 +107,9 @@ const FOLLOW_POLL_BYTES = 8 * 1024 * 1024;
 
 /** Reads what a file gained since `offset`. */
 class FileFollower {
-  private partial = '';
-  // A multi-byte character split across two reads is decoded whole.
+  /** Bytes of a line whose newline has not come yet (whole UTF-8 characters or not). */
+  private partial: Buffer[] = [];
+  // Text mode (stderr): a multi-byte character split across two reads is decoded whole.
   private readonly decoder = new StringDecoder('utf8');
   private readonly buffer = Buffer.allocUnsafe(FOLLOW_CHUNK_BYTES);
   constructor(
@@ -114,11 +118,33 @@ class FileFollower {
   ) {}
 
   /**
-   * Reads what is new, at most `budget` bytes, a piece at a time: each
-   * piece's text and the complete lines it ends go to `take` before the
-   * next is read. Returns true when the file holds more than was read.
+   * Reads what is new, at most `budget` bytes, a piece at a time, and hands
+   * each complete line to `line` (without its newline) before the next piece
+   * is read. Returns true when the file holds more than was read.
    */
-  read(take: (text: string, lines: string[]) => void, budget = FOLLOW_POLL_BYTES): boolean {
+  readLines(line: (text: string) => void, budget = FOLLOW_POLL_BYTES): boolean {
+    return this.pieces((piece) => {
+      let start = 0;
+      for (let nl = piece.indexOf(0x0a); nl !== -1; nl = piece.indexOf(0x0a, start)) {
+        if (this.partial.length > 0) {
+          this.partial.push(piece.subarray(start, nl));
+          const whole = Buffer.concat(this.partial);
+          this.partial = [];
+          line(whole.toString('utf8'));
+        } else line(piece.toString('utf8', start, nl));
+        start = nl + 1;
+      }
+      // The piece's buffer is read into again: an unterminated rest is copied out.
+      if (start < piece.length) this.partial.push(Buffer.from(piece.subarray(start)));
+    }, budget);
+  }
+
+  /** Reads what is new, at most `budget` bytes, as text, a piece at a time. Returns true when the file holds more than was read. */
+  readText(take: (text: string) => void, budget = FOLLOW_POLL_BYTES): boolean {
+    return this.pieces((piece) => take(this.decoder.write(piece)), budget);
+  }
+
+  private pieces(take: (piece: Buffer) => void, budget: number): boolean {
     let fd: number;
     try {
       fd = fs.openSync(this.file, 'r');
@@ -132,10 +158,7 @@ class FileFollower {
         if (n <= 0) break;
         this.offset += n;
         read += n;
-        const text = this.decoder.write(this.buffer.subarray(0, n));
-        const parts = (this.partial + text).split('\n');
-        this.partial = parts.pop() ?? '';
-        take(text, parts);
+        take(this.buffer.subarray(0, n));
       }
       return this.offset < size;
     } finally {
@@ -143,10 +166,10 @@ class FileFollower {
     }
   }
 
-  /** The unterminated rest, once the writer is gone. */
+  /** The unterminated rest of a line (lines mode) or of a character (text mode), once the writer is gone. */
   rest(): string {
-    const rest = this.partial;
-    this.partial = '';
+    const rest = Buffer.concat(this.partial).toString('utf8') + this.decoder.end();
+    this.partial = [];
     return rest;
   }
 }
@@ -261,30 +284,28 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     deadline.unref();
   }
 
-  const observe = (lines: string[], now: number) => {
-    for (const line of lines) {
-      if (!line.trim()) continue;
-      const signal = classify(line);
-      liveness.observe(signal, now);
-      if (signal.terminal && !graceTimer && !stoppedBy) {
-        graceTimer = setTimeout(() => {
-          if (stoppedBy) return;
-          // The agent said it is done but has not exited: its result stands; end the group.
-          lingered = true;
-          signalGroup(pid, 'SIGINT');
-          killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
-          killTimer.unref();
-        }, options.resultGraceMs ?? 10_000);
-        graceTimer.unref();
-      }
+  const observe = (line: string, now: number) => {
+    if (!line.trim()) return;
+    const signal = classify(line);
+    liveness.observe(signal, now);
+    if (signal.terminal && !graceTimer && !stoppedBy) {
+      graceTimer = setTimeout(() => {
+        if (stoppedBy) return;
+        // The agent said it is done but has not exited: its result stands; end the group.
+        lingered = true;
+        signalGroup(pid, 'SIGINT');
+        killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
+        killTimer.unref();
+      }, options.resultGraceMs ?? 10_000);
+      graceTimer.unref();
     }
   };
   // At most FOLLOW_POLL_BYTES of each file a poll (`all`: to the end, the agent is gone), a piece at a time.
   const follow = (all = false) => {
     const now = Date.now();
     const budget = all ? Number.POSITIVE_INFINITY : FOLLOW_POLL_BYTES;
-    stdout.read((_text, lines) => observe(lines, now), budget);
-    stderr.read((text) => text && onStderr(text), budget);
+    stdout.readLines((line) => observe(line, now), budget);
+    stderr.readText((text) => text && onStderr(text), budget);
   };
   const poller = setInterval(follow, options.pollMs ?? 200);
 
