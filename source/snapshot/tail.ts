@@ -27,7 +27,8 @@ export interface TailState {
  */
 export class RunTail {
   private offset = 0;
-  private partial = '';
+  /** Bytes of a line whose newline has not come yet. */
+  private partial: Buffer = Buffer.alloc(0);
   private lines: TailLine[] = [];
   private usage: TailUsage = { inputTokens: 0, outputTokens: 0, costUsd: undefined };
   private truncated = false;
@@ -60,7 +61,7 @@ export class RunTail {
       if (size < this.offset) {
         // Rewritten from the start: follow the new file.
         this.offset = 0;
-        this.partial = '';
+        this.partial = Buffer.alloc(0);
       }
       if (size === this.offset) return false;
       let jumped = false;
@@ -68,24 +69,30 @@ export class RunTail {
         // More came since the last read than a tail ever shows (a burst, or a run followed late):
         // read only its end, as on opening, so memory stays bounded whatever the stream's size.
         this.offset = size - TAIL_OPEN_BYTES;
-        this.partial = '';
+        this.partial = Buffer.alloc(0);
         this.dropping = false;
         this.truncated = true;
         jumped = true;
       }
       const buffer = Buffer.alloc(size - this.offset);
       fs.readSync(fd, buffer, 0, buffer.length, this.offset);
-      const skipFirst = jumped || (this.truncated && this.offset > 0 && this.lines.length === 0 && this.partial === '');
+      const skipFirst = jumped || (this.truncated && this.offset > 0 && this.lines.length === 0 && this.partial.length === 0);
       this.offset = size;
-      const text = this.partial + buffer.toString('utf8');
-      const parts = text.split('\n');
-      this.partial = parts.pop() ?? '';
-      const ended = parts.length > 0; // a newline came: a dropped line ends here
-      if (skipFirst || this.dropping) parts.shift(); // the first line of a mid-file start is cut; so is the rest of a dropped one
-      this.dropping = this.dropping && !ended;
+      // Lines are found by their newline byte and decoded one at a time: no string of the whole read (up to
+      // TAIL_OPEN_BYTES, twice that as a two-byte string, in V8's large-object space) is made each poll.
+      const data = this.partial.length > 0 ? Buffer.concat([this.partial, buffer]) : buffer;
+      const parts: string[] = [];
+      let start = 0;
+      for (let nl = data.indexOf(0x0a); nl !== -1; nl = data.indexOf(0x0a, start)) {
+        // The first line of a mid-file start is cut; so is the rest of a dropped one: neither is decoded.
+        if (start > 0 || !(skipFirst || this.dropping)) parts.push(data.toString('utf8', start, nl));
+        start = nl + 1;
+      }
+      if (start > 0) this.dropping = false; // a newline came: a dropped line ends here
+      this.partial = Buffer.from(data.subarray(start));
       // A line that never ends is not kept whole: past TAIL_OPEN_BYTES it is dropped, up to its newline.
       if (this.partial.length > TAIL_OPEN_BYTES) {
-        this.partial = '';
+        this.partial = Buffer.alloc(0);
         this.dropping = true;
       }
       for (const raw of parts) this.lines.push(...renderRawLine(raw, this.usage));

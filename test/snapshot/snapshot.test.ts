@@ -92,6 +92,30 @@ describe('the run tail', () => {
     }
   });
 
+  it('renders a character whole when a read ends inside it, and a 200 KB line without spaces', () => {
+    const dir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'pak2-tail-'));
+    try {
+      const file = path.join(dir, 'events.jsonl');
+      const line = Buffer.from(`${JSON.stringify({ type: 'text', text: 'done ✓ 漢字 😀' })}\n`);
+      const at = line.indexOf(Buffer.from('✓')) + 1; // inside '✓'
+      fs.writeFileSync(file, line.subarray(0, at));
+      const tail = new RunTail('1-a-r1', file);
+      tail.read();
+      fs.appendFileSync(file, line.subarray(at, at + 9)); // ends inside '漢' or '字'
+      tail.read();
+      fs.appendFileSync(file, line.subarray(at + 9));
+      tail.read();
+      expect(tail.state().lines).toEqual([{ kind: 'text', text: 'done ✓ 漢字 😀' }]);
+      const long = 'é'.repeat(100_000);
+      fs.appendFileSync(file, `${JSON.stringify({ type: 'text', text: long })}\n`);
+      tail.read();
+      expect(tail.state().lines.at(-1)?.text.startsWith('éé')).toBe(true);
+      expect(tail.state().lines.map((l) => l.text).join('')).not.toContain('\uFFFD');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('renders claude and codex events for a person, counting tokens and cost as they arrive', () => {
     const u = usage();
     expect(renderStreamLine({ type: 'assistant', message: { content: [{ type: 'tool_use', name: 'Write', input: { file_path: '/g/a.txt', content: 'y'.repeat(500) } }], usage: { input_tokens: 10, output_tokens: 3 } } }, u)).toEqual([
