@@ -19,11 +19,17 @@ import { pathToFileURL } from 'node:url';
  * text of each line that lands on it. So `get()` here first replays Ink's
  * own walk over the write operations (the same vertical clipping, the same
  * transformers called the same way) to list each row's writes, and looks
- * the row up by them; only a row not seen lately is drawn, by Ink's own
- * `get()` on a one-row output holding just that row's writes. The frame is
- * the same string, character for character; where the replay cannot be
- * sure of that (a horizontal clip, a transformer that makes a line break,
- * a size that is not a whole number) the whole frame is Ink's own `get()`.
+ * the row up by them; only a row not seen lately is drawn. It is drawn the
+ * way Ink's `get()` draws one (Ink's own tokenizer, style reduction and
+ * diffing, and string-width, loaded from beside Ink), but from arrays of
+ * characters and shared style lists instead of an object per cell and per
+ * character: drawing leaves little garbage, and none that lives long (V8
+ * moves allocation sites whose objects survive into the old generation,
+ * where they stay until a full collection). The frame is the same string,
+ * character for character; where the replay cannot be sure of that (a
+ * horizontal clip, a transformer that makes a line break, a size that is
+ * not a whole number) the whole frame is Ink's own `get()`, and without
+ * Ink's helpers a row is drawn by Ink's `get()` on a one-row output.
  */
 
 /** One of Ink's `Output` operations, as its `write`, `clip` and `unclip` record them. */
@@ -54,14 +60,32 @@ export interface InkOutputClass {
   prototype: InkOutput;
 }
 
+/** One ANSI code as Ink's tokenizer (@alcalzone/ansi-tokenize) gives it. */
+export interface InkAnsiCode {
+  type: 'ansi';
+  code: string;
+  endCode: string;
+}
+
+/** The helpers Ink's `get()` draws a row with, from the modules Ink itself imports. */
+export interface InkText {
+  tokenize(text: string): (InkAnsiCode | { type: 'char'; value: string; fullWidth: boolean })[];
+  reduceAnsiCodesIncremental(codes: InkAnsiCode[], newCodes: InkAnsiCode[]): InkAnsiCode[];
+  diffAnsiCodes(from: InkAnsiCode[], to: InkAnsiCode[]): InkAnsiCode[];
+  ansiCodesToString(codes: InkAnsiCode[]): string;
+  stringWidth(text: string): number;
+}
+
 /** Options of {@link cacheInkRows}. */
 export interface RowCacheOptions {
   /** Rows kept: up to twice this many, the rows used since the last turnover and before it; default 400, ten 120x40 screens. */
   maxRows?: number;
   /** Characters of rows and their keys kept in one turnover; default 600,000 (about 1.2 MB). */
   maxChars?: number;
-  /** Lines whose styled characters are kept for the rows drawn (up to twice this many, as rows); default 300. */
+  /** Lines whose characters are kept for the rows drawn (up to twice this many, as rows); default 300. */
   maxLines?: number;
+  /** Ink's helpers ({@link findInkText}); without them a row not seen is drawn by Ink's `get()` on a one-row output. */
+  text?: InkText;
 }
 
 /** The row cache a patched class holds, for tests and measurement. */
@@ -77,8 +101,10 @@ export interface RowCacheStats {
 /** What {@link cacheInkRows} keeps on the class it patched. */
 export interface RowCache {
   stats: RowCacheStats;
-  /** Ink's own `get()`, which the patched one calls for a row it has not seen and for a frame it cannot vouch for. */
+  /** Ink's own `get()`, which the patched one calls for a frame it cannot vouch for (and for a row it has not seen, without `drawsRows`). */
   original: InkOutput['get'];
+  /** True when rows not seen are drawn from Ink's helpers ({@link InkText}), not by Ink's `get()` on a one-row output. */
+  drawsRows: boolean;
 }
 
 const PATCHED = Symbol.for('pak2.inkRowCache');
@@ -87,7 +113,8 @@ type Patched = InkOutputClass & { [PATCHED]?: RowCache };
 
 /** The row cache of a class {@link cacheInkRows} patched; undefined for one it did not. */
 export function rowCacheOf(Output: InkOutputClass): RowCache | undefined {
-  return (Output as Patched)[PATCHED];
+  // Its own, not one inherited from a class it extends.
+  return Object.hasOwn(Output, PATCHED) ? (Output as Patched)[PATCHED] : undefined;
 }
 
 /**
@@ -97,13 +124,14 @@ export function rowCacheOf(Output: InkOutputClass): RowCache | undefined {
  */
 export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = {}): RowCacheStats {
   const patched = Output as Patched;
-  if (patched[PATCHED]) return patched[PATCHED].stats;
+  if (Object.hasOwn(patched, PATCHED)) return patched[PATCHED]!.stats;
   const maxRows = options.maxRows ?? 400;
   const maxChars = options.maxChars ?? 600_000;
   const original = Output.prototype.get;
   // The rows drawn share one set of Ink's caches from frame to frame, bounded: a line that moved to
   // another row (a list scrolled by one) is not tokenized again, and its characters are not garbage again.
-  const shared = sharedCaches(Output, options.maxLines ?? 300);
+  const shared = options.text ? undefined : sharedCaches(Output, options.maxLines ?? 300);
+  const draw = options.text ? rowDrawer(options.text, options.maxLines ?? 300) : undefined;
   const stats: RowCacheStats = { hits: 0, misses: 0, fallbacks: 0, rows: 0, chars: 0 };
   const rows = new Generations<string, string>(maxRows, maxChars, (key, row) => key.length + row.length);
 
@@ -121,10 +149,13 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
       let text = rows.get(key);
       if (text === undefined) {
         stats.misses += 1;
-        const one = new Output({ width: this.width, height: 1 });
-        one.caches = shared ?? this.caches;
-        if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
-        text = original.call(one).output;
+        if (draw) text = draw(this.width, row);
+        else {
+          const one = new Output({ width: this.width, height: 1 });
+          one.caches = shared ?? this.caches;
+          if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
+          text = original.call(one).output;
+        }
         rows.set(key, text);
       } else {
         stats.hits += 1;
@@ -135,7 +166,7 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
     stats.chars = rows.weight;
     return { output: out.join('\n'), height: this.height };
   };
-  patched[PATCHED] = { stats, original };
+  patched[PATCHED] = { stats, original, drawsRows: Boolean(draw) };
   return stats;
 }
 
@@ -183,6 +214,80 @@ class Generations<K, V> {
     this.weight += weight;
     return this;
   }
+}
+
+/** A line's characters as Ink places them: each one's text, its style list (shared by a run of equal styles) and its width in cells. */
+interface LineCells {
+  values: string[];
+  styles: InkAnsiCode[][];
+  widths: number[];
+}
+
+const NO_STYLES: InkAnsiCode[] = [];
+
+/**
+ * Draws one screen row from its writes (`[x, line, x, line, …]`) exactly as
+ * Ink's `get()` draws it: a row of `width` unstyled spaces; each line's
+ * characters placed from its x, a character `w` cells wide followed by
+ * `w - 1` empty cells of its style (past the width too, as Ink's array
+ * grows); then Ink's `styledCharsToString` over the cells (the first
+ * cell's styles, the difference to each next one, the reset after the
+ * last), trimmed at the end. Lines are tokenized once while they are in use
+ * (a cache of `maxLines`, two generations).
+ */
+function rowDrawer(text: InkText, maxLines: number): (width: number, row: (number | string)[] | undefined) => string {
+  const lines = new Generations<string, LineCells>(maxLines);
+  const cellsOf = (line: string): LineCells => {
+    let cells = lines.get(line);
+    if (cells) return cells;
+    cells = { values: [], styles: [], widths: [] };
+    let codes = NO_STYLES;
+    for (const token of text.tokenize(line)) {
+      if (token.type === 'ansi') codes = text.reduceAnsiCodesIncremental(codes, [token]);
+      else if (token.type === 'char') {
+        cells.values.push(token.value);
+        cells.styles.push(codes);
+        cells.widths.push(Math.max(1, text.stringWidth(token.value)));
+      }
+    }
+    lines.set(line, cells);
+    return cells;
+  };
+  return (width, row) => {
+    const values: string[] = new Array<string>(width).fill(' ');
+    const styles: InkAnsiCode[][] = new Array<InkAnsiCode[]>(width).fill(NO_STYLES);
+    if (row) {
+      for (let i = 0; i < row.length; i += 2) {
+        let x = row[i] as number;
+        const cells = cellsOf(row[i + 1] as string);
+        for (let c = 0; c < cells.values.length; c++) {
+          const style = cells.styles[c]!;
+          values[x] = cells.values[c]!;
+          styles[x] = style;
+          const w = cells.widths[c]!;
+          for (let k = 1; k < w; k++) {
+            values[x + k] = '';
+            styles[x + k] = style;
+          }
+          x += w;
+        }
+      }
+    }
+    let out = '';
+    let previous: InkAnsiCode[] | undefined;
+    for (let x = 0; x < values.length; x++) {
+      const value = values[x];
+      if (value === undefined) continue; // a hole past the width (Ink filters them out)
+      const style = styles[x]!;
+      // The same style list: no difference to write (diffAnsiCodes of a list and itself is empty).
+      if (previous === undefined) out += text.ansiCodesToString(style);
+      else if (style !== previous) out += text.ansiCodesToString(text.diffAnsiCodes(previous, style));
+      out += value;
+      previous = style;
+    }
+    if (previous !== undefined && previous.length > 0) out += text.ansiCodesToString(text.diffAnsiCodes(previous, []));
+    return out.trimEnd();
+  };
 }
 
 /**
@@ -268,6 +373,25 @@ export async function findInkOutput(): Promise<InkOutputClass | undefined> {
   }
 }
 
+/**
+ * The helpers Ink's `get()` uses ({@link InkText}), imported from beside
+ * the Ink this process renders with, so they are the very modules (and
+ * versions) Ink draws with. Undefined when they are not found or not
+ * shaped as expected.
+ */
+export async function findInkText(): Promise<InkText | undefined> {
+  try {
+    const inkRequire = createRequire(createRequire(import.meta.url).resolve('ink'));
+    const tokenizer = (await import(pathToFileURL(path.join(path.dirname(inkRequire.resolve('@alcalzone/ansi-tokenize/package.json')), 'build', 'index.js')).href)) as Partial<InkText>;
+    const width = (await import(pathToFileURL(inkRequire.resolve('string-width')).href)) as { default?: unknown };
+    const text = { ...tokenizer, stringWidth: width.default } as Partial<InkText>;
+    for (const name of ['tokenize', 'reduceAnsiCodesIncremental', 'diffAnsiCodes', 'ansiCodesToString', 'stringWidth'] as const) if (typeof text[name] !== 'function') return undefined;
+    return text as InkText;
+  } catch {
+    return undefined;
+  }
+}
+
 let installed: Promise<RowCacheStats | undefined> | undefined;
 
 /**
@@ -277,6 +401,6 @@ let installed: Promise<RowCacheStats | undefined> | undefined;
  * expected (then Ink is left as it is). Idempotent.
  */
 export function installInkRowCache(): Promise<RowCacheStats | undefined> {
-  installed ??= findInkOutput().then((Output) => (Output ? cacheInkRows(Output) : undefined));
+  installed ??= Promise.all([findInkOutput(), findInkText()]).then(([Output, text]) => (Output ? cacheInkRows(Output, text ? { text } : {}) : undefined));
   return installed;
 }

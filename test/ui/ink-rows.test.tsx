@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GoalRow, Snapshot, TailState } from '../../source/snapshot/index.js';
 import { App, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
-import { findInkOutput, rowCacheOf, type InkOutputClass, type RowCache } from '../../source/ui/ink-rows.js';
+import { cacheInkRows, findInkOutput, rowCacheOf, type InkOutputClass, type RowCache } from '../../source/ui/ink-rows.js';
 import { Lines, type StyledLine } from '../../source/ui/lines.js';
 import { goal, NOW, run, snapshotOf, tailOf, tick } from './fixtures.js';
 
@@ -101,6 +101,31 @@ describe('the row cache draws what Ink draws', () => {
     const broken = both(10, 3, (o) => o.write(0, 0, 'ab', { transformers: [(line) => `${line}\ncd`] }));
     expect(broken.patched).toEqual(broken.ink);
     expect(cache.stats.fallbacks - before).toBe(2);
+  });
+
+  it('draws rows from Ink\'s own helpers; without them, by Ink\'s get() on one row: the same frames either way', () => {
+    expect(cache.drawsRows).toBe(true);
+    // A class of its own whose get() is Ink's, patched without the helpers.
+    const original = cache.original;
+    class Plain extends Output {
+      override get() {
+        return original.call(this);
+      }
+    }
+    cacheInkRows(Plain as unknown as InkOutputClass);
+    expect(rowCacheOf(Plain as unknown as InkOutputClass)?.drawsRows).toBe(false);
+    const ops = (o: InstanceType<InkOutputClass>) => {
+      o.write(0, 0, `${red('α')} 調査 😀 ${red('end')}`, { transformers: none });
+      o.write(3, 0, 'over', { transformers: none });
+      o.write(8, 1, `x${'調'.repeat(8)}`, { transformers: none });
+    };
+    for (const C of [Output, Plain as unknown as InkOutputClass]) {
+      const mine = new C({ width: 12, height: 2 });
+      ops(mine);
+      const ink = new C({ width: 12, height: 2 });
+      ops(ink);
+      expect(mine.get()).toEqual(original.call(ink));
+    }
   });
 
   it('draws a row it has seen from the cache', () => {
