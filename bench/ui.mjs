@@ -522,6 +522,8 @@ function round() {
 const script = [];
 while (script.length < KEYS) script.push(...round());
 script.length = KEYS;
+// A count that cuts a round inside the filter would leave it open, and the quit's `q` would be typed into it: close it.
+if (script.findLastIndex((k) => k.key === '/') > script.findLastIndex((k) => k.key === KEY.enter)) script.push({ key: KEY.enter, label: '/ filter typing' }, { key: KEY.esc, label: 'esc (clear filter)' });
 
 /** True when `screen` differs from `base` in a line that does not tick by itself. */
 const differs = (screen, base) => screen.length !== base.length || screen.some((line, i) => !volatile.has(i) && line !== base[i]);
