@@ -28,8 +28,17 @@ const num = (v: unknown): number | undefined => (typeof v === 'number' && Number
 /** Collapses whitespace and cuts to `max` characters with an ellipsis. */
 export function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  if (flat.length <= max) return flat;
+  // Cut between characters as a person sees them: never inside a surrogate pair (it would show as U+FFFD), an emoji sequence or a combining mark.
+  let end = 0;
+  for (const { segment } of graphemes.segment(flat.slice(0, max + 64))) {
+    if (end + segment.length > max - 1) break;
+    end += segment.length;
+  }
+  return `${flat.slice(0, end)}…`;
 }
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** `key=value` pairs of a tool's arguments, each value clipped; long text shown as its size. */
 export function summarizeArgs(input: unknown, max = 100): string {
@@ -183,6 +192,7 @@ export function renderRawLine(raw: string, usage: TailUsage): TailLine[] {
   try {
     return renderStreamLine(JSON.parse(raw), usage);
   } catch {
-    return [{ kind: 'text', text: clip(raw, 200) }];
+    // As the command driver reads it (docs/run/level2.md): a line that is not JSON is `{"type":"text"}`, shown whole up to the cap.
+    return renderStreamLine({ type: 'text', text: raw }, usage);
   }
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reconcile } from '../../source/coordinator/index.js';
 import { dispatch } from '../../source/driver/index.js';
-import { RunTail, SnapshotLoader, SnapshotSource, TAIL_OPEN_BYTES, renderStreamLine, type TailUsage } from '../../source/snapshot/index.js';
+import { RunTail, SnapshotLoader, SnapshotSource, TAIL_OPEN_BYTES, renderRawLine, renderStreamLine, type TailUsage } from '../../source/snapshot/index.js';
 import { createGoal, openRun, runEventsFile, transitionGoal } from '../../source/store/index.js';
 import { sendOperatorMessage } from '../../source/submit/index.js';
 import { makeTestGarden, waitFor } from '../support/garden.js';
@@ -114,6 +114,20 @@ describe('the run tail', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('cuts long lines between characters (emoji, flags, combining marks), and shows a line that is not JSON whole', () => {
+    const u = usage();
+    const cut = (text: string) => renderRawLine(JSON.stringify({ type: 'result', status: 'success', text }), u)[0]!.text;
+    for (const unit of ['🎉', '🇯🇵', '👩‍👩‍👧', 'é', 'e\u0301', '漢']) {
+      const shown = cut(unit.repeat(300));
+      expect(shown).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/); // no lone surrogate
+      const body = shown.slice(2, shown.indexOf('…'));
+      expect(body.length % unit.length, unit).toBe(0);
+      expect(body).toBe(unit.repeat(body.length / unit.length));
+    }
+    const plain = `LONGPLAIN:  ${'🎉'.repeat(300)}  tail`;
+    expect(renderRawLine(plain, u)).toEqual([{ kind: 'text', text: plain.trim() }]);
   });
 
   it('renders claude and codex events for a person, counting tokens and cost as they arrive', () => {
