@@ -284,6 +284,13 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     deadline.unref();
   }
 
+  // Whether what was forwarded of stderr ends a line: the agent's last line gets its newline where it is shown, as stderr.log gets it.
+  let stderrOpenLine = false;
+  const forwardStderr = (text: string) => {
+    if (!text) return;
+    stderrOpenLine = !text.endsWith('\n');
+    onStderr(text);
+  };
   const observe = (line: string, now: number) => {
     if (!line.trim()) return;
     const signal = classify(line);
@@ -305,7 +312,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     const now = Date.now();
     const budget = all ? Number.POSITIVE_INFINITY : FOLLOW_POLL_BYTES;
     stdout.readLines((line) => observe(line, now), budget);
-    stderr.readText((text) => text && onStderr(text), budget);
+    stderr.readText(forwardStderr, budget);
   };
   const poller = setInterval(follow, options.pollMs ?? 200);
 
@@ -317,8 +324,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   follow(true);
   const rest = stdout.rest();
   if (rest.trim()) liveness.observe(classify(rest), Date.now());
-  const errRest = stderr.rest();
-  if (errRest) onStderr(errRest);
+  forwardStderr(stderr.rest());
+  if (stderrOpenLine) onStderr('\n');
   // Reap what the agent left behind, in its group, in sessions of their own, or holding its files.
   const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile]);
 

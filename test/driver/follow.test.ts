@@ -79,7 +79,7 @@ describe('the launch follower', () => {
     expect(lines).toEqual(['{"text":"✓😀"}']);
   });
 
-  it('forwards stderr once, an unterminated last line included', async () => {
+  it('forwards stderr once, an unterminated last line included and ended with a newline', async () => {
     const script = `
       import fs from 'node:fs';
       fs.writeSync(2, 'warning: one ✓\\n');
@@ -87,7 +87,7 @@ describe('the launch follower', () => {
       fs.writeSync(2, 'no newline at the end');
     `;
     const { stderr } = await follow(script, 50);
-    expect(stderr).toBe('warning: one ✓\nno newline at the end');
+    expect(stderr).toBe('warning: one ✓\nno newline at the end\n'); // ended where it is shown, as stderr.log is before the next launch appends
     expect(fs.readFileSync(path.join(dir, 'stderr.log'), 'utf8')).toBe('warning: one ✓\nno newline at the end');
   });
 });
