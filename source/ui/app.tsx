@@ -5,6 +5,7 @@ import type { ChatMessage } from '../store/index.js';
 import type { CommentResult, SubmitGoalInput } from '../submit/index.js';
 import type { QuestionView } from '../snapshot/types.js';
 import { dispatchInput, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
+import type { ScrollLimits } from './scroll.js';
 import { useClock } from './hooks/use-clock.js';
 import { useKeys, type KeyHandler } from './hooks/use-keys.js';
 import { useSnapshot, type SnapshotStore } from './hooks/use-snapshot.js';
@@ -113,6 +114,8 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const [draft, setDraft] = useState<EditState | undefined>(undefined);
   const [overlay, setOverlay] = useState<Overlay>({ kind: 'none' });
   const [scroll, setScroll] = useState(0);
+  // Written by the run pane and the overlays as they draw; read by the dispatcher.
+  const scrollLimits = useRef<ScrollLimits>({ tail: Number.POSITIVE_INFINITY, overlay: Number.POSITIVE_INFINITY }).current;
   const [message, setMessage] = useState<StatusMessage | undefined>(undefined);
   const [narration, setNarration] = useState<ChatMessage[]>([]);
 
@@ -140,7 +143,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   );
 
   // Key handling reads the latest state through a ref, so the handler stays stable (ink re-subscribes otherwise).
-  const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3 };
+  const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3, scrollLimits };
   const ref = useRef(state);
   ref.current = state;
   // Built outside the App's body (see workbenchControls), so the long-lived closures keep no snapshot alive.
@@ -161,9 +164,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const o = shownOverlay;
   let main: React.JSX.Element | null;
   if (layout.area < 3) main = null; // no room for a bordered pane: the status line alone
-  else if (o.kind === 'help') main = <Help scroll={scroll} {...full} />;
-  else if (o.kind === 'problems') main = <Problems problems={snapshot.problems} root={snapshot.garden.root} scroll={scroll} {...full} />;
-  else if (o.kind === 'detail') main = <Detail title={o.title} sections={o.sections} scroll={scroll} {...full} />;
+  else if (o.kind === 'help') main = <Help scroll={scroll} limits={scrollLimits} {...full} />;
+  else if (o.kind === 'problems') main = <Problems problems={snapshot.problems} root={snapshot.garden.root} scroll={scroll} limits={scrollLimits} {...full} />;
+  else if (o.kind === 'detail') main = <Detail title={o.title} sections={o.sections} scroll={scroll} limits={scrollLimits} {...full} />;
   else if (o.kind === 'form') main = <GoalForm state={o.form} choices={choices} {...full} />;
   else if (o.kind === 'confirm') main = <Confirm title={o.prompt.title} lines={o.prompt.lines} question={o.prompt.question} width={columns} maxHeight={layout.area} />;
   else if (o.kind === 'supplement') main = <TextPrompt title={`Supplement to ${o.goalId}`} lines={SUPPLEMENT_ABOUT} edit={o.edit} width={columns} maxHeight={layout.area} />;
@@ -174,7 +177,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       <Box flexDirection="column" height={layout.area}>
         <Box>
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         {layout.plants.height > 0 ? (
           <Box>

@@ -1,3 +1,4 @@
+import { clampScroll, type ScrollLimits } from './scroll.js';
 import type { Key } from 'ink';
 import type { RunRecord } from '../contracts/index.js';
 import type { GoalRow, QuestionView, Snapshot } from '../snapshot/types.js';
@@ -47,6 +48,8 @@ export interface WorkbenchState {
   choices: FormChoices;
   /** Rows of a page in the goals pane. */
   pageRows: number;
+  /** How far the run pane and the open overlay can scroll, as they last drew. */
+  scrollLimits: ScrollLimits;
 }
 
 /** What the dispatcher may change. */
@@ -374,9 +377,11 @@ function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): voi
   const page = Math.max(1, s.pageRows);
   const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
   const kind = s.overlay.kind;
-  if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => Math.max(0, v + delta));
+  // From where the view shows (a jump to the top or the end stores more than there is), to no farther than it goes.
+  const { overlay, tail } = s.scrollLimits;
+  if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => clampScroll(clampScroll(v, overlay) + delta, overlay));
   if (kind !== 'none') return;
-  if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: Math.max(0, c.tail - delta) })); // up scrolls back
+  if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: clampScroll(clampScroll(c.tail, tail) - delta, tail) })); // up scrolls back
   const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.questions.length + s.snapshot.inbox.length : 0;
   ui.setCursor((c) => ({ ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) }));
 }

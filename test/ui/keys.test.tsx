@@ -278,3 +278,55 @@ describe('tend goals in the workbench', () => {
     expect(lastFrame()).toContain('error exit 3');
   });
 });
+
+describe('top and end in the run pane and the overlays', () => {
+  const HOME = '\u001b[H';
+  const END = '\u001b[F';
+  const lines = Array.from({ length: 120 }, (_, i) => ({ kind: 'text' as const, text: `line ${i + 1}` }));
+  const live = goal(7, { status: 'running' });
+  const snapshot = () =>
+    snapshotOf({
+      plants: [gardener],
+      goals: [{ goal: live, run: run(live.id) }],
+      tail: { runId: `${live.id}-r1`, file: '/g/events.jsonl', lines, usage: { inputTokens: 0, outputTokens: 0, costUsd: undefined }, bytes: 1000, truncated: false },
+    });
+  const backBy = (frame: string | undefined) => Number(/↑(\d+)/.exec(plain(frame))?.[1] ?? 0);
+
+  it('g goes to the first line and says how far back that is; j, pgdn and End move from there; End reaches the end at once', async () => {
+    const { press, lastFrame } = setup(snapshot());
+    await press(TAB); // the run pane
+    await press('g');
+    await tick();
+    const top = backBy(lastFrame());
+    expect(plain(lastFrame())).toMatch(/ line 1 +│/);
+    expect(top).toBeGreaterThan(50);
+    expect(top).toBeLessThan(120); // the real distance, not a sentinel
+    await press('j');
+    expect(backBy(lastFrame())).toBe(top - 1);
+    await press('g', 'g', 'k');
+    expect(backBy(lastFrame())).toBe(top); // nothing above the first line
+    await press(END);
+    expect(backBy(lastFrame())).toBe(0);
+    expect(plain(lastFrame())).toContain('line 120');
+    await press('k');
+    expect(backBy(lastFrame())).toBe(1);
+    await press(HOME, 'j');
+    expect(backBy(lastFrame())).toBe(top - 1);
+  });
+
+  it('in the help overlay End then k moves up one row from the last page', async () => {
+    const { press, lastFrame } = setup(snapshot());
+    await press('?');
+    const first = plain(lastFrame());
+    await press(END);
+    const last = plain(lastFrame());
+    expect(last).not.toBe(first);
+    await press('k');
+    const oneUp = plain(lastFrame());
+    expect(oneUp).not.toBe(last);
+    await press('j');
+    expect(plain(lastFrame())).toBe(last);
+    await press('j', 'j');
+    expect(plain(lastFrame())).toBe(last); // nothing below the last page
+  });
+});

@@ -1,3 +1,4 @@
+import type { ScrollLimits } from '../scroll.js';
 import { Text } from 'ink';
 import React, { useMemo } from 'react';
 import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
@@ -139,6 +140,8 @@ export interface DetailProps {
   title: string;
   sections: DetailSection[];
   scroll: number;
+  /** Where the overlay writes how far down it can scroll, for the dispatcher. */
+  limits?: ScrollLimits;
   width: number;
   height: number;
 }
@@ -156,6 +159,14 @@ export interface DetailRow {
  * of the text (scrolling past the end shows the last page).
  */
 export function detailRows(sections: readonly DetailSection[], width: number, scroll: number, height: number): DetailRow[] {
+  return detailWindow(sections, width, scroll, height).rows;
+}
+
+/**
+ * {@link detailRows}, and how far down the detail scrolls: exact once the
+ * window reached the end of the text, else `Infinity` (not wrapped that far).
+ */
+export function detailWindow(sections: readonly DetailSection[], width: number, scroll: number, height: number): { rows: DetailRow[]; limit: number } {
   const want = scroll + height;
   const rows: DetailRow[] = [];
   walk: for (const section of sections) {
@@ -168,14 +179,15 @@ export function detailRows(sections: readonly DetailSection[], width: number, sc
     if (rows.length >= want) break;
   }
   const start = Math.min(scroll, Math.max(0, rows.length - height));
-  return rows.slice(start, start + height);
+  return { rows: rows.slice(start, start + height), limit: rows.length < want ? Math.max(0, rows.length - height) : Number.POSITIVE_INFINITY };
 }
 
 /** A scrollable full-screen detail view (goal and run, or a reply note). */
-export function Detail({ title, sections, scroll, width, height }: DetailProps): React.JSX.Element {
+export function Detail({ title, sections, scroll, limits, width, height }: DetailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  const shown = useMemo(() => detailRows(sections, w, scroll, h), [sections, w, scroll, h]);
+  const { rows: shown, limit } = useMemo(() => detailWindow(sections, w, scroll, h), [sections, w, scroll, h]);
+  if (limits) limits.overlay = limit;
   return (
     <Pane title={title} note={`${hint('back', 'back')} · ${hint(['cursor.up', 'cursor.down'], 'scroll')}`} width={width} height={height} focused>
       {shown.map((line, i) => (

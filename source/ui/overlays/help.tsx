@@ -1,3 +1,4 @@
+import type { ScrollLimits } from '../scroll.js';
 import { Text } from 'ink';
 import React, { useMemo } from 'react';
 import { helpRows, hint, SCOPE_TITLES, type KeyScope } from '../keymap.js';
@@ -24,10 +25,11 @@ export function helpLines(width: number): { text: string; heading: boolean }[] {
 }
 
 /** The help overlay: every binding of the one keymap, grouped by where it applies, scrolled by `scroll` rows. */
-export function Help({ width, height, scroll = 0 }: { width: number; height: number; scroll?: number }): React.JSX.Element {
+export function Help({ width, height, scroll = 0, limits }: { width: number; height: number; scroll?: number; limits?: ScrollLimits }): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   const lines = useMemo(() => helpLines(w), [w]);
+  if (limits) limits.overlay = Math.max(0, lines.length - h);
   const start = Math.max(0, Math.min(scroll, lines.length - h));
   const more = lines.length > h ? ` · ${hint(['cursor.up', 'cursor.down'], 'scroll')}` : '';
   return (

@@ -1,3 +1,4 @@
+import type { ScrollLimits } from '../scroll.js';
 import { Text } from 'ink';
 import React from 'react';
 import { hint } from '../keymap.js';
@@ -11,6 +12,8 @@ export interface ProblemsProps {
   /** The garden's root: paths under it are shown relative to it, so the line has room for what is wrong. */
   root?: string;
   scroll: number;
+  /** Where the overlay writes how far down it can scroll, for the dispatcher. */
+  limits?: ScrollLimits;
   width: number;
   height: number;
 }
@@ -20,9 +23,10 @@ export interface ProblemsProps {
  * files and coordinator errors, one line each, windowed from `scroll`.
  * The list follows the snapshot: a fixed file drops out of it.
  */
-export function Problems({ problems, root, scroll, width, height }: ProblemsProps): React.JSX.Element {
+export function Problems({ problems, root, scroll, limits, width, height }: ProblemsProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
+  if (limits) limits.overlay = Math.max(0, problems.length - h);
   const start = Math.max(0, Math.min(scroll, problems.length - h));
   const note = `${problems.length} · ${hint('back', 'back')}${problems.length > h ? ` · ${hint(['cursor.up', 'cursor.down'], 'scroll')}` : ''}`;
   return (

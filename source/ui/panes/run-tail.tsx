@@ -1,3 +1,4 @@
+import { clampScroll, type ScrollLimits } from '../scroll.js';
 import React from 'react';
 import type { RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
@@ -16,6 +17,8 @@ export interface RunTailProps {
   run: RunRecord | undefined;
   /** Lines scrolled back from the end (0: follow the end). */
   scroll: number;
+  /** Where the pane writes how far back it can scroll (`tail`), for the dispatcher. */
+  limits?: ScrollLimits;
   width: number;
   height: number;
   focused: boolean;
@@ -83,7 +86,7 @@ export function tailRows(tail: TailState, width: number, perLine: number, need: 
  * red), with a header of status, elapsed time, a spinner while running,
  * tokens and cost as they arrive.
  */
-export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, height, focused, now, guard, remote }: RunTailProps): React.JSX.Element {
+export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, width, height, focused, now, guard, remote, limits }: RunTailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   if (!tail || !run) {
@@ -107,7 +110,11 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll, width, h
     .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
     .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
   const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length);
-  const body = tailRows(tail, w, Math.max(1, room), room + scroll);
+  const body = tailRows(tail, w, Math.max(1, room), room + asked);
+  // Fewer rows than asked for: the start of the tail was reached, and how far back it goes is known.
+  const limit = body.length < room + asked ? Math.max(0, body.length - room) : Number.POSITIVE_INFINITY;
+  if (limits) limits.tail = limit;
+  const scroll = clampScroll(asked, limit);
   const last = Math.max(room, body.length - scroll);
   const shown = body.slice(Math.max(0, last - room), last);
   return (
