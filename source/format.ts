@@ -74,7 +74,10 @@ export function* graphemes(text: string): Generator<string> {
       i += 1;
       continue;
     }
-    const end = Math.min(text.length, i + SEGMENT_WINDOW);
+    let end = Math.min(text.length, i + SEGMENT_WINDOW);
+    // Never end a window between the halves of a surrogate pair: its lone first half would make a cluster of its own,
+    // and the one before it (a joined emoji sequence cut short) would be taken as whole.
+    if (end < text.length && text.charCodeAt(end - 1) >= 0xd800 && text.charCodeAt(end - 1) <= 0xdbff) end -= 1;
     segmenter ??= new Intl.Segmenter();
     const parts = [...segmenter.segment(text.slice(i, end))].map((s) => s.segment);
     // The window's last cluster may go on past the window: segment again from its start,

@@ -10,6 +10,7 @@ import React from 'react';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { clusterWidth, displayWidth, graphemes, truncateColumns } from '../../source/format.js';
+import { wrapLines } from '../../source/ui/layout.js';
 import type { GoalRow, Snapshot } from '../../source/snapshot/index.js';
 import { App, computeLayout, type WorkbenchActions } from '../../source/ui/app.js';
 import { fixedStore } from '../../source/ui/hooks/use-snapshot.js';
@@ -63,6 +64,17 @@ describe('the panes measure characters as Ink and the terminal draw them', () =>
     const column = (line: string, text: string) => line.indexOf(text);
     expect(lines.map((line) => column(line, line.includes('STATUS') ? 'STATUS' : 'queued'))).toEqual([column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS'), column(lines[0]!, 'STATUS')]);
     expect(lines.every((line) => line.length === 80 && line.endsWith('│'))).toBe(true);
+  });
+
+  it('long text of joined emoji is measured cluster by cluster wherever its segmenting windows end (a window cut inside a surrogate pair split a family in two)', () => {
+    const family = '\u{1F469}\u200d\u{1F469}\u200d\u{1F467}';
+    const segmenter = new Intl.Segmenter();
+    for (let pad = 0; pad < 12; pad++) {
+      const text = `${' '.repeat(pad)}${family.repeat(57)}`;
+      expect([...graphemes(text)], `pad ${pad}`).toEqual([...segmenter.segment(text)].map((s) => s.segment));
+      expect(displayWidth(text), `pad ${pad}`).toBe(pad + 114);
+    }
+    expect(wrapLines(`x${family.repeat(300)}`, 50)[0]).toBe(`x${family.repeat(24)}`);
   });
 
   it('the fast path for one-column characters (… · ─ ▸ ✓ é) measures and cuts as cluster by cluster would, beside any other character', () => {
