@@ -115,7 +115,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const [overlay, setOverlay] = useState<Overlay>({ kind: 'none' });
   const [scroll, setScroll] = useState(0);
   // Written by the run pane and the overlays as they draw; read by the dispatcher.
-  const scrollLimits = useRef<ScrollLimits>({ tail: Number.POSITIVE_INFINITY, overlay: Number.POSITIVE_INFINITY }).current;
+  const scrollLimits = useRef<ScrollLimits>({ tail: Number.POSITIVE_INFINITY, overlay: Number.POSITIVE_INFINITY, overlayRows: 1 }).current;
   const [message, setMessage] = useState<StatusMessage | undefined>(undefined);
   const [narration, setNarration] = useState<ChatMessage[]>([]);
 

@@ -374,9 +374,10 @@ function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchAction
 
 /** Moves the selection of the focused pane, scrolls the run pane back, or scrolls an overlay. */
 function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): void {
-  const page = Math.max(1, s.pageRows);
-  const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
   const kind = s.overlay.kind;
+  // An overlay pages by the rows it shows; the panes by the goals pane's.
+  const page = Math.max(1, kind === 'none' ? s.pageRows : s.scrollLimits.overlayRows);
+  const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
   // From where the view shows (a jump to the top or the end stores more than there is), to no farther than it goes.
   const { overlay, tail } = s.scrollLimits;
   if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => clampScroll(clampScroll(v, overlay) + delta, overlay));

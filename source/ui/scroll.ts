@@ -8,6 +8,8 @@
 export interface ScrollLimits {
   tail: number;
   overlay: number;
+  /** Rows the open overlay shows: its page. */
+  overlayRows: number;
 }
 
 /** `value` within 0 … `limit`. */

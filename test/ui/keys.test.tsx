@@ -329,4 +329,16 @@ describe('top and end in the run pane and the overlays', () => {
     await press('j', 'j');
     expect(plain(lastFrame())).toBe(last); // nothing below the last page
   });
+
+  it('page down in an overlay moves by the rows the overlay shows, not by the goals pane\'s page', async () => {
+    const paged = setup(snapshot());
+    await paged.press('?', '\u001b[6~'); // page down
+    const stepped = setup(snapshot());
+    await stepped.press('?');
+    // The overlay's rows: those between its top and bottom borders.
+    const rows = plain(stepped.lastFrame()).split('\n').filter((line) => line.startsWith('│')).length;
+    expect(rows).toBeGreaterThan(20); // taller than the goals pane's page at 100x30
+    for (let i = 0; i < rows; i++) await stepped.press('j');
+    expect(plain(paged.lastFrame())).toBe(plain(stepped.lastFrame()));
+  });
 });

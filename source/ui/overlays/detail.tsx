@@ -187,7 +187,10 @@ export function Detail({ title, sections, scroll, limits, width, height }: Detai
   const w = innerWidth(width);
   const h = innerHeight(height);
   const { rows: shown, limit } = useMemo(() => detailWindow(sections, w, scroll, h), [sections, w, scroll, h]);
-  if (limits) limits.overlay = limit;
+  if (limits) {
+    limits.overlay = limit;
+    limits.overlayRows = h;
+  }
   return (
     <Pane title={title} note={`${hint('back', 'back')} · ${hint(['cursor.up', 'cursor.down'], 'scroll')}`} width={width} height={height} focused>
       {shown.map((line, i) => (

@@ -29,7 +29,10 @@ export function Help({ width, height, scroll = 0, limits }: { width: number; hei
   const w = innerWidth(width);
   const h = innerHeight(height);
   const lines = useMemo(() => helpLines(w), [w]);
-  if (limits) limits.overlay = Math.max(0, lines.length - h);
+  if (limits) {
+    limits.overlay = Math.max(0, lines.length - h);
+    limits.overlayRows = h;
+  }
   const start = Math.max(0, Math.min(scroll, lines.length - h));
   const more = lines.length > h ? ` · ${hint(['cursor.up', 'cursor.down'], 'scroll')}` : '';
   return (

@@ -26,7 +26,10 @@ export interface ProblemsProps {
 export function Problems({ problems, root, scroll, limits, width, height }: ProblemsProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  if (limits) limits.overlay = Math.max(0, problems.length - h);
+  if (limits) {
+    limits.overlay = Math.max(0, problems.length - h);
+    limits.overlayRows = h;
+  }
   const start = Math.max(0, Math.min(scroll, problems.length - h));
   const note = `${problems.length} · ${hint('back', 'back')}${problems.length > h ? ` · ${hint(['cursor.up', 'cursor.down'], 'scroll')}` : ''}`;
   return (
