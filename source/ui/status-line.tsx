@@ -62,7 +62,7 @@ export function messageText(snapshot: Snapshot, message: StatusMessage): string 
   return `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''} ${run.id} · ${goal} ${subject.goal}`;
 }
 
-/** The status line: coordinator state, problems, live runs (here, and on remote runners), cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
@@ -70,11 +70,13 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
   const remote = Object.keys(s.leases).length;
-  const left = [`● ${state}`, ...(problems ? [problems] : []), `${s.coordinator.liveRuns.length} live`, ...(remote ? [`${remote} on runners`] : []), `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
+  const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
+  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
   return (
-    <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : s.coordinator.liveRuns.length ? 'yellow' : 'green' }]} />
+    <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : running ? 'yellow' : 'green' }]} />
   );
 });

@@ -66,6 +66,21 @@ describe('the panes measure characters as Ink and the terminal draw them', () =>
     expect(lines.every((line) => line.length === 80 && line.endsWith('│'))).toBe(true);
   });
 
+  it('the dashboard counts the runs whose records say running (its own coordinator has none); the workbench its live runs', () => {
+    const live = goal(5, { status: 'running' });
+    const remote = goal(6, { status: 'running' });
+    const goals: GoalRow[] = [
+      { goal: live, run: run(live.id) },
+      { goal: remote, run: run(remote.id, { runner: { name: 'box-7', host: 'vm', lease: `${remote.id}-r1` } }) },
+      { goal: goal(7), run: undefined },
+    ];
+    const base = snapshotOf({ goals });
+    const dashboard = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: true }, coordinator: { state: 'absent', liveRuns: [] } }} width={120} />).lastFrame());
+    expect(dashboard).toContain('● dashboard (read-only) · 1 running ·');
+    const workbench = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: false }, coordinator: { state: 'running', liveRuns: [`${live.id}-r1`] } }} width={120} />).lastFrame());
+    expect(workbench).toContain('● coordinator running · 1 live ·');
+  });
+
   it('long text of joined emoji is measured cluster by cluster wherever its segmenting windows end (a window cut inside a surrogate pair split a family in two)', () => {
     const family = '\u{1F469}\u200d\u{1F469}\u200d\u{1F467}';
     const segmenter = new Intl.Segmenter();
