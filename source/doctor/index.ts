@@ -129,13 +129,16 @@ export function displayPath(paths: Pick<GardenPaths, 'gardenRoot'> | string, fil
 }
 
 /**
- * One line for one finding: `<check>: <file>[: <field>]: <message>`, then
+ * One line for one finding: `<check>: <file>[: <field>]: <message>` (the
+ * field left out when the message begins with it), then
  * `— fix: …` (what `--fix` would do), `— fixed: …` or `— not fixed: …`.
  * Paths inside the garden are shown relative to its root.
  */
 export function formatFinding(gardenRoot: string, finding: Finding): string {
   const show = (text: string) => text.split(gardenRoot + path.sep).join('');
-  const head = `${finding.check}: ${displayPath(gardenRoot, finding.file)}${finding.field ? `: ${finding.field}` : ''}: ${show(finding.message)}`;
+  // A message that begins with its field (`status: INVALID_STATUS …`, `id "9-x" does not match …`) names it already.
+  const named = finding.field !== undefined && (finding.message.startsWith(`${finding.field}: `) || finding.message.startsWith(`${finding.field} `));
+  const head = `${finding.check}: ${displayPath(gardenRoot, finding.file)}${finding.field && !named ? `: ${finding.field}` : ''}: ${show(finding.message)}`;
   if (finding.fixed === true) return `${head} — fixed: ${show(finding.fix ?? '')}`;
   if (finding.fixed === false) return `${head} — not fixed${finding.fix ? `: ${show(finding.fix)}` : ' (no automatic fix)'}`;
   return finding.fix ? `${head} — fix: ${show(finding.fix)}` : head;

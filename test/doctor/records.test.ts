@@ -103,6 +103,14 @@ describe('pak2 doctor: goals', () => {
     const json = await doctorJson(g.paths.gardenRoot);
     expect(json.code).toBe(1);
     expect(json.findings).toEqual([{ check: 'goals', file, field: 'priority', message: expect.stringMatching(/^priority: INVALID_PRIORITY .*pak2 cannot read this goal$/), fix: expect.stringMatching(/^move it aside/) }]);
+    // The text line names the field once (it said `priority: priority: INVALID_PRIORITY`).
+    expect(findingLines((await doctor(g.paths.gardenRoot)).stdout)).toEqual([expect.stringMatching(new RegExp(`^goals: \\.runtime/goals/${goal.id}\\.json: priority: INVALID_PRIORITY \\(`))]);
+    // A goal whose id is not its file name's: `id "…" does not match`, named once.
+    const other = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'another goal' });
+    const otherFile = path.join(g.paths.goalsDir, `${other.id}.json`);
+    fs.writeFileSync(otherFile, `${JSON.stringify({ ...other, id: '99-someone-else' }, null, 2)}\n`);
+    expect(findingLines((await doctor(g.paths.gardenRoot)).stdout)).toContain(`goals: .runtime/goals/${other.id}.json: id "99-someone-else" does not match the file name; pak2 cannot read this goal — fix: move it aside (the goal leaves the queue; the file is kept)`);
+    fs.rmSync(otherFile);
 
     const fixed = await doctorJson(g.paths.gardenRoot, '--fix');
     expect(fixed.code).toBe(0);
