@@ -19,7 +19,7 @@ import {
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
-import { crashPoint, createJsonExclusive, readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { crashPoint, createJsonExclusive, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
 import { appendClosedEntry, ClosedLedger, goalNumber, highestGoalNumber } from './closed-index.js';
 
 export * from './closed-index.js';
@@ -164,7 +164,16 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
  */
 export async function readGoal(paths: GardenPaths, id: string): Promise<GoalRecord> {
   const file = goalFile(paths, id);
-  const read = await readJsonFile(file);
+  return goalOfRead(file, id, await readJsonFile(file));
+}
+
+/** {@link readGoal}, synchronously (the scanner reads goal files a slice at a time). */
+export function readGoalSync(paths: GardenPaths, id: string): GoalRecord {
+  const file = goalFile(paths, id);
+  return goalOfRead(file, id, readJsonFileSync(file));
+}
+
+function goalOfRead(file: string, id: string, read: JsonRead): GoalRecord {
   if (!read.ok) {
     if (read.missing) throw new StoreError('GOAL_NOT_FOUND', `no goal ${id} (looked for ${file})`, file);
     throw new StoreError('INVALID_RECORD', read.message, file);
@@ -310,8 +319,8 @@ export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
 
 /** Goal files an {@link OpenGoalScanner} stats before it lets the event loop run (a slice takes a few ms). */
 const SCAN_STAT_SLICE = 1000;
-/** Goal files a scan reads at once. */
-const SCAN_READ_CONCURRENCY = 64;
+/** Goal files a scan reads before it lets the event loop run (a slice takes a few ms). */
+const SCAN_READ_SLICE = 200;
 
 /** A goal file whose stat differs from the scanner's cached one (or that it has not read yet). */
 interface ChangedGoalFile {
@@ -395,17 +404,23 @@ export class OpenGoalScanner {
     return { goals, problems };
   }
 
-  /** Reads changed goal files, {@link SCAN_READ_CONCURRENCY} at once, into `goals` (open ones, cached) and `problems`. */
+  /**
+   * Reads changed goal files into `goals` (open ones, cached) and `problems`,
+   * synchronously, {@link SCAN_READ_SLICE} at a time with the event loop free
+   * between slices: a goal file is small, and a synchronous read is one
+   * call where an asynchronous one is four trips through the thread pool.
+   */
   private async readChanged(changed: ChangedGoalFile[], scan: number, goals: GoalRecord[], problems: GoalProblem[]): Promise<void> {
-    let next = 0;
-    const worker = async () => {
-      for (let item = changed[next++]; item; item = changed[next++]) {
-        const { id, file, mtimeMs, ctimeMs, size } = item;
+    for (let from = 0; from < changed.length; from += SCAN_READ_SLICE) {
+      if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+      const closed: GoalRecord[] = [];
+      for (let i = from; i < Math.min(changed.length, from + SCAN_READ_SLICE); i++) {
+        const { id, file, mtimeMs, ctimeMs, size } = changed[i]!;
         try {
-          const goal = await readGoal(this.paths, id);
+          const goal = readGoalSync(this.paths, id);
           if (goal.status === 'closed') {
-            if (!this.ledger.has(id)) await this.ledger.add(goal);
             this.cache.delete(id);
+            if (!this.ledger.has(id)) closed.push(goal);
             continue;
           }
           // Keyed by the record's own id string when it is the same id: one string per goal, not one per listing too.
@@ -415,7 +430,7 @@ export class OpenGoalScanner {
           problems.push({ file, message: (error as Error).message });
         }
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(SCAN_READ_CONCURRENCY, changed.length) }, worker));
+      for (const goal of closed) await this.ledger.add(goal);
+    }
   }
 }

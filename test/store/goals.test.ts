@@ -519,13 +519,30 @@ describe('OpenGoalScanner', () => {
     const { paths } = makeGarden();
     const ids: string[] = [];
     for (let i = 0; i < 30; i++) ids.push((await createGoal(paths, { type: 'build', body: `goal ${i}` })).id);
+    // A closed goal, so the garden has its closed ledger (without one, the first scan of a process rebuilds it from every goal file).
+    const done = await createGoal(paths, { type: 'build', body: 'done' });
+    await transitionGoal(paths, done.id, 'closed', { closedReason: 'cancelled' });
     const reads: string[] = [];
+    // The scanner reads goal files synchronously or not: both are counted.
+    let forcing = false;
+    const count = (args: unknown[]) => {
+      if (!forcing && typeof args[0] === 'string' && args[0].startsWith(paths.goalsDir)) {
+        // Changed while the first scan runs: the second, which starts after it, reads it again.
+        if (reads.push(args[0]) === 1) {
+          forcing = true; // the test's own read and write of it are not the scanner's
+          forceStatus(paths, ids[0]!, 'dispatched');
+          forcing = false;
+        }
+      }
+    };
+    const realSync = fs.readFileSync.bind(fs) as (...args: unknown[]) => unknown;
+    vi.spyOn(fs, 'readFileSync').mockImplementation(((...args: unknown[]) => {
+      count(args);
+      return realSync(...args);
+    }) as never);
     const real = fsp.readFile.bind(fsp) as (...args: unknown[]) => unknown;
     vi.spyOn(fsp, 'readFile').mockImplementation(((...args: unknown[]) => {
-      if (typeof args[0] === 'string' && args[0].startsWith(paths.goalsDir)) {
-        // Changed while the first scan runs: the second, which starts after it, reads it again.
-        if (reads.push(args[0]) === 1) forceStatus(paths, ids[0]!, 'dispatched');
-      }
+      count(args);
       return real(...args);
     }) as never);
     const scanner = new OpenGoalScanner(paths);
