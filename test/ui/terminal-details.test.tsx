@@ -75,9 +75,9 @@ describe('the panes measure characters as Ink and the terminal draw them', () =>
       { goal: goal(7), run: undefined },
     ];
     const base = snapshotOf({ goals });
-    const dashboard = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: true }, coordinator: { state: 'absent', liveRuns: [] } }} width={120} />).lastFrame());
+    const dashboard = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: true }, coordinator: { state: 'absent', liveRuns: [] } }} message={undefined} width={120} />).lastFrame());
     expect(dashboard).toContain('● dashboard (read-only) · 1 running ·');
-    const workbench = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: false }, coordinator: { state: 'running', liveRuns: [`${live.id}-r1`] } }} width={120} />).lastFrame());
+    const workbench = plain(render(<StatusLine snapshot={{ ...base, garden: { ...base.garden, readOnly: false }, coordinator: { state: 'running', liveRuns: [`${live.id}-r1`] } }} message={undefined} width={120} />).lastFrame());
     expect(workbench).toContain('● coordinator running · 1 live ·');
   });
 
