@@ -3,6 +3,7 @@
  * the command driver's lines, pak2's own markers) into lines for a person.
  * Pure: no I/O, never throws.
  */
+import { graphemes } from '../format.js';
 
 /** How a tail line is shown: text from the agent, a tool call, a tool's result, an error, or a quiet note. */
 export type TailKind = 'text' | 'tool' | 'result' | 'error' | 'info' | 'usage';
@@ -31,14 +32,12 @@ export function clip(text: string, max: number): string {
   if (flat.length <= max) return flat;
   // Cut between characters as a person sees them: never inside a surrogate pair (it would show as U+FFFD), an emoji sequence or a combining mark.
   let end = 0;
-  for (const { segment } of graphemes.segment(flat.slice(0, max + 64))) {
-    if (end + segment.length > max - 1) break;
-    end += segment.length;
+  for (const cluster of graphemes(flat)) {
+    if (end + cluster.length > max - 1) break;
+    end += cluster.length;
   }
   return `${flat.slice(0, end)}…`;
 }
-
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /** `key=value` pairs of a tool's arguments, each value clipped; long text shown as its size. */
 export function summarizeArgs(input: unknown, max = 100): string {
