@@ -384,5 +384,5 @@ function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): voi
   if (kind !== 'none') return;
   if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: clampScroll(clampScroll(c.tail, tail) - delta, tail) })); // up scrolls back
   const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.questions.length + s.snapshot.inbox.length : 0;
-  ui.setCursor((c) => ({ ...c, [s.focus]: Math.max(0, Math.min(c[s.focus] + delta, Math.max(0, length - 1))) }));
+  ui.setCursor((c) => ({ ...c, [s.focus]: clampScroll(c[s.focus] + delta, Math.max(0, length - 1)) }));
 }
