@@ -128,10 +128,8 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
   const maxRows = options.maxRows ?? 400;
   const maxChars = options.maxChars ?? 600_000;
   const original = Output.prototype.get;
-  // The rows drawn share one set of Ink's caches from frame to frame, bounded: a line that moved to
-  // another row (a list scrolled by one) is not tokenized again, and its characters are not garbage again.
-  const shared = options.text ? undefined : sharedCaches(Output, options.maxLines ?? 300);
-  const draw = options.text ? rowDrawer(options.text, options.maxLines ?? 300) : undefined;
+  const maxLines = options.maxLines ?? 300;
+  const draw = options.text ? rowDrawer(options.text, maxLines) : inkRowDrawer(Output, original, maxLines);
   const stats: RowCacheStats = { hits: 0, misses: 0, fallbacks: 0, rows: 0, chars: 0 };
   const rows = new Generations<string, string>(maxRows, maxChars, (key, row) => key.length + row.length);
 
@@ -149,13 +147,7 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
       let text = rows.get(key);
       if (text === undefined) {
         stats.misses += 1;
-        if (draw) text = draw(this.width, row);
-        else {
-          const one = new Output({ width: this.width, height: 1 });
-          one.caches = shared ?? this.caches;
-          if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
-          text = original.call(one).output;
-        }
+        text = draw(this.width, row);
         rows.set(key, text);
       } else {
         stats.hits += 1;
@@ -166,7 +158,7 @@ export function cacheInkRows(Output: InkOutputClass, options: RowCacheOptions = 
     stats.chars = rows.weight;
     return { output: out.join('\n'), height: this.height };
   };
-  patched[PATCHED] = { stats, original, drawsRows: Boolean(draw) };
+  patched[PATCHED] = { stats, original, drawsRows: Boolean(options.text) };
   return stats;
 }
 
@@ -287,6 +279,22 @@ function rowDrawer(text: InkText, maxLines: number): (width: number, row: (numbe
     }
     if (previous !== undefined && previous.length > 0) out += text.ansiCodesToString(text.diffAnsiCodes(previous, []));
     return out.trimEnd();
+  };
+}
+
+/**
+ * Draws one screen row with Ink's own `get()` on a one-row output holding
+ * just that row's writes, for when Ink's helpers are not found. The rows
+ * share one set of Ink's caches, bounded ({@link sharedCaches}): a line
+ * that moved to another row is not tokenized again.
+ */
+function inkRowDrawer(Output: InkOutputClass, original: InkOutput['get'], maxLines: number): (width: number, row: (number | string)[] | undefined) => string {
+  const shared = sharedCaches(Output, maxLines);
+  return (width, row) => {
+    const one = new Output({ width, height: 1 });
+    if (shared) one.caches = shared;
+    if (row) for (let i = 0; i < row.length; i += 2) one.write(row[i] as number, 0, row[i + 1] as string, { transformers: [] });
+    return original.call(one).output;
   };
 }
 
