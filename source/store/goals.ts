@@ -167,7 +167,11 @@ export async function readGoal(paths: GardenPaths, id: string): Promise<GoalReco
   return goalOfRead(file, id, await readJsonFile(file));
 }
 
-/** {@link readGoal}, synchronously (the scanner reads goal files a slice at a time). */
+/**
+ * {@link readGoal}, synchronously (the scanner reads goal files a slice at a time).
+ *
+ * @throws StoreError GOAL_NOT_FOUND (no such id) or INVALID_RECORD (malformed JSON or a failing field, named).
+ */
 export function readGoalSync(paths: GardenPaths, id: string): GoalRecord {
   const file = goalFile(paths, id);
   return goalOfRead(file, id, readJsonFileSync(file));
