@@ -13,26 +13,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readGoal, readRun } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { goalRows, NODE_BIN, PAK2_BIN, statusLine, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
-
-function show(label: string, screen: string): void {
-  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
-}
+const cleanups = cleanupsAfterEach();
 
 /** The status of goal `id` in the Goals pane, if shown. */
 function statusOf(screen: string, id: string): string | undefined {

@@ -8,23 +8,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { lockPaths } from '../../source/coordinator/lock.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { isAlive, makeTestGarden, waitFor } from '../support/garden.js';
-import { NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
 describe('closing the terminal', () => {
   it('tmux kill-window on a workbench with a live run: the run is coordinator_stopped, its goal requeued, the lock released, no crash', async () => {

@@ -13,22 +13,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, statusLine, TmuxSession } from './tmux.js';
+import { describe, expect, it } from 'vitest';
+import { cleanupsAfterEach, goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, show, statusLine, TmuxSession } from './tmux.js';
 
 const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
 function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -40,10 +30,6 @@ function session(): TmuxSession {
   const tmux = new TmuxSession();
   cleanups.push(() => tmux.kill());
   return tmux;
-}
-
-function show(label: string, screen: string): void {
-  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
 }
 
 function pak2(args: string[], cwd: string, env: NodeJS.ProcessEnv): string {

@@ -13,27 +13,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Garden } from '../../source/garden/index.js';
 import { createGoal, listConversations, readConversationMessages } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { goalRows, NODE_BIN, PAK2_BIN, statusLine, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
-
-function show(label: string, screen: string): void {
-  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
-}
+const cleanups = cleanupsAfterEach();
 
 /** The four lines of the field report: pasted, "…UTC+13" and "2. parser…" fused into "UTC+132. parser". */
 const FOUR_LINES = ['Two things broke after the upgrade:', '1. the date test fails in UTC+13', '2. parser drops the last field', '3. both only on CI'];

@@ -13,27 +13,13 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../../source/contracts/index.js';
 import { artifactsFile, createGoal, openRun, readComments, readGoal, runEventsFile, runMetaFile, runSealFile, transitionGoal, writeJsonAtomic, writeLease } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { goalRows, NODE_BIN, PAK2_BIN, statusLine, TmuxSession, widthOf } from './tmux.js';
+import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession, widthOf } from './tmux.js';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
-
-function show(label: string, screen: string): void {
-  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
-}
+const cleanups = cleanupsAfterEach();
 
 /** Every line at most `columns` wide; a line ending in a pane border ends exactly at the edge. */
 function expectInside(screen: string, columns: number): void {

@@ -7,22 +7,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createGoal, readRun } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { goalRows, NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
 const NOISY = `process.stdin.resume(); process.stdin.on('end', () => { for (const n of [1, 2, 3]) process.stderr.write('warning ' + n + '\\n'); process.stdout.write(JSON.stringify({ type: 'result', status: 'success', text: 'done' }) + '\\n'); });`;
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import stringWidth from 'string-width';
+import { afterEach } from 'vitest';
 
 /** The repository root, bin/pak2.js (runs dist/, which the global setup builds), and node_modules/.bin (the real `claude`). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -235,4 +236,28 @@ export function processesWith(marker: string): number[] {
     }
   }
   return found;
+}
+
+/**
+ * The cleanups of one test file (a tmux session, a garden, a temp home):
+ * pushed as a test makes them, run in reverse after each test, each one
+ * whatever the others did.
+ */
+export function cleanupsAfterEach(): Array<() => void | Promise<void>> {
+  const cleanups: Array<() => void | Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch {
+        // keep cleaning
+      }
+    }
+  });
+  return cleanups;
+}
+
+/** Prints a captured screen when PAK2_SHOW_SCREENS is set (to look at what a test saw). */
+export function show(label: string, screen: string): void {
+  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
 }

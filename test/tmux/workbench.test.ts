@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
-import { goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, showsId, statusLine, TmuxSession, widthOf } from './tmux.js';
+import { cleanupsAfterEach, goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, show, showsId, statusLine, TmuxSession, widthOf } from './tmux.js';
 
 const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
@@ -22,17 +22,7 @@ const REFLECTION = 'I learned that the garden root is the working directory.';
 /** A body of double-width characters that has to wrap in a narrow detail view. */
 const WIDE_BODY = '調査: 日付のテストが月初めの深夜にだけ失敗する理由を調べて、修正案を三つ書いてください。';
 
-let cleanups: Array<() => void | Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) {
-    try {
-      await cleanup();
-    } catch {
-      // keep cleaning
-    }
-  }
-  cleanups = [];
-});
+const cleanups = cleanupsAfterEach();
 
 function tempDir(prefix: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -44,10 +34,6 @@ function session(): TmuxSession {
   const tmux = new TmuxSession();
   cleanups.push(() => tmux.kill());
   return tmux;
-}
-
-function show(label: string, screen: string): void {
-  if (process.env.PAK2_SHOW_SCREENS) process.stdout.write(`\n--- ${label} ---\n${screen}\n`);
 }
 
 /** `node bin/pak2.js ...` to completion; its stdout. */
