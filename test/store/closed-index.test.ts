@@ -91,6 +91,22 @@ describe('the closed ledger carries what a listing shows', () => {
     expect((await recentClosed(paths, 2))[1]).toMatchObject({ id: '2-old', type: 'fix' });
   });
 
+  it('drops a repeat within the last 65,536 entries walked, and gives one from farther back again (the window moves as a ring)', async () => {
+    const { paths } = makeGarden();
+    fs.mkdirSync(paths.goalsDir, { recursive: true });
+    const lines: string[] = ['1-far'];
+    for (let n = 2; n <= 70_000; n += 1) lines.push(`${n}-g`);
+    lines.push('1-far'); // 70,000 entries after its first line: outside the window
+    lines.push('69000-g'); // 1,000 entries after its first line: inside it
+    fs.writeFileSync(ledgerFile(paths), `${lines.join('\n')}\n`);
+    const ids = (await recentClosedIds(paths, 200_000));
+    expect(ids.length).toBe(70_001);
+    expect(ids.slice(0, 3)).toEqual(['69000-g', '1-far', '70000-g']);
+    expect(ids.filter((id) => id === '69000-g')).toHaveLength(1);
+    expect(ids.filter((id) => id === '1-far')).toHaveLength(2);
+    expect(ids.at(-1)).toBe('1-far');
+  });
+
   it('streams a ledger much longer than one read backwards, every entry once, newest first', async () => {
     const { paths } = makeGarden();
     fs.mkdirSync(paths.goalsDir, { recursive: true });
