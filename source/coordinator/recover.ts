@@ -81,8 +81,12 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
     if (e.type === 'RunClosed' && e.run) runClosed.add(e.run);
   }
   const { goals: open } = await scanner.scan();
+  const openIds = new Set(open.map((g) => g.id));
   const closed: GoalRecord[] = [];
+  const fromLedger = new Set<string>();
   for (const entry of await recentClosed(paths, RECOVERY_RECENT_CLOSED)) {
+    if (openIds.has(entry.id)) continue; // its goal file says open: the file wins over the ledger
+    fromLedger.add(entry.id);
     try {
       // Its ledger entry holds what recovery needs of a closed goal (id, closed_reason): no closed goal file is opened, but for an old bare-id line.
       closed.push((entry.closed_reason !== undefined ? goalOfEntry(entry) : undefined) ?? (await readGoal(paths, entry.id)));
@@ -99,7 +103,14 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
       recovered.push(`run ${last}: its empty directory removed (the start was interrupted before its record was written)`);
     }
   }
-  for (const goal of [...open, ...closed]) {
+  for (let goal of [...open, ...closed]) {
+    const at = goalAt.get(goal.id);
+    if (fromLedger.has(goal.id) && at !== undefined && (at !== 'closed' || !goalClosedEvent.has(goal.id))) {
+      // About to record a close from a ledger entry: only what the goal file says is recorded.
+      const file = await readGoal(paths, goal.id).catch(() => undefined);
+      if (!file || file.status !== 'closed') continue;
+      goal = file;
+    }
     const run = await latestRun(paths, goal.id).catch(() => undefined);
     if (run) {
       const checked = await readRunChecked(paths, run.id).catch(() => undefined);
@@ -130,7 +141,6 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
         recovered.push(`run ${run.id}: RunClosed appended`);
       }
     }
-    const at = goalAt.get(goal.id);
     if (at !== undefined && at !== goal.status) {
       await appendEvent(paths, { type: 'GoalTransitioned', goal: goal.id, from: at, to: goal.status, detail: 'recovered: the transition was interrupted before its event' }, now());
       recovered.push(`goal ${goal.id}: GoalTransitioned ${at} → ${goal.status} appended`);

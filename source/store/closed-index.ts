@@ -229,6 +229,11 @@ function idAt(buf: Buffer, start: number, end: number): boolean {
   let idEnd = end;
   if (buf[i] === 0x7b) {
     if (end - start < ENTRY_PREFIX.length + 3) return false;
+    // A whole entry only: it ends with its one `}` and holds no other `{` (a line torn after its id, or two
+    // lines run together, goes the slow way and is found damaged, never counted closed on its id alone).
+    if (buf[end - 1] !== 0x7d) return false;
+    const inner = buf.indexOf(0x7b, start + 1);
+    if (inner >= 0 && inner < end) return false;
     for (let k = 0; k < ENTRY_PREFIX.length; k += 1) if (buf[start + k] !== ENTRY_PREFIX[k]) return false;
     i = start + ENTRY_PREFIX.length;
     idEnd = buf.indexOf(0x22, i);
@@ -354,6 +359,29 @@ class LedgerState {
   rebuildTried = false;
   /** Lines that are neither an id nor an entry, skipped (after the one rebuild). */
   damagedLines = 0;
+  /**
+   * The byte offset from which the ledger's lines are checked against their
+   * goal files as they are read (lines before it were checked by an earlier
+   * read, or taken as the ledger stood when pak2 first read it); undefined
+   * until the first read decides it from the check mark.
+   */
+  verifyFrom: number | undefined;
+  /** The check mark as loaded (null: none), once per process. */
+  mark: LedgerMark | null | undefined;
+  /** The mark last written or loaded, as JSON (not written again unchanged). */
+  markText = '';
+  /** The offset of the first line found false and skipped: the mark never moves past it, so the next process checks it again. */
+  holdMarkAt: number | undefined;
+  /** Goals named in a notice of a line found false (once each per process). */
+  readonly warned = new Set<string>();
+  /** The candidates of the listing a reset dropped (goal files found open then). */
+  wasOpen: string[] | undefined;
+  /** Goals whose ledger line this process checked against their goal file since the last listing check (not read twice). */
+  readonly checked = new Set<string>();
+  /** Goals the ledger lists whose goal file says open (found after the one rebuild): they stay open. */
+  readonly notClosed = new Set<string>();
+  /** What the listing cache on disk holds, as this process last read or wrote it. */
+  disk: { key: string; ledgerOffset: number } | undefined;
   busy: Promise<void> | undefined;
   /**
    * True while the set holds only the ledger's lines from `offset` of a
@@ -372,7 +400,11 @@ class LedgerState {
   ) {}
 
   reset(): void {
+    // What was open before: a new listing checks those the new ledger lists against their files.
+    if (this.listing) this.wasOpen = this.listing.candidates;
     this.offset = 0;
+    this.holdMarkAt = undefined;
+    this.notClosed.clear();
     this.tail = Buffer.alloc(0);
     this.generation += 1;
     this.listing = undefined;
@@ -397,7 +429,91 @@ export function forgetClosedLedgers(): void {
   states.clear();
 }
 
-/** Reads what is new in the ledger into the set; on damage, asks for a rebuild (`damaged` names the first bad line). */
+/**
+ * Where a garden's ledger check mark is kept: the ledger's identity and how
+ * far its lines have been checked against their goal files
+ * (docs/goal/level2.md, "The ledger is checked"). A cache, outside goals/.
+ */
+export function ledgerMarkFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, '.cache', 'closed-ledger.json');
+}
+
+/** The check mark: `missing` (the ledger was not there: every line appended later is checked), or the ledger's inode, birth time, and the offset its lines were checked up to with the bytes just before it. */
+interface LedgerMark {
+  version: 1;
+  goals_dir: string;
+  missing?: true;
+  ino?: number;
+  birth?: number;
+  offset?: number;
+  tail?: string;
+}
+
+function loadMark(state: LedgerState): LedgerMark | null {
+  if (state.mark !== undefined) return state.mark;
+  let mark: LedgerMark | null = null;
+  try {
+    const text = fs.readFileSync(ledgerMarkFile(state.paths), 'utf8');
+    const value = JSON.parse(text) as LedgerMark;
+    const whole = typeof value?.ino === 'number' && typeof value.birth === 'number' && Number.isSafeInteger(value.offset) && value.offset! >= 0 && typeof value.tail === 'string';
+    if (value?.version === 1 && value.goals_dir === state.paths.goalsDir && (value.missing === true || whole)) {
+      mark = value;
+      state.markText = text.trim();
+    }
+  } catch {
+    // none, or unreadable: the ledger is taken as it stands
+  }
+  state.mark = mark;
+  return mark;
+}
+
+/** Writes the check mark when it changed (temp file and rename; a failure only costs a later process a re-check). */
+function saveMark(state: LedgerState, mark: Omit<LedgerMark, 'version' | 'goals_dir'>): void {
+  const value: LedgerMark = { version: 1, goals_dir: state.paths.goalsDir, ...mark };
+  const text = JSON.stringify(value);
+  if (text === state.markText) return;
+  state.markText = text;
+  state.mark = value;
+  const file = ledgerMarkFile(state.paths);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, `${text}\n`);
+    fs.renameSync(temp, file);
+  } catch {
+    // a read-only runtime root: the mark is an optimisation of the check, never needed for a read
+  }
+}
+
+/** The last {@link TAIL_CHECK} bytes before `offset` (the ledger's fingerprint at that point). */
+async function bytesBefore(handle: fsp.FileHandle, offset: number): Promise<Buffer> {
+  const length = Math.min(TAIL_CHECK, offset);
+  const bytes = Buffer.alloc(length);
+  if (length > 0) await handle.read(bytes, 0, length, offset - length);
+  return bytes;
+}
+
+/**
+ * What a goal file says of a goal the ledger lists as closed: its status
+ * when the file is readable, names that goal and is not closed (the goal
+ * file wins), else undefined (closed, missing or unreadable: nothing open
+ * is hidden by believing the line; `pak2 doctor` names the rest).
+ */
+function openStatusOf(dir: string, id: string): string | undefined {
+  try {
+    const value = JSON.parse(fs.readFileSync(path.join(dir, `${id}.json`), 'utf8')) as { id?: unknown; status?: unknown };
+    return value && value.id === id && typeof value.status === 'string' && value.status !== 'closed' ? value.status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads what is new in the ledger into the set; on damage, asks for a
+ * rebuild (`damaged` says what: the first bad line, a line whose goal file
+ * says open, a ledger that shrank or was rewritten in place). Lines from
+ * {@link LedgerState.verifyFrom} on are checked against their goal files.
+ */
 async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?: string }> {
   let handle: fsp.FileHandle;
   try {
@@ -406,19 +522,42 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     if (isErrno(error, 'ENOENT')) {
       if (state.offset > 0 || state.set.size > 0) state.reset();
       state.ino = undefined;
+      // Every line appended from now on is checked, by this process and (through the mark) by later ones.
+      state.verifyFrom = 0;
+      saveMark(state, { missing: true });
       return { missing: true };
     }
     throw error;
   }
   try {
     const stat = await handle.stat();
-    let replaced = stat.ino !== state.ino || (stat.birthtimeMs !== state.birth && state.birth !== 0) || stat.size < state.offset;
-    if (!replaced && state.tail.length > 0) {
-      const check = Buffer.alloc(state.tail.length);
-      await handle.read(check, 0, check.length, state.offset - check.length);
-      replaced = !check.equals(state.tail);
+    const known = state.ino !== undefined;
+    const sameFile = stat.ino === state.ino && (stat.birthtimeMs === state.birth || state.birth === 0);
+    if (known && sameFile && !state.rebuildTried) {
+      // The same file, shorter or different before where it was read to: pak2 only appends to it.
+      if (stat.size < state.offset) return { missing: false, damaged: `it shrank from ${state.offset} to ${stat.size} bytes` };
+      if (state.tail.length > 0 && !(await bytesBefore(handle, state.offset)).equals(state.tail)) return { missing: false, damaged: `its lines before byte ${state.offset} were rewritten in place` };
     }
-    if (replaced && (state.offset > 0 || state.ino !== undefined)) state.reset();
+    let replaced = known && (!sameFile || stat.size < state.offset);
+    if (!replaced && state.tail.length > 0) replaced = !(await bytesBefore(handle, state.offset)).equals(state.tail);
+    if (replaced) {
+      state.reset();
+      // Replaced by a rename (a rebuild, pak2 doctor --fix, a restore): taken as it stands, then checked from its end.
+      state.verifyFrom = stat.size;
+    }
+    if (state.verifyFrom === undefined) {
+      const mark = loadMark(state);
+      if (mark?.missing) state.verifyFrom = 0;
+      else if (mark && mark.ino === stat.ino && mark.birth === stat.birthtimeMs) {
+        const offset = mark.offset!;
+        if (stat.size < offset) {
+          if (!state.rebuildTried) return { missing: false, damaged: `it shrank from ${offset} to ${stat.size} bytes` };
+        } else if (!(await bytesBefore(handle, offset)).equals(Buffer.from(mark.tail!, 'base64'))) {
+          if (!state.rebuildTried) return { missing: false, damaged: `its lines before byte ${offset} were rewritten in place` };
+        }
+        state.verifyFrom = Math.min(offset, stat.size);
+      } else state.verifyFrom = stat.size; // never read by pak2 before: taken as it stands
+    }
     state.ino = stat.ino;
     state.birth = stat.birthtimeMs;
     // One buffer for the whole read: what follows the last newline of a chunk moves to its start.
@@ -426,6 +565,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     let carried = 0;
     let position = state.offset;
     const from = state.offset;
+    const verifyFrom = state.verifyFrom;
     let lineNumber = 0;
     while (position < stat.size) {
       if (carried === buf.length) {
@@ -444,15 +584,34 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
         if (end < 0) break;
         lineNumber += 1;
         if (end > start) {
-          if (idAt(data, start, end)) {
+          const at = state.offset + start;
+          const where = from > 0 ? `line ${lineNumber} after byte ${from}` : `line ${lineNumber}`;
+          if (at < verifyFrom && idAt(data, start, end)) {
             const s = lineIdStart;
             const e = lineIdEnd;
             state.set.addHashed(lineN, lineHash, () => data.toString('latin1', s, e));
           } else {
             const entry = parseClosedLine(data.toString('utf8', start, end));
-            if (entry) state.set.add(entry.id);
-            else if (!state.rebuildTried) return { missing: false, damaged: from > 0 ? `line ${lineNumber} after byte ${from}` : `line ${lineNumber}` };
-            else state.damagedLines += 1;
+            if (!entry) {
+              if (!state.rebuildTried) return { missing: false, damaged: where };
+              state.damagedLines += 1;
+            } else {
+              // A line not checked yet: believed only when its goal file does not say open (the goal files win).
+              const checking = at >= verifyFrom;
+              const status = checking ? openStatusOf(state.paths.goalsDir, entry.id) : undefined;
+              if (status === undefined) {
+                state.set.add(entry.id);
+                if (checking) state.checked.add(entry.id);
+              }
+              else if (!state.rebuildTried) return { missing: false, damaged: `${where} lists ${entry.id} as closed; its goal file says ${status}` };
+              else {
+                state.holdMarkAt ??= at;
+                if (!state.warned.has(entry.id)) {
+                  state.warned.add(entry.id);
+                  notice(`pak2: ${state.file} ${where} lists ${entry.id} as closed, but its goal file says ${status}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
+                }
+              }
+            }
           }
         }
         start = end + 1;
@@ -463,6 +622,9 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
       carried = data.length - start;
       data.copy(buf, 0, start, data.length);
     }
+    // Lines up to here were checked (or taken as the ledger stood): later processes start checking from here,
+    // but never past a line found false.
+    if (state.holdMarkAt === undefined) saveMark(state, { ino: stat.ino, birth: stat.birthtimeMs, offset: state.offset, tail: state.tail.toString('base64') });
     return { missing: false };
   } finally {
     await handle.close();
@@ -493,19 +655,24 @@ export class ClosedLedger {
    * per process ({@link rebuildClosedLedger}); after that, damaged lines are
    * skipped, and the goals they named are read from their files.
    */
-  async refresh(): Promise<void> {
+  async refresh(damage?: string): Promise<void> {
     const state = this.state;
     while (state.busy) await state.busy;
     const run = (async () => {
       const read = await readNew(state);
-      const why = read.missing ? 'missing' : read.damaged ? `damaged (${read.damaged})` : undefined;
+      const damaged = read.damaged ?? damage;
+      const why = read.missing ? 'missing' : damaged ? `damaged (${damaged})` : undefined;
       if (!why || state.rebuildTried) return;
       state.rebuildTried = true;
       const rebuilt = await rebuildClosedLedger(state.paths, why).catch((error: unknown) => {
         notice(`pak2: ${state.file}: ${why}; rebuilding it from the goal files failed (${(error as Error).message}); reading the goal files instead`);
         return undefined;
       });
-      if (rebuilt) state.reset();
+      if (rebuilt) {
+        state.reset();
+        // Written from the goal files just now: lines appended after it are checked, not it.
+        state.verifyFrom = rebuilt.bytes;
+      }
       await readNew(state);
     })();
     state.busy = run;
@@ -516,15 +683,57 @@ export class ClosedLedger {
     }
   }
 
-  /** True when the ledger (as last read) lists `id`. */
+  /** True when the ledger (as last read) lists `id` and its goal file was not found open. */
   has(id: string): boolean {
-    return this.state.set.has(id);
+    return this.state.set.has(id) && !this.state.notClosed.has(id);
   }
 
   /** Appends a goal found closed but missing from the ledger (a crash between the two writes), and counts it closed. */
   async add(goal: GoalRecord): Promise<void> {
     await appendClosedEntry(this.state.paths, goal);
     this.state.set.add(goal.id);
+  }
+
+  /**
+   * The open goal ids of a listing: its candidates the ledger does not list.
+   * A candidate (a goal file once found open) that the ledger has listed
+   * since is checked against its goal file once: closed, it leaves the
+   * listing; open, the goal file wins: the ledger is damaged and rebuilt
+   * once, and after that the goal stays open with a notice.
+   */
+  private async openOf(listing: { candidates: string[]; strays: ListingProblem[] }): Promise<{ ids: string[]; strays: ListingProblem[] }> {
+    const state = this.state;
+    const ids: string[] = [];
+    let confirmed = 0;
+    let damage: string | undefined;
+    for (const id of listing.candidates) {
+      if (!state.set.has(id) || state.notClosed.has(id)) {
+        ids.push(id);
+        continue;
+      }
+      const status = state.checked.has(id) ? undefined : openStatusOf(state.paths.goalsDir, id);
+      if (status === undefined) {
+        confirmed += 1;
+        continue;
+      }
+      ids.push(id);
+      if (!state.rebuildTried) damage ??= `it lists ${id} as closed; its goal file says ${status}`;
+      else {
+        state.notClosed.add(id);
+        if (!state.warned.has(id)) {
+          state.warned.add(id);
+          notice(`pak2: ${state.file} lists ${id} as closed, but its goal file says ${status}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
+        }
+      }
+    }
+    if (damage) {
+      await this.refresh(damage);
+      return this.openCandidates();
+    }
+    state.checked.clear();
+    // Closed since the listing, and checked: not checked again.
+    if (confirmed > 0) listing.candidates = listing.candidates.filter((id) => !state.set.has(id) || state.notClosed.has(id));
+    return { ids, strays: listing.strays };
   }
 
   /**
@@ -548,12 +757,11 @@ export class ClosedLedger {
     await this.refresh();
     let at = await directoryKey(dir);
     if (!at) return { ids: [], strays: [] };
-    const open = (listing: { candidates: string[]; strays: ListingProblem[] }) => ({ ids: listing.candidates.filter((id) => !state.set.has(id)), strays: listing.strays });
     const l = state.listing;
-    if (l && l.settled && l.key === at.key && l.generation === state.generation) return open(l);
+    if (l && l.settled && l.key === at.key && l.generation === state.generation) return this.openOf(l);
     // Scanners that start together (recovery, reclaim, the first pass, the snapshot) share one settled listing.
     const f = state.listingInFlight;
-    if (f && f.settled && f.key === at.key && f.generation === state.generation) return open(await f.listing);
+    if (f && f.settled && f.key === at.key && f.generation === state.generation) return this.openOf(await f.listing);
     if (state.partial) {
       // A new listing is filtered by the whole ledger: read it from its start.
       state.reset();
@@ -565,13 +773,18 @@ export class ClosedLedger {
     const settled = nowNs() - at.mtimeNs >= SETTLE_NS;
     const generation = state.generation;
     const ledgerAt = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
+    // Goals found open by the listing before this one stay candidates even if the ledger lists them now:
+    // openOf checks each against its goal file once.
+    const previous = state.listing?.candidates ?? state.wasOpen;
+    state.wasOpen = undefined;
+    const wasOpen = previous && previous.length > 0 ? new Set(previous) : undefined;
     const listing = (async () => {
       const candidates: string[] = [];
       const strays: ListingProblem[] = [];
       await forEachName(dir, (name) => {
         if (!name.endsWith('.json')) return;
         const id = name.slice(0, -5);
-        if (state.set.has(id)) return; // closed (the ledger holds goal ids only)
+        if (state.set.has(id) && !wasOpen?.has(id)) return; // closed (the ledger holds goal ids only)
         // Kept as a string of its own: a slice would keep the whole file name alive with it (10,000 names are 1 MB).
         if (GOAL_ID_PATTERN.test(id)) candidates.push(Buffer.from(id, 'latin1').toString('latin1'));
         else strays.push(strayProblem(dir, name));
@@ -586,7 +799,7 @@ export class ClosedLedger {
         state.listing = { key, generation, settled, candidates, strays };
         if (settled) await writeListingCache(state.paths, { key, ledger: ledgerAt, candidates, strays }).catch(() => undefined);
       }
-      return open({ candidates, strays });
+      return this.openOf({ candidates, strays });
     } finally {
       if (state.listingInFlight === inFlight) state.listingInFlight = undefined;
     }
@@ -693,7 +906,14 @@ export async function highestGoalNumber(dir: string): Promise<number> {
 
 /** Appends a closed goal's entry to the ledger (one write of the whole line; a torn last line is ended first). */
 export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord): Promise<void> {
-  await appendJsonLine(path.join(paths.goalsDir, CLOSED_LEDGER), closedEntryOf(goal));
+  const file = path.join(paths.goalsDir, CLOSED_LEDGER);
+  if (!fs.existsSync(file)) {
+    // The ledger starts now: every line of it is checked against its goal file when first read.
+    const state = stateOf(paths);
+    state.markText = '';
+    saveMark(state, { missing: true });
+  }
+  await appendJsonLine(file, closedEntryOf(goal));
 }
 
 // ------------------------------------------------------------------ reading from the end
@@ -839,9 +1059,10 @@ const REBUILD_BATCH = 256;
  * are left out (`pak2 doctor` names them). Says so in one line.
  *
  * @param why the reason in the notice (`missing`, `damaged (…)`).
- * @returns the counts, or undefined when no goal file says closed (nothing is written).
+ * @returns the counts and the new ledger's size in bytes, or undefined when no goal file says closed and
+ *   there was no ledger (nothing is written; a damaged ledger is replaced by an empty one).
  */
-export async function rebuildClosedLedger(paths: GardenPaths, why: string): Promise<{ files: number; closed: number } | undefined> {
+export async function rebuildClosedLedger(paths: GardenPaths, why: string): Promise<{ files: number; closed: number; bytes: number } | undefined> {
   const dir = paths.goalsDir;
   const ledger = path.join(dir, CLOSED_LEDGER);
   const stamp = `${process.pid}-${Date.now()}`;
@@ -888,14 +1109,16 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
     });
     if (!listed) return undefined;
     flush();
-    // Nothing closed: nothing to index (a garden whose goals are all open needs no ledger yet).
-    if (table.count === 0) return undefined;
+    // Nothing closed: nothing to index (a garden whose goals are all open needs no ledger yet), but a damaged
+    // ledger is still replaced, by an empty one.
+    if (table.count === 0 && !fs.existsSync(ledger)) return undefined;
 
     const order = new Uint32Array(table.count);
     for (let i = 0; i < order.length; i += 1) order[i] = i;
     order.sort((a, b) => table.at[a]! - table.at[b]! || table.n[a]! - table.n[b]!);
 
     const target = fs.openSync(temp, 'w');
+    let bytes = 0;
     try {
       const buffer = Buffer.allocUnsafe(1024 * 1024);
       let used = 0;
@@ -914,6 +1137,7 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
           fs.readSync(out!, buffer, used, length, table.offset[i]!);
           used += length;
         }
+        bytes += length;
         if (++copied % 65536 === 0) await yieldToLoop();
       }
       if (used > 0) fs.writeSync(target, buffer, 0, used);
@@ -923,7 +1147,7 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
     }
     await fsp.rename(temp, ledger);
     notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`);
-    return { files, closed: table.count };
+    return { files, closed: table.count, bytes };
   } finally {
     if (out !== undefined) fs.closeSync(out);
     await fsp.rm(scratch, { force: true });

@@ -170,7 +170,7 @@ describe('a missing or damaged ledger is rebuilt once, from the goal files', () 
     expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2\): rebuilt it from 3 goal file\(s\), 2 closed$/)]);
   });
 
-  it('a ledger replaced by one of the same size is read again (no stale view), and a closed goal it lacks is re-added', async () => {
+  it('a ledger replaced by one of the same size is read again (no stale view): a goal it now lists that was open is checked, and the goal file wins', async () => {
     const { paths } = makeGarden();
     const a = await createGoal(paths, { type: 'build', body: 'aaaa' });
     const b = await createGoal(paths, { type: 'build', body: 'bbbb' });
@@ -185,9 +185,10 @@ describe('a missing or damaged ledger is rebuilt once, from the goal files', () 
     fs.renameSync(`${ledgerFile(paths)}.new`, ledgerFile(paths));
     await new Promise((r) => setTimeout(r, 5));
     const scan = await scanner.scan();
-    // a is found closed from its file and re-added; b is skipped as the ledger says (pak2 doctor names that).
-    expect(scan.goals).toEqual([]);
-    expect(ids(paths)).toEqual([b.id, a.id]);
+    // The goal files win: b, found open before, is checked and stays open; the ledger is rebuilt from the files.
+    expect(scan.goals.map((g) => g.id)).toEqual([b.id]);
+    expect(ids(paths)).toEqual([a.id]);
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`\\.closed was damaged \\(it lists ${b.id} as closed; its goal file says queued\\): rebuilt it from 2 goal file\\(s\\), 1 closed$`))]);
   });
 
   it('a scan never opens the file of a goal the ledger lists (the file may be garbage)', async () => {
@@ -256,7 +257,7 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     expect(listed).toHaveBeenCalledTimes(1); // listed again, not reused
   });
 
-  it('a cached listing whose ledger was rewritten since is dropped: the ledger is read from its start and goals/ listed', async () => {
+  it('a ledger rewritten in place (here shorter) since the cached listing is damage: rebuilt from the goal files once, with a notice, and goals/ listed', async () => {
     const { paths, closed, open } = await gardenWithHistory();
     settle(paths);
     await new OpenGoalScanner(paths).scan();
@@ -269,8 +270,9 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     const listed = vi.spyOn(fs, 'opendirSync');
     const scan = await new OpenGoalScanner(paths).scan();
     expect(listed).toHaveBeenCalled();
-    // The ledger's view, read whole: the open goal is skipped as it says; the closed one is read, found closed and re-added.
-    expect(scan.goals).toEqual([]);
-    expect(ids(paths)).toEqual([open.id, closed.id]);
+    // The goal files win: the open goal is open, and the ledger is what they say.
+    expect(scan.goals.map((g) => g.id)).toEqual([open.id]);
+    expect(ids(paths)).toEqual([closed.id]);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(it shrank from 160 to 158 bytes\): rebuilt it from 2 goal file\(s\), 1 closed$/)]);
   });
 });

@@ -1,0 +1,208 @@
+/**
+ * The goal files win over the closed ledger (issue 13, scope 1): a ledger
+ * line is checked against its goal file when a pak2 process first reads it;
+ * a ledger that shrank, was rewritten in place, holds a torn line, or lists
+ * a goal whose file says open is damaged, and rebuilt once, with a notice.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { recoverInterruptedWrites } from '../../source/coordinator/recover.js';
+import type { GardenPaths } from '../../source/garden/index.js';
+import {
+  CLOSED_LEDGER,
+  closedEntriesNewestFirst,
+  createGoal,
+  forgetClosedLedgers,
+  goalFile,
+  ledgerMarkFile,
+  OpenGoalScanner,
+  parseClosedLine,
+  recentClosedIds,
+  setClosedLedgerNoticeListener,
+  transitionGoal,
+} from '../../source/store/index.js';
+import { cleanupFixtures, makeGarden, readLog } from '../helpers/fixtures.js';
+import { runCli } from '../support/cli.js';
+import { makeTestGarden } from '../support/garden.js';
+
+let notices: string[] = [];
+let restore: () => void = () => undefined;
+beforeEach(() => {
+  notices = [];
+  restore = setClosedLedgerNoticeListener((line) => notices.push(line));
+});
+afterEach(() => {
+  restore();
+  cleanupFixtures();
+});
+
+const ledgerFile = (paths: GardenPaths) => path.join(paths.goalsDir, CLOSED_LEDGER);
+const ledgerLines = (paths: GardenPaths) => fs.readFileSync(ledgerFile(paths), 'utf8').split('\n').filter(Boolean);
+const ids = (paths: GardenPaths) => ledgerLines(paths).map((l) => parseClosedLine(l)!.id);
+const openIds = async (paths: GardenPaths) => (await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id).sort();
+/** The line pak2 would append for `id` had it closed (what a hand edit or a stray tool writes). */
+const falseLine = (id: string) => `${JSON.stringify({ id, type: 'fix', priority: 50, closed_reason: 'success', closed_at: '2026-01-01T00:00:00.000Z', submitted_at: '2025-01-01T00:00:00.000Z' })}\n`;
+
+/** A garden made by pak2: `closed` goals closed a day apart, then `open` queued ones. */
+async function garden(closed: number, open: number) {
+  const { paths, ...rest } = makeGarden();
+  const closedGoals = [];
+  for (let i = 0; i < closed; i += 1) {
+    const g = await createGoal(paths, { type: 'build', body: `closed ${i}` });
+    closedGoals.push(await transitionGoal(paths, g.id, 'closed', { closedReason: 'success', now: new Date(Date.UTC(2025, 0, 1 + i)) }));
+  }
+  const openGoals = [];
+  for (let i = 0; i < open; i += 1) openGoals.push(await createGoal(paths, { type: 'fix', body: `open ${i}` }));
+  return { paths, ...rest, closedGoals, openGoals };
+}
+
+describe('a ledger line is checked against its goal file when first read', () => {
+  it('a line appended for a goal whose file says queued: the goal is open, the ledger rebuilt once with a notice naming both', async () => {
+    const { paths, closedGoals, openGoals } = await garden(2, 2);
+    expect(await openIds(paths)).toEqual(openGoals.map((g) => g.id).sort());
+    forgetClosedLedgers(); // a later process
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
+
+    expect(await openIds(paths)).toEqual(openGoals.map((g) => g.id).sort());
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`\\.closed was damaged \\(line 3 lists ${openGoals[0]!.id} as closed; its goal file says queued\\): rebuilt it from 4 goal file\\(s\\), 2 closed$`))]);
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
+  it('a ledger pak2 started is checked from its first line, even when no process has read it yet', async () => {
+    const { paths, openGoals } = await garden(1, 1);
+    expect(JSON.parse(fs.readFileSync(ledgerMarkFile(paths), 'utf8'))).toMatchObject({ missing: true });
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual([openGoals[0]!.id]);
+    expect(notices).toHaveLength(1);
+  });
+
+  it('in a running process, a false line appended after the one rebuild is skipped with a notice, and the next process checks it again', async () => {
+    const { paths, closedGoals, openGoals } = await garden(1, 3);
+    const scanner = new OpenGoalScanner(paths);
+    await scanner.scan();
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
+    expect((await scanner.scan()).goals.map((g) => g.id).sort()).toEqual(openGoals.map((g) => g.id).sort());
+    expect(notices).toHaveLength(1); // the rebuild
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[1]!.id));
+    expect((await scanner.scan()).goals.map((g) => g.id).sort()).toEqual(openGoals.map((g) => g.id).sort());
+    expect(notices[1]).toMatch(new RegExp(`lists ${openGoals[1]!.id} as closed, but its goal file says queued: the goal file wins`));
+    await scanner.scan();
+    expect(notices).toHaveLength(2); // once per goal
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual(openGoals.map((g) => g.id).sort());
+    expect(notices[2]).toMatch(/was damaged .* rebuilt it/);
+    expect(ids(paths)).toEqual([closedGoals[0]!.id]);
+  });
+
+  it('a close pak2 makes is believed (its goal file says closed) and a scan opens only that one goal file', async () => {
+    const { paths, openGoals } = await garden(3, 2);
+    const scanner = new OpenGoalScanner(paths);
+    await scanner.scan();
+    await transitionGoal(paths, openGoals[0]!.id, 'closed', { closedReason: 'cancelled' });
+    const read = fs.readFileSync;
+    const opened: string[] = [];
+    (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = ((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (typeof file === 'string' && file.startsWith(paths.goalsDir)) opened.push(path.basename(file));
+      return (read as (...a: unknown[]) => unknown)(file, ...rest);
+    }) as typeof fs.readFileSync;
+    try {
+      expect((await scanner.scan()).goals.map((g) => g.id)).toEqual([openGoals[1]!.id]);
+    } finally {
+      (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = read;
+    }
+    expect(opened).toEqual([`${openGoals[0]!.id}.json`]);
+    expect(notices).toEqual([]);
+  });
+
+  it('recovery records no close from a ledger line whose goal file is open', async () => {
+    const { paths, openGoals, ...rest } = await garden(1, 2);
+    const scanner = new OpenGoalScanner(paths);
+    // The one rebuild is spent on other damage first.
+    fs.appendFileSync(ledgerFile(paths), 'garbage\n');
+    await scanner.scan();
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
+    const before = readLog(paths).length;
+    await recoverInterruptedWrites({ paths, ...rest } as never, () => new Date(), scanner);
+    const added = readLog(paths).slice(before);
+    expect(added.filter((e) => e.goal === openGoals[0]!.id)).toEqual([]);
+    expect(JSON.parse(fs.readFileSync(goalFile(paths, openGoals[0]!.id), 'utf8')).status).toBe('queued');
+  });
+});
+
+describe('a damaged ledger is noticed and rebuilt once', () => {
+  it('truncated mid-line after a process read it: rebuilt, and the most recently closed are right again', async () => {
+    const { paths, closedGoals } = await garden(6, 1);
+    await openIds(paths); // a process read it (the mark)
+    const size = fs.statSync(ledgerFile(paths)).size;
+    fs.truncateSync(ledgerFile(paths), Math.floor(size / 2));
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`\\.closed was damaged \\(it shrank from ${size} to ${Math.floor(size / 2)} bytes\\): rebuilt it from 7 goal file\\(s\\), 6 closed$`))]);
+    expect(await recentClosedIds(paths, 3)).toEqual(closedGoals.slice(-3).reverse().map((g) => g.id));
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
+  it('rewritten in place with the same size (a byte before where it was read to): rebuilt', async () => {
+    const { paths, closedGoals } = await garden(3, 0);
+    await openIds(paths);
+    // The last line's submitted_at altered in place (within the bytes the mark keeps of where it was read to).
+    const text = fs.readFileSync(ledgerFile(paths), 'utf8');
+    const at = text.lastIndexOf('Z"}') - 1;
+    const fd = fs.openSync(ledgerFile(paths), 'r+');
+    fs.writeSync(fd, text[at] === '1' ? '2' : '1', at);
+    fs.closeSync(fd);
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(its lines before byte \d+ were rewritten in place\): rebuilt it/)]);
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
+  it('a torn line in the middle whose id survives is damage: rebuilt, and pak2 goals --all lists that goal', async () => {
+    const { paths, closedGoals } = await garden(3, 0);
+    const lines = ledgerLines(paths);
+    fs.writeFileSync(ledgerFile(paths), `${lines[0]}\n${lines[1]!.slice(0, lines[1]!.indexOf('"type"') + 7)}\n${lines[2]}\n`);
+    fs.rmSync(ledgerMarkFile(paths)); // no mark: the ledger is taken as it stands, but a torn line is still damage
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2\): rebuilt it from 3 goal file\(s\), 3 closed$/)]);
+    const listed = [];
+    for await (const entry of closedEntriesNewestFirst(paths)) listed.push(entry.id);
+    expect(listed).toEqual(closedGoals.map((g) => g.id).reverse());
+  });
+});
+
+describe('through the CLI: a false ledger line hides no open work', () => {
+  it('pak2 goals lists the goal as queued, and pak2 cycle dispatches it and records no close it did not make', async () => {
+    const garden = await makeTestGarden();
+    try {
+      const { paths } = garden;
+      const done = await createGoal(paths, { type: 'build', body: 'done before' });
+      await transitionGoal(paths, done.id, 'closed', { closedReason: 'success' });
+      const goal = await createGoal(paths, { type: 'fix', plant: 'gardener', body: 'still to do' });
+      fs.appendFileSync(ledgerFile(paths), falseLine(goal.id));
+
+      const goals = await runCli(['goals', '--garden', paths.gardenRoot]);
+      expect(goals.code, goals.stderr).toBe(0);
+      expect(goals.stdout.split('\n').find((l) => l.startsWith(goal.id))).toMatch(/\bqueued\b/);
+      expect(goals.stdout.split('\n').filter((l) => l.startsWith(goal.id))).toHaveLength(1);
+      expect(goals.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^pak2: .*\\.closed was damaged \\(line 2 lists ${goal.id} as closed; its goal file says queued\\): rebuilt it from 2 goal file\\(s\\), 1 closed$`))]);
+
+      // The same garden, damaged again; the coordinator's first read finds it.
+      fs.appendFileSync(ledgerFile(paths), falseLine(goal.id));
+      const cycle = await runCli(['cycle', '--no-ui', '--until-idle', '--garden', paths.gardenRoot]);
+      expect(cycle.code, cycle.stderr).toBe(0);
+      const events = readLog(paths).filter((e) => e.goal === goal.id);
+      expect(events.filter((e) => String(e.detail ?? '').startsWith('recovered'))).toEqual([]);
+      expect(events.map((e) => e.type)).toContain('RunStarted');
+      const record = JSON.parse(fs.readFileSync(goalFile(paths, goal.id), 'utf8')) as { status: string; closed_reason?: string };
+      expect(record).toMatchObject({ status: 'closed', closed_reason: 'success' });
+      // One close, made by the run: one GoalClosed, one ledger line.
+      expect(events.filter((e) => e.type === 'GoalClosed')).toHaveLength(1);
+      expect(ids(paths).filter((id) => id === goal.id)).toHaveLength(1);
+    } finally {
+      garden.cleanup();
+    }
+  });
+});
