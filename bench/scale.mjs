@@ -10,10 +10,12 @@
 // floor and to the same path on the empty garden, and the peak RSS
 // (/usr/bin/time -f %M when present, else /proc/<pid>/status VmHWM).
 // Prints figures; asserts nothing.
+// Each big-garden path is timed twice: with goals/ unchanged since the last
+// pak2 process, and right after a pak2 submit and cancel (untimed).
 // Usage: npm run bench:scale [-- --sizes 0,50000,500000 --reps 5 --dir DIR --fresh --clean]
 //   The gardens are kept in --dir (default $TMPDIR/pak2-bench-scale) and
 //   reused by later runs; --sizes 0,50000 leaves out the big one.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -127,10 +129,12 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The median time and the highest peak RSS of `reps` runs, after one warm-up run. */
 async function measure(argv, options = {}) {
+  options.before?.();
   await runOnce(argv, options);
   const times = [];
   let mb = 0;
   for (let i = 0; i < (options.reps ?? REPS); i += 1) {
+    options.before?.();
     const r = await runOnce(argv, options);
     times.push(r.ms);
     mb = Math.max(mb, r.mb);
@@ -140,6 +144,17 @@ async function measure(argv, options = {}) {
 }
 
 const pak2 = (...args) => [process.execPath, PAK2, ...args];
+
+/** A change to goals/ as a user makes one (untimed): a goal submitted, then cancelled (closed), each its own pak2 process. */
+function changeGoals(garden) {
+  const run = (...args) => {
+    const r = spawnSync(process.execPath, [PAK2, ...args, '--garden', garden], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`pak2 ${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
+    return r.stdout.trim();
+  };
+  const id = run('submit', '--plant', 'gardener', '--type', 'build', '--body', 'bench change');
+  run('cancel', id);
+}
 const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 const fmtX = (x) => `${x.toFixed(2)}×`;
 
@@ -167,19 +182,24 @@ const empty = {};
 for (const g of gardens) {
   const goalsDir = path.join(g.dir, '.runtime', 'goals');
   const list = await measure(['ls', '-f', goalsDir]);
-  for (const p of PATHS) {
-    const r = await measure(p.argv(g.dir), { env: p.env, reps: g.size >= 500_000 ? Math.min(REPS, 3) : REPS });
-    if (g.size === SIZES[0]) empty[p.name] = r;
-    const floor = nodeFloor.ms + list.ms;
-    rows.push([
-      `${g.size.toLocaleString('en-US')} closed`,
-      p.name,
-      fmtMs(r.ms),
-      `${fmtX(r.ms / floor)} (node -e 0 + ls -f ${fmtMs(list.ms)})`,
-      empty[p.name] ? fmtX(r.ms / empty[p.name].ms) : '-',
-      `${r.mb.toFixed(0)} MB`,
-      empty[p.name] ? fmtX(r.mb / empty[p.name].mb) : '-',
-    ]);
+  // Each path as it is met: goals/ unchanged since the last pak2 process, and right after a submit and a cancel
+  // (each run follows its own change; the empty garden's figure of the same kind is the reference).
+  for (const after of [false, true]) {
+    for (const p of PATHS) {
+      const name = after ? `${p.name}, after a change` : p.name;
+      const r = await measure(p.argv(g.dir), { env: p.env, reps: g.size >= 500_000 ? Math.min(REPS, 3) : REPS, ...(after ? { before: () => changeGoals(g.dir) } : {}) });
+      if (g.size === SIZES[0]) empty[name] = r;
+      const floor = nodeFloor.ms + list.ms;
+      rows.push([
+        `${g.size.toLocaleString('en-US')} closed`,
+        name,
+        fmtMs(r.ms),
+        `${fmtX(r.ms / floor)} (node -e 0 + ls -f ${fmtMs(list.ms)})`,
+        empty[name] ? fmtX(r.ms / empty[name].ms) : '-',
+        `${r.mb.toFixed(0)} MB`,
+        empty[name] ? fmtX(r.mb / empty[name].mb) : '-',
+      ]);
+    }
   }
 }
 

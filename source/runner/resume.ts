@@ -9,7 +9,7 @@ import { getDriverPlugin } from '../driver/plugins/index.js';
 import { addCosts } from '../driver/pricing.js';
 import { RUN_MARK_ENV, signalGroup, sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { adoptRun, goalFile, listRuns, readRun, runEventsFile, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
+import { adoptRun, listRuns, readRun, runEventsFile, writeGoalRecord, type CloseRunInput } from '../store/index.js';
 import { RunnerApiError } from './client.js';
 import { carry, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
 import { scratchGarden } from './scratch.js';
@@ -176,7 +176,7 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
       ctx.log(`lease ${lease.id} of ${lease.run}: no local state and no run record from the garden; left to expire`);
       return false;
     }
-    await writeJsonAtomic(goalFile(garden.paths, goal.id), goal);
+    await writeGoalRecord(garden.paths, goal);
     local = await adoptRun(garden.paths, { ...record, status: 'running' });
   }
   const files = { events: runEventsFile(garden.paths, lease.run), stderr: path.join(runDir(garden.paths, lease.run), RUN_STDERR_FILE) };

@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { GoalRecord, PlantRecord, RunRecord } from '../contracts/index.js';
 import { gardenPaths, loadGarden, parseConfig, type Garden, type GardenConfig, type GardenPaths } from '../garden/index.js';
-import { adoptRun, goalFile, PLANT_DIRS, plantDir, seedFile, writeJsonAtomic } from '../store/index.js';
+import { adoptRun, PLANT_DIRS, plantDir, seedFile, writeGoalRecord, writeJsonAtomic } from '../store/index.js';
 import type { ClaimContext, PlantDocument, RunSettings } from './client.js';
 import { scratchRoot } from './state.js';
 
@@ -114,7 +114,7 @@ export async function writeClaim(paths: GardenPaths, claim: { goal: GoalRecord; 
   for (const sub of PLANT_DIRS) await fsp.mkdir(path.join(dir, sub), { recursive: true });
   await writePlantDocuments(dir, context.documents ?? []);
   await writeJsonAtomic(path.join(dir, 'meta.json'), plant);
-  await writeJsonAtomic(goalFile(paths, goal.id), goal);
+  await writeGoalRecord(paths, goal);
   await adoptRun(paths, { ...run, status: 'running' });
   return plant;
 }

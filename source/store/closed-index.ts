@@ -695,6 +695,24 @@ export class ClosedLedger {
   }
 
   /**
+   * {@link openOf} of a listing that is current, then the cache brought up
+   * to it when the ledger grew since the cache was written: the goals closed
+   * since leave its candidates and a cold start reads the ledger from here,
+   * so neither grows with history.
+   */
+  private async openAndKeep(listing: Listing, key: string): Promise<{ ids: string[]; strays: ListingProblem[] }> {
+    const state = this.state;
+    const open = await this.openOf(listing);
+    const disk = state.disk;
+    if (disk && disk.key === key && state.offset > disk.ledgerOffset && state.holdMarkAt === undefined && state.notClosed.size === 0 && listing === state.listing) {
+      state.disk = { key, ledgerOffset: state.offset };
+      const ledger = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
+      if ((await goalsDirKey(state.paths)) === key) await writeListingCache(state.paths, { key, ledger, candidates: listing.candidates, strays: listing.strays }).catch(() => undefined);
+    }
+    return open;
+  }
+
+  /**
    * The open goal ids of a listing: its candidates the ledger does not list.
    * A candidate (a goal file once found open) that the ledger has listed
    * since is checked against its goal file once: closed, it leaves the
@@ -758,10 +776,17 @@ export class ClosedLedger {
     let at = await directoryKey(dir);
     if (!at) return { ids: [], strays: [] };
     const l = state.listing;
-    if (l && l.settled && l.key === at.key && l.generation === state.generation) return this.openOf(l);
+    if (l && l.settled && l.key === at.key && l.generation === state.generation) return this.openAndKeep(l, at.key);
     // Scanners that start together (recovery, reclaim, the first pass, the snapshot) share one settled listing.
     const f = state.listingInFlight;
     if (f && f.settled && f.key === at.key && f.generation === state.generation) return this.openOf(await f.listing);
+    // Another pak2 process wrote into goals/ and kept the cache current: its listing, when it was filtered by this ledger.
+    const cached = await readListingCache(state.paths);
+    if (cached && cached.key === at.key && cached.ledger.ino === (state.ino ?? null) && (cached.ledger.ino === null || cached.ledger.birth === state.birth)) {
+      state.disk = { key: cached.key, ledgerOffset: cached.ledger.offset };
+      state.listing = { key: cached.key, generation: state.generation, settled: true, candidates: cached.candidates, strays: cached.strays.map((name) => strayProblem(dir, name)) };
+      return this.openAndKeep(state.listing, at.key);
+    }
     if (state.partial) {
       // A new listing is filtered by the whole ledger: read it from its start.
       state.reset();
@@ -797,7 +822,10 @@ export class ClosedLedger {
       const { candidates, strays } = await listing;
       if (generation === state.generation) {
         state.listing = { key, generation, settled, candidates, strays };
-        if (settled) await writeListingCache(state.paths, { key, ledger: ledgerAt, candidates, strays }).catch(() => undefined);
+        if (settled) {
+          await writeListingCache(state.paths, { key, ledger: ledgerAt, candidates, strays }).catch(() => undefined);
+          state.disk = { key, ledgerOffset: ledgerAt.offset };
+        }
       }
       return this.openOf({ candidates, strays });
     } finally {
@@ -837,7 +865,6 @@ interface ListingCache {
 }
 
 async function writeListingCache(paths: GardenPaths, listing: { key: string; ledger: { ino: number | undefined; birth: number; offset: number; tail: Buffer }; candidates: string[]; strays: ListingProblem[] }): Promise<void> {
-  const file = listingCacheFile(paths);
   const cache: ListingCache = {
     version: 1,
     goals_dir: paths.goalsDir,
@@ -846,10 +873,7 @@ async function writeListingCache(paths: GardenPaths, listing: { key: string; led
     candidates: listing.candidates,
     strays: listing.strays.map((s) => path.basename(s.file)),
   };
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  await fsp.writeFile(temp, `${JSON.stringify(cache)}\n`);
-  await fsp.rename(temp, file);
+  await writeCacheFile(paths, cache);
 }
 
 /**
@@ -861,16 +885,32 @@ async function writeListingCache(paths: GardenPaths, listing: { key: string; led
  */
 async function adoptListingCache(state: LedgerState): Promise<void> {
   if (state.offset !== 0 || state.ino !== undefined || state.set.size !== 0) return;
+  const cache = await readListingCache(state.paths);
+  if (!cache) return;
+  const now = await directoryKey(state.paths.goalsDir);
+  if (!now || now.key !== cache.key) return;
+  const { ledger } = cache;
+  state.offset = ledger.offset;
+  state.ino = ledger.ino ?? undefined;
+  state.birth = ledger.birth;
+  state.tail = Buffer.from(ledger.tail, 'base64');
+  state.partial = ledger.offset > 0;
+  state.disk = { key: cache.key, ledgerOffset: ledger.offset };
+  state.listing = { key: cache.key, generation: state.generation, settled: true, candidates: cache.candidates, strays: cache.strays.map((name) => strayProblem(state.paths.goalsDir, name)) };
+}
+
+/** Reads the listing cache (undefined when there is none, or it is not one for this goals directory). */
+async function readListingCache(paths: GardenPaths): Promise<ListingCache | undefined> {
   let cache: ListingCache;
   try {
-    cache = JSON.parse(await fsp.readFile(listingCacheFile(state.paths), 'utf8')) as ListingCache;
+    cache = JSON.parse(await fsp.readFile(listingCacheFile(paths), 'utf8')) as ListingCache;
   } catch {
-    return; // none, or unreadable: list
+    return undefined; // none, or unreadable: list
   }
   const ledger = cache?.ledger;
   if (
     cache?.version !== 1 ||
-    cache.goals_dir !== state.paths.goalsDir ||
+    cache.goals_dir !== paths.goalsDir ||
     typeof cache.key !== 'string' ||
     !Array.isArray(cache.candidates) ||
     !Array.isArray(cache.strays) ||
@@ -881,18 +921,62 @@ async function adoptListingCache(state: LedgerState): Promise<void> {
     typeof ledger.birth !== 'number' ||
     (ledger.ino !== null && typeof ledger.ino !== 'number')
   ) {
-    return;
+    return undefined;
   }
-  const now = await directoryKey(state.paths.goalsDir);
-  if (!now || now.key !== cache.key) return;
-  const candidates = cache.candidates.filter((id): id is string => typeof id === 'string' && GOAL_ID_PATTERN.test(id));
-  const strays = cache.strays.filter((name): name is string => typeof name === 'string' && name.endsWith('.json') && !name.includes('/'));
-  state.offset = ledger.offset;
-  state.ino = ledger.ino ?? undefined;
-  state.birth = ledger.birth;
-  state.tail = Buffer.from(ledger.tail, 'base64');
-  state.partial = ledger.offset > 0;
-  state.listing = { key: cache.key, generation: state.generation, settled: true, candidates, strays: strays.map((name) => strayProblem(state.paths.goalsDir, name)) };
+  cache.candidates = cache.candidates.filter((id): id is string => typeof id === 'string' && GOAL_ID_PATTERN.test(id));
+  cache.strays = cache.strays.filter((name): name is string => typeof name === 'string' && name.endsWith('.json') && !name.includes('/'));
+  return cache;
+}
+
+/**
+ * The goals directory's key (its device, inode and mtime in ns): what a
+ * listing of it is kept under. A pak2 write into goals/ takes it before
+ * writing, under the goals directory's lock, and hands it to
+ * {@link noteGoalsDirWrite} after. Undefined when goals/ is not there.
+ */
+export async function goalsDirKey(paths: GardenPaths): Promise<string | undefined> {
+  return (await directoryKey(paths.goalsDir))?.key;
+}
+
+/**
+ * Keeps the listing of goals/ current across a write pak2 made there
+ * (docs/goal/level2.md, "The listing cache"): call it holding the goals
+ * directory's lock (every pak2 write into goals/ holds it), with the key
+ * taken before the write and the goal ids the write created. When the
+ * listing this process holds, or the one in the cache, was taken at that
+ * key, it is moved to the key goals/ has now, with the new ids: the write
+ * changed goals/ by exactly that, and no other pak2 writer ran meanwhile.
+ * A listing of any other key is left alone (the next read lists goals/).
+ * Never throws: the cache only saves a listing.
+ */
+export async function noteGoalsDirWrite(paths: GardenPaths, before: string | undefined, added: readonly string[]): Promise<void> {
+  if (!before) return;
+  try {
+    const after = await directoryKey(paths.goalsDir);
+    if (!after) return;
+    const state = states.get(paths.goalsDir);
+    const l = state?.listing;
+    if (l && l.key === before) {
+      l.key = after.key;
+      for (const id of added) if (!l.candidates.includes(id)) l.candidates.push(id);
+    }
+    const cache = await readListingCache(paths);
+    if (!cache || cache.key !== before) return;
+    cache.key = after.key;
+    for (const id of added) if (!cache.candidates.includes(id)) cache.candidates.push(id);
+    await writeCacheFile(paths, cache);
+    if (state) state.disk = { key: cache.key, ledgerOffset: cache.ledger.offset };
+  } catch {
+    // the next read lists goals/
+  }
+}
+
+async function writeCacheFile(paths: GardenPaths, cache: ListingCache): Promise<void> {
+  const file = listingCacheFile(paths);
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  await fsp.writeFile(temp, `${JSON.stringify(cache)}\n`);
+  await fsp.rename(temp, file);
 }
 
 /** The highest goal number N among the goals directory's `.json` files (0 when none), listed streaming. */

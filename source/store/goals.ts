@@ -20,7 +20,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
 import { crashPoint, createJsonExclusive, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
-import { appendClosedEntry, ClosedLedger, goalNumber, highestGoalNumber } from './closed-index.js';
+import { appendClosedEntry, ClosedLedger, goalNumber, goalsDirKey, highestGoalNumber, noteGoalsDirWrite } from './closed-index.js';
 
 export * from './closed-index.js';
 
@@ -112,6 +112,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
   }
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   const goal = await withLock(paths.goalsDir, async () => {
+    const before = await goalsDirKey(paths);
     const counterPath = path.join(paths.goalsDir, COUNTER_FILE);
     // The counter is the record of the highest N assigned; the directory is listed only without it.
     let highest = await readCounter(counterPath);
@@ -145,6 +146,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
     // N is taken before its file is made: a crash between the two leaves a gap in the numbers, never an N made twice.
     await fsp.writeFile(counterPath, `${n}\n`);
     await createJsonExclusive(goalFile(paths, record.id), record);
+    await noteGoalsDirWrite(paths, before, [record.id]);
     return record;
   });
   try {
@@ -216,7 +218,35 @@ export async function transitionGoal(paths: GardenPaths, id: string, to: GoalSta
  */
 export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<T> {
   await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
-  return withLock(goalFile(paths, id), fn);
+  const lock = goalLockFile(paths, id);
+  await fsp.mkdir(path.dirname(lock), { recursive: true });
+  return withLock(goalFile(paths, id), fn, lock);
+}
+
+/**
+ * Where a goal's lock is held: `<runtime-root>/.locks/goals/<id>.json.lock`,
+ * outside goals/ (a lock made and removed there would change the goals
+ * directory's mtime, which its listing is kept under).
+ */
+export function goalLockFile(paths: GardenPaths, id: string): string {
+  return path.join(paths.runtimeRoot, '.locks', 'goals', `${path.basename(goalFile(paths, id))}.lock`);
+}
+
+/**
+ * Writes a goal's record (atomically: a temp file renamed over it), holding
+ * the goals directory's lock so that the listing of goals/ is kept current
+ * across the write ({@link noteGoalsDirWrite}). Every writer of an existing
+ * goal file goes through here; {@link createGoal} makes new ones.
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function writeGoalRecord(paths: GardenPaths, goal: GoalRecord): Promise<void> {
+  await fsp.mkdir(paths.goalsDir, { recursive: true });
+  await withLock(paths.goalsDir, async () => {
+    const before = await goalsDirKey(paths);
+    await writeJsonAtomic(goalFile(paths, goal.id), goal);
+    await noteGoalsDirWrite(paths, before, []);
+  });
 }
 
 /**
@@ -247,7 +277,7 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
   }
   const issues = validateGoal(next);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal ${id}: ${formatIssue(issues[0]!)}`, goalFile(paths, id));
-  await writeJsonAtomic(goalFile(paths, id), next);
+  await writeGoalRecord(paths, next);
   crashPoint(`goal:${to}:after-write`);
   await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
   if (to === 'closed') {

@@ -1,7 +1,7 @@
 import { isTerminalRunStatus, type CommentRecord, type GoalRecord } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
-import { appendComment, appendEvent, goalFile, latestRun, openQuestions, readComments, readGoal, StoreError, withLock, writeJsonAtomic } from '../store/index.js';
+import { appendComment, appendEvent, latestRun, openQuestions, readComments, readGoal, StoreError, withGoalLock, writeGoalRecord } from '../store/index.js';
 
 /** What a new comment carries (`pak2 comment`, the workbench, `POST /goals/:id/comments`, a runner relaying its agent). */
 export interface CommentInput {
@@ -55,7 +55,7 @@ export async function postComment(garden: Garden, goalId: string, input: Comment
   if (input.blocking && (goal.status === 'closed' || goal.status === 'completed')) {
     throw new UserError(`GOAL ${goalId}: the goal is ${goal.status}; a blocking question needs an open goal (post it without --blocking)`, { exitCode: 1 });
   }
-  return withLock(goalFile(paths, goalId), async () => {
+  return withGoalLock(paths, goalId, async () => {
     goal = await readGoal(paths, goalId);
     const comment = await appendComment(paths, { goal: goalId, author: input.author ?? 'operator', body, blocking: Boolean(input.blocking), ...(input.run ? { run: input.run } : {}) }, now);
     await appendEvent(paths, { type: 'CommentPosted', goal: goalId, ...(input.run ? { run: input.run } : {}), ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: `${comment.id} by ${comment.author}${comment.blocking ? ' (blocking)' : ''}` }, now);
@@ -67,7 +67,7 @@ export async function postComment(garden: Garden, goalId: string, input: Comment
 /** queued/running → blocked, under the goal's lock (held by the caller). */
 async function setBlocked(garden: Garden, goal: GoalRecord, comment: CommentRecord, now: Date): Promise<GoalRecord> {
   const next: GoalRecord = { ...goal, status: 'blocked', updated_at: now.toISOString(), blocked_on: { comment: comment.id, from: goal.status as 'queued' | 'running', since: now.toISOString() } };
-  await writeJsonAtomic(goalFile(garden.paths, goal.id), next);
+  await writeGoalRecord(garden.paths, next);
   await appendEvent(garden.paths, { type: 'GoalTransitioned', goal: goal.id, from: goal.status, to: 'blocked', detail: `blocking comment ${comment.id}` }, now);
   return next;
 }
@@ -87,7 +87,7 @@ export async function answerQuestion(garden: Garden, goalId: string, body: strin
   const { paths } = garden;
   const text = checkBody(body);
   await goalOf(garden, goalId);
-  return withLock(goalFile(paths, goalId), async () => {
+  return withGoalLock(paths, goalId, async () => {
     let goal = await readGoal(paths, goalId);
     if (goal.status === 'closed') throw new UserError(`GOAL ${goalId}: the goal is closed (${goal.closed_reason ?? 'closed'}); its questions need no answer (post a comment without --answer)`, { exitCode: 1 });
     const open = openQuestions(await readComments(paths, goalId));
@@ -107,7 +107,7 @@ async function unblock(garden: Garden, goal: GoalRecord, now: Date): Promise<Goa
   const to = goal.blocked_on?.from === 'running' && run && !isTerminalRunStatus(run.status) ? 'running' : 'queued';
   const { blocked_on: _left, ...rest } = goal;
   const next: GoalRecord = { ...rest, status: to, updated_at: now.toISOString() };
-  await writeJsonAtomic(goalFile(garden.paths, goal.id), next);
+  await writeGoalRecord(garden.paths, next);
   await appendEvent(garden.paths, { type: 'GoalTransitioned', goal: goal.id, from: 'blocked', to, detail: 'answered' }, now);
   return next;
 }

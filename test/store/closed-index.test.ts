@@ -20,6 +20,9 @@ import {
   transitionGoal,
 } from '../../source/store/index.js';
 import { cleanupFixtures, makeGarden, writeJson } from '../helpers/fixtures.js';
+import { postComment } from '../../source/submit/comments.js';
+import { runCli } from '../support/cli.js';
+import { makeTestGarden } from '../support/garden.js';
 
 let notices: string[] = [];
 let restore: () => void = () => undefined;
@@ -274,5 +277,78 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     expect(scan.goals.map((g) => g.id)).toEqual([open.id]);
     expect(ids(paths)).toEqual([closed.id]);
     expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(it shrank from 160 to 158 bytes\): rebuilt it from 2 goal file\(s\), 1 closed$/)]);
+  });
+
+  /** A new process's scan: the open goal ids, and whether it listed goals/. */
+  async function coldScan(paths: GardenPaths): Promise<{ ids: string[]; listed: boolean }> {
+    forgetClosedLedgers();
+    const listed = vi.spyOn(fs, 'opendirSync');
+    const scan = await new OpenGoalScanner(paths).scan();
+    const was = listed.mock.calls.length > 0;
+    listed.mockRestore();
+    expect(scan.problems).toEqual([]);
+    return { ids: scan.goals.map((g) => g.id).sort(compareGoalIds), listed: was };
+  }
+
+  it('kept current by pak2\'s own writes: after a submit, a close and a comment, a cold start lists nothing and sees each', async () => {
+    const { paths, open } = await gardenWithHistory();
+    settle(paths);
+    expect(await coldScan(paths)).toEqual({ ids: [open.id], listed: true }); // the cache is written
+    const added = await createGoal(paths, { type: 'build', body: 'submitted later' });
+    expect(await coldScan(paths)).toEqual({ ids: [open.id, added.id], listed: false });
+    await transitionGoal(paths, open.id, 'closed', { closedReason: 'cancelled' });
+    expect(await coldScan(paths)).toEqual({ ids: [added.id], listed: false });
+    await postComment({ paths } as never, added.id, { body: 'a blocking question', blocking: true });
+    expect(await coldScan(paths)).toEqual({ ids: [added.id], listed: false });
+    // No lock was made in goals/ (a goal's lock lives under .locks/).
+    expect(fs.readdirSync(paths.goalsDir).filter((n) => n.endsWith('.lock'))).toEqual([]);
+    // The cache was brought up to the ledger: the close left its candidates, and a cold start reads no older line.
+    const cache = JSON.parse(fs.readFileSync(listingCacheFile(paths), 'utf8')) as { candidates: string[]; ledger: { offset: number } };
+    expect(cache.candidates).toEqual([added.id]);
+    expect(cache.ledger.offset).toBe(fs.statSync(ledgerFile(paths)).size);
+  });
+
+  it('a goal file put in goals/ by hand after a pak2 write is listed by the next cold start (only pak2\'s own write moves the key)', async () => {
+    const { paths, open } = await gardenWithHistory();
+    settle(paths);
+    await coldScan(paths);
+    const added = await createGoal(paths, { type: 'build', body: 'submitted later' });
+    const record = JSON.parse(fs.readFileSync(goalFile(paths, open.id), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(goalFile(paths, '90-by-hand'), JSON.stringify({ ...record, id: '90-by-hand' }));
+    expect(await coldScan(paths)).toEqual({ ids: [open.id, added.id, '90-by-hand'], listed: true });
+  });
+
+  it('many writers at once (creates and closes racing): the kept listing matches a fresh one', async () => {
+    const { paths } = await gardenWithHistory();
+    settle(paths);
+    await coldScan(paths);
+    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => createGoal(paths, { type: 'build', body: `racer ${i}` })));
+    await Promise.all(made.filter((_, i) => i % 3 === 0).map((g) => transitionGoal(paths, g.id, 'closed', { closedReason: 'cancelled' })));
+    const kept = await coldScan(paths);
+    expect(kept.listed).toBe(false);
+    fs.rmSync(listingCacheFile(paths));
+    const fresh = await coldScan(paths);
+    expect(fresh.listed).toBe(true);
+    expect(kept.ids).toEqual(fresh.ids);
+    expect(kept.ids).toHaveLength(1 + 8);
+  });
+
+  it('a running process sees another process\'s submit through the kept cache, without listing goals/ again', async () => {
+    const garden = await makeTestGarden();
+    const { paths } = garden;
+    const closed = await createGoal(paths, { type: 'build', body: 'closed one' });
+    await transitionGoal(paths, closed.id, 'closed', { closedReason: 'cancelled' });
+    const open = await createGoal(paths, { type: 'fix', body: 'open one' });
+    settle(paths);
+    const scanner = new OpenGoalScanner(paths);
+    expect((await scanner.scan()).goals.map((g) => g.id)).toEqual([open.id]);
+    const submit = await runCli(['submit', '--garden', paths.gardenRoot, '--plant', 'gardener', '--type', 'build', '--body', 'from another process']);
+    expect(submit.code, submit.stderr).toBe(0);
+    const listed = vi.spyOn(fs, 'opendirSync');
+    const ids = (await scanner.scan()).goals.map((g) => g.id);
+    expect(ids).toHaveLength(2);
+    expect(ids[1]).toMatch(/^3-from-another-process$/);
+    expect(listed).not.toHaveBeenCalled();
+    garden.cleanup();
   });
 });
