@@ -20,6 +20,7 @@ import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
 import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+import { goalNumber } from './closed-index.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
 export const RUN_FILES = {
@@ -231,7 +232,7 @@ export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[];
         }),
       ),
   );
-  runs.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : a.id.localeCompare(b.id)));
+  runs.sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : compareRunIds(a.id, b.id)));
   return { runs, problems };
 }
 
@@ -360,4 +361,15 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
   const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');
   reportRuntimeHistory(runId, await captureRuntimeHistory(paths, closed));
   return closed;
+}
+
+/** The attempt number K of a run id `<goal-id>-r<K>` (0 when it has none). */
+function attemptOf(runId: string): number {
+  const m = /-r(\d+)$/.exec(runId);
+  return m ? Number(m[1]) : 0;
+}
+
+/** Orders run ids by their goal's number N, then their attempt K (never as strings: goal 9 before goal 10, r2 before r10). */
+export function compareRunIds(a: string, b: string): number {
+  return goalNumber(a) - goalNumber(b) || attemptOf(a) - attemptOf(b) || (a < b ? -1 : a > b ? 1 : 0);
 }

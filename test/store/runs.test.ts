@@ -302,6 +302,23 @@ describe('listRuns', () => {
     expect(list.problems).toEqual([{ file: runMetaFile(paths, c.id), message: expect.stringContaining(runMetaFile(paths, c.id)) }]);
   });
 
+  it('runs that started at the same instant are ordered by goal number, then attempt (never as strings)', async () => {
+    const { paths } = makeGarden();
+    const goals: GoalRecord[] = [];
+    for (let i = 0; i < 10; i += 1) goals.push(await createGoal(paths, { type: 'spike', body: `goal ${i + 1}` }));
+    const same = new Date('2026-01-01T00:00:00.000Z');
+    // Goal 10 first and goal 9 after it as strings ("10-…" < "9-…"); r10 before r2 likewise.
+    const ids: string[] = [];
+    for (const goal of [goals[9]!, goals[8]!]) ids.push((await openRun(paths, goal, OPEN, same)).id);
+    for (let k = 1; k <= 10; k += 1) {
+      const run = await openRun(paths, goals[0]!, OPEN, same);
+      ids.push(run.id);
+    }
+    const listed = (await listRuns(paths)).runs.map((r) => r.id);
+    expect(listed).toEqual([...Array.from({ length: 10 }, (_, k) => `${goals[0]!.id}-r${k + 1}`), `${goals[8]!.id}-r1`, `${goals[9]!.id}-r1`]);
+    expect([...ids].sort()).not.toEqual(listed); // the string order differs
+  });
+
   it('is empty without a runs directory', async () => {
     const { paths } = makeGarden();
     expect(await listRuns(paths)).toEqual({ runs: [], problems: [] });
