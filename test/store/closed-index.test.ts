@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GardenPaths } from '../../source/garden/index.js';
 import {
   CLOSED_LEDGER,
@@ -16,28 +16,16 @@ import {
   readGoal,
   recentClosed,
   recentClosedIds,
-  setClosedLedgerNoticeListener,
   transitionGoal,
 } from '../../source/store/index.js';
-import { cleanupFixtures, makeGarden, writeJson } from '../helpers/fixtures.js';
+import { makeGarden, writeJson } from '../helpers/fixtures.js';
 import { postComment } from '../../source/submit/comments.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
+import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines } from './ledger-support.js';
 
-let notices: string[] = [];
-let restore: () => void = () => undefined;
-beforeEach(() => {
-  notices = [];
-  restore = setClosedLedgerNoticeListener((line) => notices.push(line));
-});
-afterEach(() => {
-  restore();
-  cleanupFixtures();
-});
-
-const ledgerFile = (paths: GardenPaths) => path.join(paths.goalsDir, CLOSED_LEDGER);
-const ledgerLines = (paths: GardenPaths) => fs.readFileSync(ledgerFile(paths), 'utf8').split('\n').filter(Boolean);
-const ids = (paths: GardenPaths) => ledgerLines(paths).map((l) => parseClosedLine(l)!.id);
+const notices = collectLedgerNotices();
+const ids = ledgerIds;
 
 /** Writes a closed goal file directly (no ledger line), closed at `closedAt`. */
 function writeClosedGoal(paths: GardenPaths, id: string, closedAt: string, extra: Record<string, unknown> = {}): void {

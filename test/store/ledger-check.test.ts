@@ -6,40 +6,26 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recoverInterruptedWrites } from '../../source/coordinator/recover.js';
 import type { GardenPaths } from '../../source/garden/index.js';
 import {
-  CLOSED_LEDGER,
   closedEntriesNewestFirst,
   createGoal,
   forgetClosedLedgers,
   goalFile,
   ledgerMarkFile,
   OpenGoalScanner,
-  parseClosedLine,
   recentClosedIds,
-  setClosedLedgerNoticeListener,
   transitionGoal,
 } from '../../source/store/index.js';
-import { cleanupFixtures, makeGarden, readLog } from '../helpers/fixtures.js';
+import { makeGarden, readLog } from '../helpers/fixtures.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
+import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines } from './ledger-support.js';
 
-let notices: string[] = [];
-let restore: () => void = () => undefined;
-beforeEach(() => {
-  notices = [];
-  restore = setClosedLedgerNoticeListener((line) => notices.push(line));
-});
-afterEach(() => {
-  restore();
-  cleanupFixtures();
-});
-
-const ledgerFile = (paths: GardenPaths) => path.join(paths.goalsDir, CLOSED_LEDGER);
-const ledgerLines = (paths: GardenPaths) => fs.readFileSync(ledgerFile(paths), 'utf8').split('\n').filter(Boolean);
-const ids = (paths: GardenPaths) => ledgerLines(paths).map((l) => parseClosedLine(l)!.id);
+const notices = collectLedgerNotices();
+const ids = ledgerIds;
 const openIds = async (paths: GardenPaths) => (await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id).sort();
 /** The line pak2 would append for `id` had it closed (what a hand edit or a stray tool writes). */
 const falseLine = (id: string) => `${JSON.stringify({ id, type: 'fix', priority: 50, closed_reason: 'success', closed_at: '2026-01-01T00:00:00.000Z', submitted_at: '2025-01-01T00:00:00.000Z' })}\n`;
