@@ -213,7 +213,8 @@ async function appendNow(file: string, data: unknown): Promise<void> {
 /**
  * Runs `fn` holding an inter-process lock on `target` (an existing directory
  * or file; the lock is the directory `lockPath`, default `<target>.lock`).
- * Waits up to ~5 s. proper-lockfile keeps its in-process state by `target`,
+ * Waits up to about 21 s: longer than a lock left by a killed process takes
+ * to go stale (10 s) and be taken over. proper-lockfile keeps its in-process state by `target`,
  * so one target must always go with one `lockPath` (two locks of one
  * target with different lock paths overwrite each other's state).
  *
@@ -226,7 +227,7 @@ export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(target, {
     lockfilePath: lockPath,
-    retries: { retries: 50, minTimeout: 20, maxTimeout: 200 },
+    retries: { retries: 110, minTimeout: 20, maxTimeout: 200 },
     stale: 10_000,
     onCompromised: (error) => process.stderr.write(`pak2: lock ${lockPath} was compromised while held (${error.message})\n`),
   });
