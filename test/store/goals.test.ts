@@ -280,6 +280,20 @@ describe('readGoal', () => {
 });
 
 describe('transitionGoal', () => {
+  it('takes over the goals directory\'s lock a killed process left (stale after 10 s), and keeps the goal\'s own lock out of goals/', async () => {
+    const { paths } = makeGarden();
+    const goal = await createGoal(paths, { type: 'build', body: 'after a crash' });
+    // What a writer killed with SIGKILL 9 s ago leaves: the lock directory, no longer refreshed.
+    const lock = `${paths.goalsDir}.lock`;
+    fs.mkdirSync(lock);
+    const then = new Date(Date.now() - 9_000);
+    fs.utimesSync(lock, then, then);
+    const closed = await transitionGoal(paths, goal.id, 'closed', { closedReason: 'cancelled' });
+    expect(closed.status).toBe('closed');
+    expect(fs.existsSync(lock)).toBe(false);
+    expect(fs.readdirSync(paths.goalsDir).filter((n) => n.endsWith('.lock'))).toEqual([]);
+  });
+
   it.each(ALLOWED)('allows %s → %s, writes it and appends GoalTransitioned', async (from, to) => {
     const { paths } = makeGarden();
     const goal = await createGoal(paths, { type: 'build', body: 'x' }, NOW);
