@@ -4,7 +4,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import writeFileAtomic from 'write-file-atomic';
 import { formatIssue, validateGoal, type GoalRecord } from '../contracts/index.js';
-import { CLOSED_LEDGER, closedEntryOf, goalFile, listGoalIds, parseClosedLine, readJsonFile, type GoalProblem } from '../store/index.js';
+import { CLOSED_LEDGER, closedEntryOf, goalFile, listGoalIds, parseClosedLine, readJsonFile, recordLedgerWritten, withLock, type GoalProblem } from '../store/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** What the goal check learned, for the ledger and run checks. */
@@ -132,7 +132,11 @@ export async function checkLedger(ctx: DoctorContext, scan: GoalScan): Promise<P
       // Unreadable goals keep a bare-id line; every closed goal gets its entry (docs/goal/level2.md).
       const lines = [...keep.map((id) => `${id}\n`), ...[...closed].sort(closedOrder).map((g) => `${JSON.stringify(closedEntryOf(g))}\n`)];
       const copy = ledger.exists ? await c.aside.copy(file) : undefined;
-      await writeFileAtomic(file, lines.join(''), { fsync: true });
+      // Written from the goal files: recorded as pak2's, so no later process checks it whole again.
+      await withLock(paths.goalsDir, async () => {
+        await writeFileAtomic(file, lines.join(''), { fsync: true });
+        recordLedgerWritten(paths);
+      });
       return `rewrote the ledger from the goal files (${lines.length} closed goal(s))${copy ? `; the old ledger is at ${copy}` : ''}`;
     })();
     return rewrite;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine } from './files.js';
+import { appendJsonLine, withLock } from './files.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -361,17 +361,15 @@ class LedgerState {
   damagedLines = 0;
   /**
    * The byte offset from which the ledger's lines are checked against their
-   * goal files as they are read (lines before it were checked by an earlier
-   * read, or taken as the ledger stood when pak2 first read it); undefined
-   * until the first read decides it from the check mark.
+   * goal files as they are read: 0 while the ledger is checked whole (it was
+   * changed outside pak2), Infinity while every byte of it is pak2's own;
+   * undefined until a read decides it from the ledger record.
    */
   verifyFrom: number | undefined;
-  /** The check mark as loaded (null: none), once per process. */
-  mark: LedgerMark | null | undefined;
-  /** The mark last written or loaded, as JSON (not written again unchanged). */
-  markText = '';
-  /** The offset of the first line found false and skipped: the mark never moves past it, so the next process checks it again. */
+  /** The offset of the first line found false and skipped: the ledger is not recorded as checked, so the next process checks it again. */
   holdMarkAt: number | undefined;
+  /** The ledger record (as JSON) this process last found matching or wrote: a full check is said once per change. */
+  noticedFor = '';
   /** Goals named in a notice of a line found false (once each per process). */
   readonly warned = new Set<string>();
   /** The candidates of the listing a reset dropped (goal files found open then). */
@@ -429,59 +427,94 @@ export function forgetClosedLedgers(): void {
   states.clear();
 }
 
+/** A ledger checked whole is said in a notice from this size on (about 6,000 lines; the check reads a goal file a line). */
+const CHECK_NOTICE_BYTES = 1024 * 1024;
+
 /**
- * Where a garden's ledger check mark is kept: the ledger's identity and how
- * far its lines have been checked against their goal files
- * (docs/goal/level2.md, "The ledger is checked"). A cache, outside goals/.
+ * Where the ledger record is kept: the closed ledger as pak2 last left it
+ * (its inode, size and ctime in ns), written under the goals directory's
+ * lock by every pak2 write to the ledger (an append at close, a rebuild,
+ * `pak2 doctor --fix`) and after a full check (docs/goal/level2.md, "The
+ * goal files win"). A ledger that differs from its record was changed
+ * outside pak2, and each of its lines is checked against its goal file.
  */
-export function ledgerMarkFile(paths: GardenPaths): string {
+export function ledgerRecordFile(paths: GardenPaths): string {
   return path.join(paths.runtimeRoot, '.cache', 'closed-ledger.json');
 }
 
-/** The check mark: `missing` (the ledger was not there: every line appended later is checked), or the ledger's inode, birth time, and the offset its lines were checked up to with the bytes just before it. */
-interface LedgerMark {
+interface LedgerRecord {
   version: 1;
   goals_dir: string;
-  missing?: true;
-  ino?: number;
-  birth?: number;
-  offset?: number;
-  tail?: string;
+  ino: string;
+  size: number;
+  ctime_ns: string;
 }
 
-function loadMark(state: LedgerState): LedgerMark | null {
-  if (state.mark !== undefined) return state.mark;
-  let mark: LedgerMark | null = null;
+/** What a ledger record says of a file: its inode, size and ctime (ns). */
+type LedgerStamp = Pick<LedgerRecord, 'ino' | 'size' | 'ctime_ns'>;
+
+function stampOf(stat: fs.BigIntStats): LedgerStamp {
+  return { ino: String(stat.ino), size: Number(stat.size), ctime_ns: String(stat.ctimeNs) };
+}
+
+function sameStamp(a: LedgerStamp | undefined, b: LedgerStamp | undefined): boolean {
+  return Boolean(a && b && a.ino === b.ino && a.size === b.size && a.ctime_ns === b.ctime_ns);
+}
+
+function readLedgerRecord(paths: GardenPaths): LedgerRecord | undefined {
   try {
-    const text = fs.readFileSync(ledgerMarkFile(state.paths), 'utf8');
-    const value = JSON.parse(text) as LedgerMark;
-    const whole = typeof value?.ino === 'number' && typeof value.birth === 'number' && Number.isSafeInteger(value.offset) && value.offset! >= 0 && typeof value.tail === 'string';
-    if (value?.version === 1 && value.goals_dir === state.paths.goalsDir && (value.missing === true || whole)) {
-      mark = value;
-      state.markText = text.trim();
-    }
+    const value = JSON.parse(fs.readFileSync(ledgerRecordFile(paths), 'utf8')) as LedgerRecord;
+    if (value?.version === 1 && value.goals_dir === paths.goalsDir && typeof value.ino === 'string' && Number.isSafeInteger(value.size) && typeof value.ctime_ns === 'string') return value;
   } catch {
-    // none, or unreadable: the ledger is taken as it stands
+    // none, or unreadable: the ledger is checked whole
   }
-  state.mark = mark;
-  return mark;
+  return undefined;
 }
 
-/** Writes the check mark when it changed (temp file and rename; a failure only costs a later process a re-check). */
-function saveMark(state: LedgerState, mark: Omit<LedgerMark, 'version' | 'goals_dir'>): void {
-  const value: LedgerMark = { version: 1, goals_dir: state.paths.goalsDir, ...mark };
-  const text = JSON.stringify(value);
-  if (text === state.markText) return;
-  state.markText = text;
-  state.mark = value;
-  const file = ledgerMarkFile(state.paths);
+/** The ledger's stamp now, or undefined when it is not there. */
+function ledgerStampNow(paths: GardenPaths): LedgerStamp | undefined {
+  try {
+    return stampOf(fs.statSync(path.join(paths.goalsDir, CLOSED_LEDGER), { bigint: true }));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the record (temp file and rename); call holding the goals directory's lock. Never throws. */
+function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp): void {
+  const file = ledgerRecordFile(paths);
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, `${text}\n`);
+    fs.writeFileSync(temp, `${JSON.stringify({ version: 1, goals_dir: paths.goalsDir, ...stamp } satisfies LedgerRecord)}\n`);
     fs.renameSync(temp, file);
   } catch {
-    // a read-only runtime root: the mark is an optimisation of the check, never needed for a read
+    // a read-only runtime root: later processes check the ledger whole
+  }
+}
+
+/**
+ * Records the closed ledger as it is now as pak2's own: call holding the
+ * goals directory's lock, after pak2 wrote the whole ledger from the goal
+ * files (a rebuild, `pak2 doctor --fix`).
+ */
+export function recordLedgerWritten(paths: GardenPaths): void {
+  const stamp = ledgerStampNow(paths);
+  if (stamp) writeLedgerRecord(paths, stamp);
+}
+
+/**
+ * Whether the ledger is as pak2 last left it. A mismatch is looked at again
+ * holding the goals directory's lock (a pak2 writer may be between its
+ * append and its record): only a mismatch that holds then is a change made
+ * outside pak2.
+ */
+async function ledgerIsPak2s(paths: GardenPaths, stamp: LedgerStamp): Promise<boolean> {
+  if (sameStamp(readLedgerRecord(paths), stamp)) return true;
+  try {
+    return await withLock(paths.goalsDir, async () => sameStamp(readLedgerRecord(paths), ledgerStampNow(paths)) && sameStamp(ledgerStampNow(paths), stamp));
+  } catch {
+    return false;
   }
 }
 
@@ -500,12 +533,34 @@ async function bytesBefore(handle: fsp.FileHandle, offset: number): Promise<Buff
  * is hidden by believing the line; `pak2 doctor` names the rest).
  */
 function openStatusOf(dir: string, id: string): string | undefined {
+  const value = goalFileValue(dir, id);
+  return value && typeof value.status === 'string' && value.status !== 'closed' ? value.status : undefined;
+}
+
+function goalFileValue(dir: string, id: string): Record<string, unknown> | undefined {
   try {
-    const value = JSON.parse(fs.readFileSync(path.join(dir, `${id}.json`), 'utf8')) as { id?: unknown; status?: unknown };
-    return value && value.id === id && typeof value.status === 'string' && value.status !== 'closed' ? value.status : undefined;
+    const value = JSON.parse(fs.readFileSync(path.join(dir, `${id}.json`), 'utf8')) as Record<string, unknown>;
+    return value && typeof value === 'object' && value.id === id ? value : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Where a ledger entry and its goal file disagree, in words (`its goal file
+ * says queued`, `it says closed_reason success; its goal file says
+ * failure`), or undefined when they agree or the file cannot say (missing,
+ * unreadable). `open` is true when the file says the goal is open.
+ */
+function disagreement(dir: string, entry: ClosedEntry): { open: boolean; words: string } | undefined {
+  const value = goalFileValue(dir, entry.id);
+  if (!value || typeof value.status !== 'string') return undefined;
+  if (value.status !== 'closed') return { open: true, words: `lists ${entry.id} as closed; its goal file says ${value.status}` };
+  const file: Record<string, unknown> = { type: value.type, plant: value.assigned_to, priority: value.priority, closed_reason: value.closed_reason, closed_at: value.closed_at, submitted_at: value.submitted_at };
+  for (const key of ['type', 'plant', 'priority', 'closed_reason', 'closed_at', 'submitted_at'] as const) {
+    if (entry[key] !== undefined && entry[key] !== file[key]) return { open: false, words: `says ${key} ${String(entry[key])} for ${entry.id}; its goal file says ${String(file[key])}` };
+  }
+  return undefined;
 }
 
 /**
@@ -522,41 +577,44 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     if (isErrno(error, 'ENOENT')) {
       if (state.offset > 0 || state.set.size > 0) state.reset();
       state.ino = undefined;
-      // Every line appended from now on is checked, by this process and (through the mark) by later ones.
-      state.verifyFrom = 0;
-      saveMark(state, { missing: true });
+      state.verifyFrom = undefined;
       return { missing: true };
     }
     throw error;
   }
   try {
-    const stat = await handle.stat();
+    const big = await handle.stat({ bigint: true });
+    const stat = { ino: Number(big.ino), size: Number(big.size), birthtimeMs: Number(big.birthtimeMs) };
     const known = state.ino !== undefined;
     const sameFile = stat.ino === state.ino && (stat.birthtimeMs === state.birth || state.birth === 0);
     if (known && sameFile && !state.rebuildTried) {
       // The same file, shorter or different before where it was read to: pak2 only appends to it.
       if (stat.size < state.offset) return { missing: false, damaged: `it shrank from ${state.offset} to ${stat.size} bytes` };
-      if (state.tail.length > 0 && !(await bytesBefore(handle, state.offset)).equals(state.tail)) return { missing: false, damaged: `its lines before byte ${state.offset} were rewritten in place` };
+      if (state.tail.length > 0 && !(await bytesBefore(handle, state.offset)).equals(state.tail)) return { missing: false, damaged: `its bytes before ${state.offset} were rewritten in place` };
     }
     let replaced = known && (!sameFile || stat.size < state.offset);
     if (!replaced && state.tail.length > 0) replaced = !(await bytesBefore(handle, state.offset)).equals(state.tail);
     if (replaced) {
       state.reset();
-      // Replaced by a rename (a rebuild, pak2 doctor --fix, a restore): taken as it stands, then checked from its end.
-      state.verifyFrom = stat.size;
+      state.verifyFrom = undefined;
     }
-    if (state.verifyFrom === undefined) {
-      const mark = loadMark(state);
-      if (mark?.missing) state.verifyFrom = 0;
-      else if (mark && mark.ino === stat.ino && mark.birth === stat.birthtimeMs) {
-        const offset = mark.offset!;
-        if (stat.size < offset) {
-          if (!state.rebuildTried) return { missing: false, damaged: `it shrank from ${offset} to ${stat.size} bytes` };
-        } else if (!(await bytesBefore(handle, offset)).equals(Buffer.from(mark.tail!, 'base64'))) {
-          if (!state.rebuildTried) return { missing: false, damaged: `its lines before byte ${offset} were rewritten in place` };
-        }
-        state.verifyFrom = Math.min(offset, stat.size);
-      } else state.verifyFrom = stat.size; // never read by pak2 before: taken as it stands
+    // Every byte pak2's own (the record matches): believed as it is. Else it was changed outside pak2 (a hand edit,
+    // a copy or restore, a cache removed, an older pak2): read again from its start, each line checked once.
+    const stamp = stampOf(big);
+    if (await ledgerIsPak2s(state.paths, stamp)) {
+      if (state.verifyFrom !== 0 || state.offset >= stat.size) state.verifyFrom = Number.POSITIVE_INFINITY;
+    } else if (state.verifyFrom !== 0) {
+      // Shorter than pak2 left it: a truncation (lines lost, not only changed).
+      const record = readLedgerRecord(state.paths);
+      if (!state.rebuildTried && record && record.ino === stamp.ino && stat.size < record.size) return { missing: false, damaged: `it shrank from ${record.size} to ${stat.size} bytes` };
+      if (state.offset > 0) state.reset();
+      state.verifyFrom = 0;
+      const said = JSON.stringify(stamp);
+      // Said when the check takes a while (a big ledger): it reads a goal file a line.
+      if (state.noticedFor !== said && stat.size >= CHECK_NOTICE_BYTES) {
+        state.noticedFor = said;
+        notice(`pak2: ${state.file} was changed outside pak2, or pak2 has no record of it (a copied or restored garden, .cache/ removed): checking each line against its goal file once`);
+      }
     }
     state.ino = stat.ino;
     state.birth = stat.birthtimeMs;
@@ -585,7 +643,9 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
         lineNumber += 1;
         if (end > start) {
           const at = state.offset + start;
-          const where = from > 0 ? `line ${lineNumber} after byte ${from}` : `line ${lineNumber}`;
+          // Counted from the file's start when it was read from there; else placed by its byte offset (counting the
+          // lines before it would read the whole ledger).
+          const where = from > 0 ? `the line at byte ${at}` : `line ${lineNumber}`;
           if (at < verifyFrom && idAt(data, start, end)) {
             const s = lineIdStart;
             const e = lineIdEnd;
@@ -593,22 +653,21 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
           } else {
             const entry = parseClosedLine(data.toString('utf8', start, end));
             if (!entry) {
-              if (!state.rebuildTried) return { missing: false, damaged: where };
+              if (!state.rebuildTried) return { missing: false, damaged: `${where} is neither a whole entry nor a goal id: ${preview(data, start, end)}` };
               state.damagedLines += 1;
             } else {
               // A line not checked yet: believed only when its goal file does not say open (the goal files win).
               const checking = at >= verifyFrom;
-              const status = checking ? openStatusOf(state.paths.goalsDir, entry.id) : undefined;
-              if (status === undefined) {
+              const differs = checking ? disagreement(state.paths.goalsDir, entry) : undefined;
+              if (differs && !state.rebuildTried) return { missing: false, damaged: `${where} ${differs.words}` };
+              if (!differs?.open) {
                 state.set.add(entry.id);
                 if (checking) state.checked.add(entry.id);
-              }
-              else if (!state.rebuildTried) return { missing: false, damaged: `${where} lists ${entry.id} as closed; its goal file says ${status}` };
-              else {
+              } else {
                 state.holdMarkAt ??= at;
                 if (!state.warned.has(entry.id)) {
                   state.warned.add(entry.id);
-                  notice(`pak2: ${state.file} ${where} lists ${entry.id} as closed, but its goal file says ${status}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
+                  notice(`pak2: ${state.file} ${where} ${differs.words.replace('; its goal file says', ', but its goal file says')}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
                 }
               }
             }
@@ -622,9 +681,14 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
       carried = data.length - start;
       data.copy(buf, 0, start, data.length);
     }
-    // Lines up to here were checked (or taken as the ledger stood): later processes start checking from here,
-    // but never past a line found false.
-    if (state.holdMarkAt === undefined) saveMark(state, { ino: stat.ino, birth: stat.birthtimeMs, offset: state.offset, tail: state.tail.toString('base64') });
+    // Checked whole and found true: recorded as pak2's (holding the lock, and only if nothing was written since),
+    // so later processes believe it; a line found false and skipped keeps it unrecorded, to be checked again.
+    if (verifyFrom === 0 && state.holdMarkAt === undefined) {
+      await withLock(state.paths.goalsDir, async () => {
+        const now = ledgerStampNow(state.paths);
+        if (now && now.ino === stamp.ino && now.size === state.offset) writeLedgerRecord(state.paths, now);
+      }).catch(() => undefined);
+    }
     return { missing: false };
   } finally {
     await handle.close();
@@ -671,7 +735,7 @@ export class ClosedLedger {
       if (rebuilt) {
         state.reset();
         // Written from the goal files just now: lines appended after it are checked, not it.
-        state.verifyFrom = rebuilt.bytes;
+        state.verifyFrom = undefined;
       }
       await readNew(state);
     })();
@@ -690,7 +754,8 @@ export class ClosedLedger {
 
   /** Appends a goal found closed but missing from the ledger (a crash between the two writes), and counts it closed. */
   async add(goal: GoalRecord): Promise<void> {
-    await appendClosedEntry(this.state.paths, goal);
+    // Unless the writer that closed it appended it meanwhile (looked at holding the lock every append holds).
+    await appendClosedEntry(this.state.paths, goal, () => appendedSince(this.state, goal.id));
     this.state.set.add(goal.id);
   }
 
@@ -988,16 +1053,54 @@ export async function highestGoalNumber(dir: string): Promise<number> {
   return highest;
 }
 
-/** Appends a closed goal's entry to the ledger (one write of the whole line; a torn last line is ended first). */
-export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord): Promise<void> {
+/**
+ * Appends a closed goal's entry to the ledger (one write of the whole line;
+ * a torn last line is ended first), holding the goals directory's lock, and
+ * moves the ledger record along when it matched the ledger before the
+ * append (the append is then the only change); a ledger pak2 creates here
+ * is recorded as pak2's. `listed`, asked holding the lock, skips the append
+ * when the ledger already lists the goal.
+ */
+export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord, listed?: () => Promise<boolean>): Promise<void> {
   const file = path.join(paths.goalsDir, CLOSED_LEDGER);
-  if (!fs.existsSync(file)) {
-    // The ledger starts now: every line of it is checked against its goal file when first read.
-    const state = stateOf(paths);
-    state.markText = '';
-    saveMark(state, { missing: true });
+  await fsp.mkdir(paths.goalsDir, { recursive: true });
+  await withLock(paths.goalsDir, async () => {
+    if (listed && (await listed())) return;
+    const before = ledgerStampNow(paths);
+    const record = before ? readLedgerRecord(paths) : undefined;
+    await appendJsonLine(file, closedEntryOf(goal));
+    const after = ledgerStampNow(paths);
+    if (after && (!before || sameStamp(record, before))) writeLedgerRecord(paths, after);
+  });
+}
+
+/** The first 40 characters of a damaged line, quoted (control characters escaped), for a notice. */
+function preview(data: Buffer, start: number, end: number): string {
+  const text = data.toString('utf8', start, Math.min(end, start + 160));
+  const cut = [...text].slice(0, 40).join('');
+  return `${JSON.stringify(cut)}${cut.length < text.length || end - start > 160 ? '…' : ''}`;
+}
+
+/** Whether a line appended to the ledger after what `state` has read names `id` (a bounded read of the new bytes only). */
+async function appendedSince(state: LedgerState, id: string): Promise<boolean> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(state.file, 'r');
+  } catch {
+    return false;
   }
-  await appendJsonLine(file, closedEntryOf(goal));
+  try {
+    const { size } = await handle.stat();
+    const from = Math.min(state.offset, size);
+    const bytes = Buffer.alloc(Math.min(size - from, 16 * 1024 * 1024));
+    await handle.read(bytes, 0, bytes.length, from);
+    return bytes
+      .toString('utf8')
+      .split('\n')
+      .some((line) => parseClosedLine(line)?.id === id);
+  } finally {
+    await handle.close();
+  }
 }
 
 // ------------------------------------------------------------------ reading from the end
@@ -1130,6 +1233,30 @@ class EntryTable {
   }
 }
 
+/** Removes the scratch and temp files of rebuilds whose process is gone (killed mid-rebuild: its `finally` never ran). */
+function removeDeadRebuildFiles(dir: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.startsWith(`${CLOSED_LEDGER}.scratch-`) || n.startsWith(`${CLOSED_LEDGER}.rebuild-`));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^\.closed\.(?:scratch|rebuild)-(\d+)-/.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    fs.rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return isErrno(error, 'EPERM');
+  }
+}
+
 /** How many goal files a rebuild reads at once. */
 const REBUILD_BATCH = 256;
 
@@ -1152,6 +1279,7 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
   const stamp = `${process.pid}-${Date.now()}`;
   const scratch = path.join(dir, `${CLOSED_LEDGER}.scratch-${stamp}`);
   const temp = path.join(dir, `${CLOSED_LEDGER}.rebuild-${stamp}`);
+  removeDeadRebuildFiles(dir);
   const table = new EntryTable();
   let files = 0;
   let out: number | undefined; // the scratch file
@@ -1229,7 +1357,11 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
     } finally {
       fs.closeSync(target);
     }
-    await fsp.rename(temp, ledger);
+    // Replaced and recorded as pak2's in one step under the lock (no append lands between the two).
+    await withLock(paths.goalsDir, async () => {
+      await fsp.rename(temp, ledger);
+      recordLedgerWritten(paths);
+    });
     notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`);
     return { files, closed: table.count, bytes };
   } finally {

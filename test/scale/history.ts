@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLOSED_LEDGER, goalFile } from '../../source/store/index.js';
+import { CLOSED_LEDGER, goalFile, recordLedgerWritten } from '../../source/store/index.js';
 import type { GardenPaths } from '../../source/garden/index.js';
 
 /**
  * Writes a year of history straight to disk, fast: `count` closed goals
  * (`1-closed-goal-1` …), each a goal file and a ledger entry, closed a
- * minute apart, and the counter. With `garbage`, each closed goal file
+ * minute apart, the counter, and the ledger record pak2 keeps of the
+ * ledger it wrote. With `garbage`, each closed goal file
  * holds garbage instead of its record, so any reader that opens one fails
  * loudly (or is caught by a spy).
  *
@@ -29,5 +30,8 @@ export function writeClosedHistory(paths: GardenPaths, count: number, options: {
   }
   fs.writeFileSync(path.join(paths.goalsDir, CLOSED_LEDGER), ledger.length ? `${ledger.join('\n')}\n` : '');
   fs.writeFileSync(path.join(paths.goalsDir, '.counter'), `${count}\n`);
+  // As pak2 leaves a ledger it wrote line by line at each close: recorded as its own (a garden pak2 has no
+  // record of is checked whole once, which opens every closed goal file: test/store/ledger-check.test.ts).
+  recordLedgerWritten(paths);
   return files;
 }

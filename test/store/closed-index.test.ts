@@ -158,10 +158,10 @@ describe('a missing or damaged ledger is rebuilt once, from the goal files', () 
     const scan = await new OpenGoalScanner(paths).scan();
     expect(scan.goals.map((g) => g.id)).toEqual([open.id]);
     expect(ids(paths)).toEqual([a.id, b.id]);
-    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2\): rebuilt it from 3 goal file\(s\), 2 closed$/)]);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2 is neither a whole entry nor a goal id: "\\u0000\\u0000garbage"\): rebuilt it from 3 goal file\(s\), 2 closed$/)]);
   });
 
-  it('a ledger replaced by one of the same size is read again (no stale view): a goal it now lists that was open is checked, and the goal file wins', async () => {
+  it('a ledger replaced by one of the same size is read again (no stale view): a change outside pak2, checked whole, and the goal file wins', async () => {
     const { paths } = makeGarden();
     const a = await createGoal(paths, { type: 'build', body: 'aaaa' });
     const b = await createGoal(paths, { type: 'build', body: 'bbbb' });
@@ -179,7 +179,7 @@ describe('a missing or damaged ledger is rebuilt once, from the goal files', () 
     // The goal files win: b, found open before, is checked and stays open; the ledger is rebuilt from the files.
     expect(scan.goals.map((g) => g.id)).toEqual([b.id]);
     expect(ids(paths)).toEqual([a.id]);
-    expect(notices).toEqual([expect.stringMatching(new RegExp(`\\.closed was damaged \\(it lists ${b.id} as closed; its goal file says queued\\): rebuilt it from 2 goal file\\(s\\), 1 closed$`))]);
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`\\.closed was damaged \\(line 1 lists ${b.id} as closed; its goal file says queued\\): rebuilt it from 2 goal file\\(s\\), 1 closed$`))]);
   });
 
   it('a scan never opens the file of a goal the ledger lists (the file may be garbage)', async () => {

@@ -14,7 +14,7 @@ import {
   createGoal,
   forgetClosedLedgers,
   goalFile,
-  ledgerMarkFile,
+  ledgerRecordFile,
   OpenGoalScanner,
   recentClosedIds,
   transitionGoal,
@@ -22,6 +22,7 @@ import {
 import { makeGarden, readLog } from '../helpers/fixtures.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
+import { writeClosedHistory } from '../scale/history.js';
 import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines } from './ledger-support.js';
 
 const notices = collectLedgerNotices();
@@ -55,13 +56,68 @@ describe('a ledger line is checked against its goal file when first read', () =>
     expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
   });
 
-  it('a ledger pak2 started is checked from its first line, even when no process has read it yet', async () => {
+  it('a ledger pak2 created is recorded as its own; a line appended outside pak2 gets it checked whole, even before any process read it', async () => {
     const { paths, openGoals } = await garden(1, 1);
-    expect(JSON.parse(fs.readFileSync(ledgerMarkFile(paths), 'utf8'))).toMatchObject({ missing: true });
+    expect(JSON.parse(fs.readFileSync(ledgerRecordFile(paths), 'utf8'))).toMatchObject({ size: fs.statSync(ledgerFile(paths)).size });
     fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
     forgetClosedLedgers();
     expect(await openIds(paths)).toEqual([openGoals[0]!.id]);
+    // A small ledger is checked without a word; the damage it finds is said.
+    expect(notices).toEqual([expect.stringMatching(/was damaged \(line 2 lists .* as closed; its goal file says queued\): rebuilt it/)]);
+  });
+
+  it('with no record (.cache/ removed, a copied garden): checked whole once, the open goal found, then believed without opening a closed goal file', async () => {
+    const { paths, closedGoals, openGoals } = await garden(3, 2);
+    fs.rmSync(path.join(paths.runtimeRoot, '.cache'), { recursive: true, force: true });
+    fs.appendFileSync(ledgerFile(paths), falseLine(openGoals[0]!.id));
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual(openGoals.map((g) => g.id).sort());
+    expect(notices).toHaveLength(1); // the rebuild
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+    // Recorded now: the next process opens no closed goal file.
+    forgetClosedLedgers();
+    const read = fs.readFileSync;
+    const opened: string[] = [];
+    (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = ((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (typeof file === 'string' && closedGoals.some((g) => file.endsWith(`${g.id}.json`))) opened.push(file);
+      return (read as (...a: unknown[]) => unknown)(file, ...rest);
+    }) as typeof fs.readFileSync;
+    try {
+      expect(await openIds(paths)).toEqual(openGoals.map((g) => g.id).sort());
+    } finally {
+      (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = read;
+    }
+    expect(opened).toEqual([]);
     expect(notices).toHaveLength(1);
+  });
+
+  it('a big ledger with no record is said before it is checked (the check reads a goal file a line), once', async () => {
+    const { paths } = makeGarden();
+    writeClosedHistory(paths, 7000);
+    fs.rmSync(ledgerRecordFile(paths));
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual([]);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was changed outside pak2, or pak2 has no record of it \(a copied or restored garden, \.cache\/ removed\): checking each line against its goal file once$/)]);
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toHaveLength(1);
+  });
+
+  it('a same-size rewrite anywhere in the ledger (not only its end) is a change outside pak2: checked whole, and the false line found', async () => {
+    const { paths, closedGoals, openGoals } = await garden(4, 1);
+    await openIds(paths);
+    // The first line made to name the open goal, padded to its length, in place.
+    const text = fs.readFileSync(ledgerFile(paths), 'utf8');
+    const first = text.slice(0, text.indexOf('\n'));
+    const forged = JSON.stringify({ id: openGoals[0]!.id, type: 'fix', priority: 50, closed_reason: 'success' });
+    expect(forged.length).toBeLessThan(first.length);
+    const fd = fs.openSync(ledgerFile(paths), 'r+');
+    fs.writeSync(fd, `${forged.slice(0, -1)}${' '.repeat(first.length - forged.length)}}`, 0);
+    fs.closeSync(fd);
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual([openGoals[0]!.id]);
+    expect(notices.at(-1)).toMatch(new RegExp(`lists ${openGoals[0]!.id} as closed; its goal file says queued\\): rebuilt it from 5 goal file\\(s\\), 4 closed$`));
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
   });
 
   it('in a running process, a false line appended after the one rebuild is skipped with a notice, and the next process checks it again', async () => {
@@ -118,6 +174,20 @@ describe('a ledger line is checked against its goal file when first read', () =>
 });
 
 describe('a damaged ledger is noticed and rebuilt once', () => {
+  it('a rebuild removes the scratch files of a rebuild killed with SIGKILL (its process gone), and leaves a live one\'s', async () => {
+    const { paths, closedGoals } = await garden(2, 0);
+    const dead = path.join(paths.goalsDir, '.closed.scratch-999999999-1700000000000');
+    const deadTemp = path.join(paths.goalsDir, '.closed.rebuild-999999999-1700000000000');
+    const live = path.join(paths.goalsDir, `.closed.scratch-${process.ppid}-1700000000000`);
+    for (const f of [dead, deadTemp, live]) fs.writeFileSync(f, 'partial\n');
+    fs.appendFileSync(ledgerFile(paths), 'junk\n');
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(/was damaged \(line 3 is neither a whole entry nor a goal id: "junk"\): rebuilt it/)]);
+    expect([fs.existsSync(dead), fs.existsSync(deadTemp), fs.existsSync(live)]).toEqual([false, false, true]);
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
   it('truncated mid-line after a process read it: rebuilt, and the most recently closed are right again', async () => {
     const { paths, closedGoals } = await garden(6, 1);
     await openIds(paths); // a process read it (the mark)
@@ -130,7 +200,7 @@ describe('a damaged ledger is noticed and rebuilt once', () => {
     expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
   });
 
-  it('rewritten in place with the same size (a byte before where it was read to): rebuilt', async () => {
+  it('rewritten in place with the same size: a change outside pak2, checked whole; the entry that disagrees with its goal file gets it rebuilt', async () => {
     const { paths, closedGoals } = await garden(3, 0);
     await openIds(paths);
     // The last line's submitted_at altered in place (within the bytes the mark keeps of where it was read to).
@@ -141,7 +211,8 @@ describe('a damaged ledger is noticed and rebuilt once', () => {
     fs.closeSync(fd);
     forgetClosedLedgers();
     await openIds(paths);
-    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(its lines before byte \d+ were rewritten in place\): rebuilt it/)]);
+    // A change outside pak2: checked whole against the goal files, which disagree with the altered entry.
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 3 says submitted_at \S+ for \S+; its goal file says \S+\): rebuilt it/)]);
     expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
   });
 
@@ -149,10 +220,10 @@ describe('a damaged ledger is noticed and rebuilt once', () => {
     const { paths, closedGoals } = await garden(3, 0);
     const lines = ledgerLines(paths);
     fs.writeFileSync(ledgerFile(paths), `${lines[0]}\n${lines[1]!.slice(0, lines[1]!.indexOf('"type"') + 7)}\n${lines[2]}\n`);
-    fs.rmSync(ledgerMarkFile(paths)); // no mark: the ledger is taken as it stands, but a torn line is still damage
+    fs.rmSync(ledgerRecordFile(paths)); // no record: checked whole, and a torn line is damage
     forgetClosedLedgers();
     await openIds(paths);
-    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2\): rebuilt it from 3 goal file\(s\), 3 closed$/)]);
+    expect(notices).toEqual([expect.stringMatching(/\.closed was damaged \(line 2 is neither a whole entry nor a goal id: "\{\\"id\\":\\"2-closed-1\\",\\"type\\":"\): rebuilt it from 3 goal file\(s\), 3 closed$/)]);
     const listed = [];
     for await (const entry of closedEntriesNewestFirst(paths)) listed.push(entry.id);
     expect(listed).toEqual(closedGoals.map((g) => g.id).reverse());
