@@ -342,6 +342,11 @@ async function directoryKey(dir: string): Promise<{ key: string; mtimeNs: bigint
   }
 }
 
+/** Whether two keys name the same goals directory (device and inode), whatever its mtime. */
+function sameDirectory(a: string, b: string): boolean {
+  return a.slice(0, a.lastIndexOf(':')) === b.slice(0, b.lastIndexOf(':'));
+}
+
 /** The wall clock in ns (the clock file systems stamp mtimes with). */
 function nowNs(): bigint {
   return BigInt(Date.now()) * 1_000_000n;
@@ -378,6 +383,8 @@ class LedgerState {
   readonly checked = new Set<string>();
   /** Goals the ledger lists whose goal file says open (found after the one rebuild): they stay open. */
   readonly notClosed = new Set<string>();
+  /** The key of goals/ whose changed goal files were last looked at (not again for the same key). */
+  changeCheckedFor: string | undefined;
   /** What the listing cache on disk holds, as this process last read or wrote it. */
   disk: { key: string; ledgerOffset: number } | undefined;
   busy: Promise<void> | undefined;
@@ -862,6 +869,11 @@ export class ClosedLedger {
     const { key } = at;
     const settled = nowNs() - at.mtimeNs >= SETTLE_NS;
     const generation = state.generation;
+    // goals/ changed since a key pak2 knew, and not by a pak2 write: a goal file the ledger lists may have been
+    // replaced since (a closed goal written back to open by hand). Those changed since then are read, once per key.
+    const knownKey = (l?.settled ? l.key : undefined) ?? cached?.key;
+    const since = knownKey && key !== state.changeCheckedFor && sameDirectory(knownKey, key) ? BigInt(knownKey.slice(knownKey.lastIndexOf(':') + 1)) : undefined;
+    const changedSince: string[] = [];
     const ledgerAt = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
     // Goals found open by the listing before this one stay candidates even if the ledger lists them now:
     // openOf checks each against its goal file once.
@@ -874,13 +886,20 @@ export class ClosedLedger {
       await forEachName(dir, (name) => {
         if (!name.endsWith('.json')) return;
         const id = name.slice(0, -5);
-        if (state.set.has(id) && !wasOpen?.has(id)) return; // closed (the ledger holds goal ids only)
+        if (state.set.has(id) && !wasOpen?.has(id)) {
+          // closed (the ledger holds goal ids only), unless its file changed since the key pak2 knew
+          if (since !== undefined && (fs.statSync(path.join(dir, name), { bigint: true, throwIfNoEntry: false })?.ctimeNs ?? 0n) > since) changedSince.push(id);
+          return;
+        }
         // Kept as a string of its own: a slice would keep the whole file name alive with it (10,000 names are 1 MB).
         if (GOAL_ID_PATTERN.test(id)) candidates.push(Buffer.from(id, 'latin1').toString('latin1'));
         else strays.push(strayProblem(dir, name));
       });
+      // A listed goal whose file now says open stays a candidate: openOf finds the ledger damaged.
+      for (const id of changedSince) if (openStatusOf(dir, id) !== undefined) candidates.push(id);
       return { candidates, strays };
     })();
+    if (since !== undefined) state.changeCheckedFor = key;
     const inFlight = { key, generation, settled, listing };
     state.listingInFlight = inFlight;
     try {

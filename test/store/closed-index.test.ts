@@ -306,6 +306,19 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     expect(await coldScan(paths)).toEqual({ ids: [open.id, added.id, '90-by-hand'], listed: true });
   });
 
+  it('a closed goal file written back to open by hand (a rename, as editors save) is open to the next cold start, and the ledger rebuilt', async () => {
+    const { paths, closed, open } = await gardenWithHistory();
+    settle(paths);
+    await coldScan(paths);
+    const record = JSON.parse(fs.readFileSync(goalFile(paths, closed.id), 'utf8')) as Record<string, unknown>;
+    const { closed_at: _a, closed_reason: _r, ...reopened } = { ...record, status: 'queued' };
+    fs.writeFileSync(`${goalFile(paths, closed.id)}.edit`, JSON.stringify(reopened));
+    fs.renameSync(`${goalFile(paths, closed.id)}.edit`, goalFile(paths, closed.id));
+    expect(await coldScan(paths)).toEqual({ ids: [closed.id, open.id], listed: true });
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`was damaged \\(it lists ${closed.id} as closed; its goal file says queued\\): rebuilt it from 2 goal file\\(s\\), 0 closed$`))]);
+    expect(fs.readFileSync(ledgerFile(paths), 'utf8')).toBe('');
+  });
+
   it('many writers at once (creates and closes racing): the kept listing matches a fresh one', async () => {
     const { paths } = await gardenWithHistory();
     settle(paths);
