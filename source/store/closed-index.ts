@@ -519,7 +519,9 @@ export function recordLedgerWritten(paths: GardenPaths): void {
 async function ledgerIsPak2s(paths: GardenPaths, stamp: LedgerStamp): Promise<boolean> {
   if (sameStamp(readLedgerRecord(paths), stamp)) return true;
   try {
-    return await withLock(paths.goalsDir, async () => sameStamp(readLedgerRecord(paths), ledgerStampNow(paths)) && sameStamp(ledgerStampNow(paths), stamp));
+    // Matching now means every write so far was pak2's (an append after a foreign change finds the record stale and
+    // leaves it so), the bytes this read saw included.
+    return await withLock(paths.goalsDir, async () => sameStamp(readLedgerRecord(paths), ledgerStampNow(paths)));
   } catch {
     return false;
   }

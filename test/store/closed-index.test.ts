@@ -311,7 +311,7 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     settle(paths);
     await coldScan(paths);
     const record = JSON.parse(fs.readFileSync(goalFile(paths, closed.id), 'utf8')) as Record<string, unknown>;
-    const { closed_at: _a, closed_reason: _r, ...reopened } = { ...record, status: 'queued' };
+    const { closed_at: _a, closed_reason: _r, ...reopened } = { ...record, status: 'queued' } as Record<string, unknown>;
     fs.writeFileSync(`${goalFile(paths, closed.id)}.edit`, JSON.stringify(reopened));
     fs.renameSync(`${goalFile(paths, closed.id)}.edit`, goalFile(paths, closed.id));
     expect(await coldScan(paths)).toEqual({ ids: [closed.id, open.id], listed: true });
