@@ -11,6 +11,7 @@ import {
   listInbox,
   listPlants,
   closedEntriesNewestFirst,
+  ledgerNotices,
   goalOfEntry,
   OpenGoalScanner,
   readActiveThreads,
@@ -187,6 +188,8 @@ export class SnapshotLoader {
     const problems: string[] = [];
     const scan = await this.scanner.scan();
     problems.push(...scan.problems.map((p) => p.message));
+    // What was said of the closed ledger (a check, a rebuild): on stderr for a command, here for the workbench.
+    problems.push(...ledgerNotices(paths).map((line) => line.replace(/^pak2: /, '')));
     const open = scan.goals.map((goal) => this.shownGoal(goal));
     // In flight, then blocked (waiting on the operator), then queued in dispatch order.
     const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, blocked: 3, queued: 4 };

@@ -125,12 +125,29 @@ export function setClosedLedgerNoticeListener(next: ClosedLedgerNoticeListener |
   };
 }
 
-function notice(line: string): void {
+/** The notices said of each ledger in this process (the last few), for views that have no stderr to show. */
+const said = new Map<string, string[]>();
+/** How many notices of a ledger are kept for {@link ledgerNotices}. */
+const NOTICES_KEPT = 5;
+
+function notice(line: string, ledger: string): void {
+  const kept = said.get(ledger) ?? [];
+  kept.push(line);
+  said.set(ledger, kept.slice(-NOTICES_KEPT));
   try {
     noticeListener(line);
   } catch {
     // a notice never fails a read
   }
+}
+
+/**
+ * What this process said of the garden's closed ledger (a check, a
+ * rebuild, a line found false), the last few, oldest first: the workbench
+ * lists them with its problems (its stderr is not on the screen).
+ */
+export function ledgerNotices(paths: GardenPaths): string[] {
+  return [...(said.get(path.join(paths.goalsDir, CLOSED_LEDGER)) ?? [])];
 }
 
 // ------------------------------------------------------------------ the closed set
@@ -432,6 +449,7 @@ function stateOf(paths: GardenPaths): LedgerState {
 /** Forgets every garden's ledger state, as a new process starts (for tests of what a cold start does). */
 export function forgetClosedLedgers(): void {
   states.clear();
+  said.clear();
 }
 
 /** A ledger checked whole is said in a notice from this size on (about 6,000 lines; the check reads a goal file a line). */
@@ -622,7 +640,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
       // Said when the check takes a while (a big ledger): it reads a goal file a line.
       if (state.noticedFor !== said && stat.size >= CHECK_NOTICE_BYTES) {
         state.noticedFor = said;
-        notice(`pak2: ${state.file} was changed outside pak2, or pak2 has no record of it (a copied or restored garden, .cache/ removed): checking each line against its goal file once`);
+        notice(`pak2: ${state.file} was changed outside pak2, or pak2 has no record of it (a copied or restored garden, .cache/ removed): checking each line against its goal file once`, state.file);
       }
     }
     state.ino = stat.ino;
@@ -676,7 +694,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
                 state.holdMarkAt ??= at;
                 if (!state.warned.has(entry.id)) {
                   state.warned.add(entry.id);
-                  notice(`pak2: ${state.file} ${where} ${differs.words.replace('; its goal file says', ', but its goal file says')}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
+                  notice(`pak2: ${state.file} ${where} ${differs.words.replace('; its goal file says', ', but its goal file says')}: the goal file wins (pak2 doctor --fix rewrites the ledger)`, state.file);
                 }
               }
             }
@@ -738,7 +756,7 @@ export class ClosedLedger {
       if (!why || state.rebuildTried) return;
       state.rebuildTried = true;
       const rebuilt = await rebuildClosedLedger(state.paths, why).catch((error: unknown) => {
-        notice(`pak2: ${state.file}: ${why}; rebuilding it from the goal files failed (${(error as Error).message}); reading the goal files instead`);
+        notice(`pak2: ${state.file}: ${why}; rebuilding it from the goal files failed (${(error as Error).message}); reading the goal files instead`, state.file);
         return undefined;
       });
       if (rebuilt) {
@@ -814,7 +832,7 @@ export class ClosedLedger {
         state.notClosed.add(id);
         if (!state.warned.has(id)) {
           state.warned.add(id);
-          notice(`pak2: ${state.file} lists ${id} as closed, but its goal file says ${status}: the goal file wins (pak2 doctor --fix rewrites the ledger)`);
+          notice(`pak2: ${state.file} lists ${id} as closed, but its goal file says ${status}: the goal file wins (pak2 doctor --fix rewrites the ledger)`, state.file);
         }
       }
     }
@@ -1383,7 +1401,7 @@ export async function rebuildClosedLedger(paths: GardenPaths, why: string): Prom
       await fsp.rename(temp, ledger);
       recordLedgerWritten(paths);
     });
-    notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`);
+    notice(`pak2: ${ledger} was ${why}: rebuilt it from ${files} goal file(s), ${table.count} closed`, ledger);
     return { files, closed: table.count, bytes };
   } finally {
     if (out !== undefined) fs.closeSync(out);

@@ -23,6 +23,7 @@ import { makeGarden, readLog } from '../helpers/fixtures.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from '../scale/history.js';
+import { SnapshotLoader } from '../../source/snapshot/index.js';
 import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines } from './ledger-support.js';
 
 const notices = collectLedgerNotices();
@@ -227,6 +228,17 @@ describe('a damaged ledger is noticed and rebuilt once', () => {
     const listed = [];
     for await (const entry of closedEntriesNewestFirst(paths)) listed.push(entry.id);
     expect(listed).toEqual(closedGoals.map((g) => g.id).reverse());
+  });
+});
+
+describe('the workbench says it too', () => {
+  it('a snapshot lists what was said of the ledger with its problems (the workbench has no stderr on screen)', async () => {
+    const made = await garden(1, 1);
+    fs.appendFileSync(ledgerFile(made.paths), falseLine(made.openGoals[0]!.id));
+    forgetClosedLedgers();
+    const snapshot = await new SnapshotLoader(made as never).load();
+    expect(snapshot.goals.find((r) => r.goal.id === made.openGoals[0]!.id)?.goal.status).toBe('queued');
+    expect(snapshot.problems).toEqual([expect.stringMatching(/^\S+\.closed was damaged \(line 2 lists .* as closed; its goal file says queued\): rebuilt it/)]);
   });
 });
 
