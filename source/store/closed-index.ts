@@ -64,6 +64,8 @@ export function parseClosedLine(line: string): ClosedEntry | undefined {
     return undefined;
   }
   if (!value || typeof value !== 'object' || typeof value.id !== 'string' || !GOAL_ID_PATTERN.test(value.id)) return undefined;
+  // The id first, as pak2 writes it, and once: the fast path reads the first key, JSON.parse keeps the last.
+  if (!line.startsWith(`{"id":${JSON.stringify(value.id)}`) || line.indexOf('"id":', 2) !== -1) return undefined;
   const entry: ClosedEntry = { id: value.id };
   for (const key of ['type', 'plant', 'closed_reason', 'closed_at', 'submitted_at'] as const) {
     if (typeof value[key] === 'string') entry[key] = value[key];
@@ -473,7 +475,17 @@ interface LedgerRecord {
   ino: string;
   size: number;
   ctime_ns: string;
+  /**
+   * pak2's appends made while the record did not match (a whole check under
+   * way): each its stamp before and after. A check that ends finds, through
+   * them, whether every change since it began was pak2's (the last
+   * {@link APPENDS_KEPT}).
+   */
+  appends?: Array<{ before: LedgerStamp; after: LedgerStamp }>;
 }
+
+/** How many unmatched appends a ledger record keeps. */
+const APPENDS_KEPT = 1000;
 
 /** What a ledger record says of a file: its inode, size and ctime (ns). */
 type LedgerStamp = Pick<LedgerRecord, 'ino' | 'size' | 'ctime_ns'>;
@@ -489,7 +501,7 @@ function sameStamp(a: LedgerStamp | undefined, b: LedgerStamp | undefined): bool
 function readLedgerRecord(paths: GardenPaths): LedgerRecord | undefined {
   try {
     const value = JSON.parse(fs.readFileSync(ledgerRecordFile(paths), 'utf8')) as LedgerRecord;
-    if (value?.version === 1 && value.goals_dir === paths.goalsDir && typeof value.ino === 'string' && Number.isSafeInteger(value.size) && typeof value.ctime_ns === 'string') return value;
+    if (value?.version === 1 && typeof value.ino === 'string' && Number.isSafeInteger(value.size) && typeof value.ctime_ns === 'string') return value;
   } catch {
     // none, or unreadable: the ledger is checked whole
   }
@@ -506,12 +518,13 @@ function ledgerStampNow(paths: GardenPaths): LedgerStamp | undefined {
 }
 
 /** Writes the record (temp file and rename); call holding the goals directory's lock. Never throws. */
-function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp): void {
+function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp, appends?: LedgerRecord['appends']): void {
   const file = ledgerRecordFile(paths);
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, `${JSON.stringify({ version: 1, goals_dir: paths.goalsDir, ...stamp } satisfies LedgerRecord)}\n`);
+    const record: LedgerRecord = { version: 1, goals_dir: paths.goalsDir, ino: stamp.ino, size: stamp.size, ctime_ns: stamp.ctime_ns, ...(appends?.length ? { appends } : {}) };
+    fs.writeFileSync(temp, `${JSON.stringify(record)}\n`);
     fs.renameSync(temp, file);
   } catch {
     // a read-only runtime root: later processes check the ledger whole
@@ -581,6 +594,8 @@ function goalFileValue(dir: string, id: string): Record<string, unknown> | undef
  */
 function disagreement(dir: string, entry: ClosedEntry): { open: boolean; words: string } | undefined {
   const value = goalFileValue(dir, entry.id);
+  // No goal file: a close that never happened here (a goal made later with that id would hide behind it).
+  if (!value && !fs.existsSync(path.join(dir, `${entry.id}.json`))) return { open: false, words: `lists ${entry.id}, which has no goal file` };
   if (!value || typeof value.status !== 'string') return undefined;
   if (value.status !== 'closed') return { open: true, words: `lists ${entry.id} as closed; its goal file says ${value.status}` };
   const file: Record<string, unknown> = { type: value.type, plant: value.assigned_to, priority: value.priority, closed_reason: value.closed_reason, closed_at: value.closed_at, submitted_at: value.submitted_at };
@@ -710,10 +725,14 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     }
     // Checked whole and found true: recorded as pak2's (holding the lock, and only if nothing was written since),
     // so later processes believe it; a line found false and skipped keeps it unrecorded, to be checked again.
-    if (verifyFrom === 0 && state.holdMarkAt === undefined) {
+    if (verifyFrom === 0 && state.holdMarkAt === undefined && state.offset === stat.size) {
       await withLock(state.paths.goalsDir, async () => {
+        // Every change since the check began must be one of pak2's appends (an edit in place meanwhile leaves the
+        // ledger unrecorded, to be checked again); what they appended is pak2's, read as such next time.
         const now = ledgerStampNow(state.paths);
-        if (now && now.ino === stamp.ino && now.size === state.offset) writeLedgerRecord(state.paths, now);
+        let at: LedgerStamp = stamp;
+        for (const a of readLedgerRecord(state.paths)?.appends ?? []) if (sameStamp(a.before, at)) at = a.after;
+        if (now && sameStamp(at, now)) writeLedgerRecord(state.paths, now);
       }).catch(() => undefined);
     }
     return { missing: false };
@@ -772,6 +791,16 @@ export class ClosedLedger {
     } finally {
       if (state.busy === run) state.busy = undefined;
     }
+  }
+
+  /**
+   * Rebuilds the ledger for `damage` (words for the notice) unless this
+   * process already rebuilt it once; true when it did.
+   */
+  async rebuildFor(damage: string): Promise<boolean> {
+    if (this.state.rebuildTried) return false;
+    await this.refresh(damage);
+    return true;
   }
 
   /** True when the ledger (as last read) lists `id` and its goal file was not found open. */
@@ -1014,7 +1043,6 @@ async function readListingCache(paths: GardenPaths): Promise<ListingCache | unde
   const ledger = cache?.ledger;
   if (
     cache?.version !== 1 ||
-    cache.goals_dir !== paths.goalsDir ||
     typeof cache.key !== 'string' ||
     !Array.isArray(cache.candidates) ||
     !Array.isArray(cache.strays) ||
@@ -1109,7 +1137,14 @@ export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord, li
     const record = before ? readLedgerRecord(paths) : undefined;
     await appendJsonLine(file, closedEntryOf(goal));
     const after = ledgerStampNow(paths);
-    if (after && (!before || sameStamp(record, before))) writeLedgerRecord(paths, after);
+    if (!after) return;
+    if (!before || sameStamp(record, before)) writeLedgerRecord(paths, after);
+    // The record does not match (a whole check may be under way): the append is said, so the check can tell it from
+    // a change made outside pak2; the record's own stamp stays, still not matching.
+    else {
+      const kept = readLedgerRecord(paths);
+      writeLedgerRecord(paths, kept ?? { ino: '', size: -1, ctime_ns: '' }, [...(kept?.appends ?? []).slice(-(APPENDS_KEPT - 1)), { before, after }]);
+    }
   });
 }
 

@@ -351,6 +351,9 @@ export function dispatchOrder(a: GoalRecord, b: GoalRecord): number {
   return goalNumber(a.id) - goalNumber(b.id);
 }
 
+/** How long after its close a goal missing from the ledger counts as lost from it, not as a close still being written (ms). */
+const UNLISTED_SETTLE_MS = 10_000;
+
 /** Goal files an {@link OpenGoalScanner} stats before it lets the event loop run (a slice takes a few ms). */
 const SCAN_STAT_SLICE = 1000;
 /** Goal files a scan reads before it lets the event loop run (a slice takes a few ms). */
@@ -408,6 +411,7 @@ export class OpenGoalScanner {
     const problems: GoalProblem[] = [...strays];
     // Entries this scan saw are marked with its number (no set of every id per scan); the rest are dropped at the end.
     const scan = ++this.scans;
+    const unlisted: GoalRecord[] = [];
     // Each goal file is stat'ed synchronously, a slice at a time with the event loop free between slices: a
     // warm scan of 10,000 open goals is then 10,000 stat calls, not 10,000 promises and thread-pool requests.
     // A slice's changed files are read before the next slice is stat'ed, so what a cold scan holds besides the
@@ -432,9 +436,10 @@ export class OpenGoalScanner {
           goals.push(cached.goal);
         } else changed.push({ id, file, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, size: stat.size });
       }
-      if (changed.length > 0) await this.readChanged(changed, scan, goals, problems);
+      if (changed.length > 0) await this.readChanged(changed, scan, goals, problems, unlisted);
     }
     for (const [id, entry] of this.cache) if (entry.scan !== scan) this.cache.delete(id);
+    if (unlisted.length > 0) await this.addUnlisted(unlisted);
     return { goals, problems };
   }
 
@@ -444,17 +449,16 @@ export class OpenGoalScanner {
    * between slices: a goal file is small, and a synchronous read is one
    * call where an asynchronous one is four trips through the thread pool.
    */
-  private async readChanged(changed: ChangedGoalFile[], scan: number, goals: GoalRecord[], problems: GoalProblem[]): Promise<void> {
+  private async readChanged(changed: ChangedGoalFile[], scan: number, goals: GoalRecord[], problems: GoalProblem[], unlisted: GoalRecord[]): Promise<void> {
     for (let from = 0; from < changed.length; from += SCAN_READ_SLICE) {
       if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-      const closed: GoalRecord[] = [];
       for (let i = from; i < Math.min(changed.length, from + SCAN_READ_SLICE); i++) {
         const { id, file, mtimeMs, ctimeMs, size } = changed[i]!;
         try {
           const goal = readGoalSync(this.paths, id);
           if (goal.status === 'closed') {
             this.cache.delete(id);
-            if (!this.ledger.has(id)) closed.push(goal);
+            if (!this.ledger.has(id)) unlisted.push(goal);
             continue;
           }
           // Keyed by the record's own id string when it is the same id: one string per goal, not one per listing too.
@@ -464,7 +468,22 @@ export class OpenGoalScanner {
           problems.push({ file, message: (error as Error).message });
         }
       }
-      for (const goal of closed) await this.ledger.add(goal);
     }
+  }
+
+  /**
+   * Closed goals the ledger lacks. One is a crash between a close's two
+   * writes (or a close still under way): appended. Several closed more
+   * than {@link UNLISTED_SETTLE_MS} ago mean the ledger lost lines (a
+   * restore, an older copy put back): rebuilt once, with a notice, not
+   * refilled a line at a time in directory order.
+   */
+  private async addUnlisted(unlisted: GoalRecord[]): Promise<void> {
+    await this.ledger.refresh(); // appended meanwhile by the writer that closed them
+    const missing = unlisted.filter((g) => !this.ledger.has(g.id));
+    const now = Date.now();
+    const old = missing.filter((g) => now - Date.parse(g.closed_at ?? g.updated_at ?? g.submitted_at) > UNLISTED_SETTLE_MS);
+    if (old.length > 1 && (await this.ledger.rebuildFor(`it lacks ${old.length} goals closed more than ${UNLISTED_SETTLE_MS / 1000} s ago, ${old[0]!.id} among them`))) return;
+    for (const goal of missing) if (!this.ledger.has(goal.id)) await this.ledger.add(goal);
   }
 }

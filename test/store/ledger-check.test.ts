@@ -104,6 +104,37 @@ describe('a ledger line is checked against its goal file when first read', () =>
     expect(notices).toHaveLength(1);
   });
 
+  it('pak2\'s own appends during a whole check do not make the next process check again; an edit in place during it does', async () => {
+    const { paths, openGoals } = await garden(3, 3);
+    fs.rmSync(ledgerRecordFile(paths));
+    forgetClosedLedgers();
+    // A close by pak2 while this process checks the ledger whole (the close waits for the lock the check may hold).
+    await Promise.all([openIds(paths), transitionGoal(paths, openGoals[0]!.id, 'closed', { closedReason: 'cancelled' })]);
+    expect(JSON.parse(fs.readFileSync(ledgerRecordFile(paths), 'utf8'))).toMatchObject({ size: fs.statSync(ledgerFile(paths)).size });
+
+    // Now an edit in place made while the check reads (the first goal file it opens): left unrecorded.
+    fs.rmSync(ledgerRecordFile(paths));
+    forgetClosedLedgers();
+    const read = fs.readFileSync;
+    let edited = false;
+    (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = ((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (!edited && typeof file === 'string' && file.startsWith(paths.goalsDir) && file.endsWith('.json')) {
+        edited = true;
+        const fd = fs.openSync(ledgerFile(paths), 'r+');
+        fs.writeSync(fd, '{', 0); // the same byte: the content is unchanged, the ctime is not
+        fs.closeSync(fd);
+      }
+      return (read as (...a: unknown[]) => unknown)(file, ...rest);
+    }) as typeof fs.readFileSync;
+    try {
+      await openIds(paths);
+    } finally {
+      (fs as { readFileSync: typeof fs.readFileSync }).readFileSync = read;
+    }
+    expect(edited).toBe(true);
+    expect(fs.existsSync(ledgerRecordFile(paths))).toBe(false);
+  });
+
   it('a same-size rewrite anywhere in the ledger (not only its end) is a change outside pak2: checked whole, and the false line found', async () => {
     const { paths, closedGoals, openGoals } = await garden(4, 1);
     await openIds(paths);
@@ -175,6 +206,31 @@ describe('a ledger line is checked against its goal file when first read', () =>
 });
 
 describe('a damaged ledger is noticed and rebuilt once', () => {
+  it('an older, shorter ledger put back (many closed goals missing from it): one rebuild with a notice, not a refill a line at a time', async () => {
+    const { paths, closedGoals } = await garden(6, 1);
+    const lines = ledgerLines(paths);
+    fs.writeFileSync(`${ledgerFile(paths)}.old`, `${lines.slice(0, 2).join('\n')}\n`);
+    fs.renameSync(`${ledgerFile(paths)}.old`, ledgerFile(paths));
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(/was damaged \(it lacks 4 goals closed more than 10 s ago, \S+ among them\): rebuilt it from 7 goal file\(s\), 6 closed$/)]);
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
+  it('a line for a goal with no goal file, or with its id given twice, is damage (a goal made later with that id is not hidden)', async () => {
+    const { paths, closedGoals, openGoals } = await garden(2, 1);
+    fs.appendFileSync(ledgerFile(paths), falseLine('90-never-made'));
+    forgetClosedLedgers();
+    await openIds(paths);
+    expect(notices).toEqual([expect.stringMatching(/was damaged \(line 3 lists 90-never-made, which has no goal file\): rebuilt it/)]);
+    // The id first and once, as pak2 writes it: JSON.parse would keep the last id, the fast path reads the first.
+    fs.appendFileSync(ledgerFile(paths), `{"id":"${openGoals[0]!.id}",${ledgerLines(paths)[0]!.slice(1)}\n`);
+    forgetClosedLedgers();
+    expect(await openIds(paths)).toEqual([openGoals[0]!.id]);
+    expect(notices[1]).toMatch(/was damaged \(line 3 is neither a whole entry nor a goal id: .*\): rebuilt it/);
+    expect(ids(paths)).toEqual(closedGoals.map((g) => g.id));
+  });
+
   it('a rebuild removes the scratch files of a rebuild killed with SIGKILL (its process gone), and leaves a live one\'s', async () => {
     const { paths, closedGoals } = await garden(2, 0);
     const dead = path.join(paths.goalsDir, '.closed.scratch-999999999-1700000000000');
