@@ -920,7 +920,7 @@ export class ClosedLedger {
     const generation = state.generation;
     // goals/ changed since a key pak2 knew, and not by a pak2 write: a goal file the ledger lists may have been
     // replaced since (a closed goal written back to open by hand). Those changed since then are read, once per key.
-    const knownKey = (l?.settled ? l.key : undefined) ?? cached?.key;
+    const knownKey = readGoalsKey(state.paths) ?? (l?.settled ? l.key : undefined) ?? cached?.key;
     const since = knownKey && key !== state.changeCheckedFor && sameDirectory(knownKey, key) ? BigInt(knownKey.slice(knownKey.lastIndexOf(':') + 1)) : undefined;
     const changedSince: string[] = [];
     const ledgerAt = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
@@ -949,10 +949,15 @@ export class ClosedLedger {
       return { candidates, strays };
     })();
     if (since !== undefined) state.changeCheckedFor = key;
+    const reference = knownKey;
     const inFlight = { key, generation, settled, listing };
     state.listingInFlight = inFlight;
     try {
       const { candidates, strays } = await listing;
+      // Looked at up to this key: the next change outside pak2 is read against it.
+      if (since !== undefined) await withLock(state.paths.goalsDir, async () => {
+        if (readGoalsKey(state.paths) === reference && (await goalsDirKey(state.paths)) === key) writeGoalsKey(state.paths, key);
+      }).catch(() => undefined);
       if (generation === state.generation) {
         state.listing = { key, generation, settled, candidates, strays };
         if (settled) {
@@ -1086,6 +1091,9 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
   try {
     const after = await directoryKey(paths.goalsDir);
     if (!after) return;
+    // Moved along only from the key it held (a change outside pak2 in between keeps the older key, to be looked at).
+    const stored = readGoalsKey(paths);
+    if (stored === undefined || stored === before) writeGoalsKey(paths, after.key);
     const state = states.get(paths.goalsDir);
     const l = state?.listing;
     if (l && l.key === before) {
@@ -1100,6 +1108,36 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
     if (state) state.disk = { key: cache.key, ledgerOffset: cache.ledger.offset };
   } catch {
     // the next read lists goals/
+  }
+}
+
+/**
+ * Where the key goals/ had when pak2 last wrote there (or last listed it) is
+ * kept: the reference a listing reads changed goal files against when
+ * goals/ changed outside pak2 (docs/goal/level2.md, "The goal files win").
+ */
+function goalsKeyFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, '.cache', 'goals-key.json');
+}
+
+function readGoalsKey(paths: GardenPaths): string | undefined {
+  try {
+    const value = JSON.parse(fs.readFileSync(goalsKeyFile(paths), 'utf8')) as { key?: unknown };
+    return typeof value?.key === 'string' ? value.key : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeGoalsKey(paths: GardenPaths, key: string): void {
+  const file = goalsKeyFile(paths);
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, `${JSON.stringify({ key })}\n`);
+    fs.renameSync(temp, file);
+  } catch {
+    // a read-only runtime root
   }
 }
 

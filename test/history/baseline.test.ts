@@ -133,9 +133,9 @@ describe('the coordinator records the baseline in meta.json', () => {
     const r1 = await readRun(garden.paths, `${first.id}-r1`);
     expect(r1.worktree_baseline).toEqual({
       tracked_dirty_paths: DIRTY_BASELINE.tracked_dirty_paths,
-      // the four untracked files, plus goals/.counter, the goal file and events/coordinator.jsonl
-      untracked_dirty_count: 7,
-      untracked_dirty_roots: ['events', 'goals', 'notes', 'scratch', 'todo.txt'],
+      // the four untracked files, plus goals/.counter, the goal file, events/coordinator.jsonl and .cache/goals-key.json (the submit's)
+      untracked_dirty_count: 8,
+      untracked_dirty_roots: ['.cache', 'events', 'goals', 'notes', 'scratch', 'todo.txt'],
     });
     // The dispatch transition and RunStarted came after the capture.
     expect(readLog(garden.paths).slice(logBefore, logBefore + 2).map((e) => e.type)).toEqual(['GoalTransitioned', 'RunStarted']);
@@ -143,7 +143,7 @@ describe('the coordinator records the baseline in meta.json', () => {
     const second = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: 'second' });
     await reconcile({ garden, dispatch: closingDispatch(garden, []), awaitDispatch: true });
     const r2 = await readRun(garden.paths, `${second.id}-r1`);
-    // The first run's close made the ledger, and pak2's record of it (.cache/, runtime state like goals/ here).
+    // pak2's caches (.cache/) are runtime state like goals/ here.
     expect(r2.worktree_baseline?.untracked_dirty_roots).toEqual(['.cache', 'events', 'goals', 'notes', 'runs', 'scratch', 'todo.txt']);
   });
 

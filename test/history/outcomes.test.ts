@@ -106,7 +106,8 @@ describe('runtime history outcome codes, each from a real cause', () => {
     // `rt` is a link back to the garden root: split by name, not in fact.
     const garden = await makeGitGarden({
       toml: '[runtime]\nroot = "rt"\n',
-      files: { '.gitignore': 'rt\nruns/\ngoals/\nevents/\nplants/\n' },
+      // pak2's runtime state in the garden root, all of it ignored (its caches, .cache/, included).
+      files: { '.gitignore': 'rt\nruns/\ngoals/\nevents/\nplants/\n.cache/\n' },
       before: (root) => fs.symlinkSync('.', path.join(root, 'rt')),
     });
     const before = repoState(garden.root);

@@ -319,6 +319,17 @@ describe('the listing cache: a cold start lists goals/ only when it changed', ()
     expect(fs.readFileSync(ledgerFile(paths), 'utf8')).toBe('');
   });
 
+  it('with no listing kept yet (a new garden), a closed goal file saved back to open is found by the next scan: read against the key pak2 last left goals/ at', async () => {
+    const { paths, closed, open } = await gardenWithHistory();
+    expect(fs.existsSync(listingCacheFile(paths))).toBe(false);
+    const record = JSON.parse(fs.readFileSync(goalFile(paths, closed.id), 'utf8')) as Record<string, unknown>;
+    const { closed_at: _a, closed_reason: _r, ...reopened } = { ...record, status: 'queued' } as Record<string, unknown>;
+    fs.writeFileSync(`${goalFile(paths, closed.id)}.edit`, JSON.stringify(reopened));
+    fs.renameSync(`${goalFile(paths, closed.id)}.edit`, goalFile(paths, closed.id));
+    expect((await coldScan(paths)).ids).toEqual([closed.id, open.id]);
+    expect(notices).toEqual([expect.stringMatching(new RegExp(`it lists ${closed.id} as closed; its goal file says queued`))]);
+  });
+
   it('many writers at once (creates and closes racing): the kept listing matches a fresh one', async () => {
     const { paths } = await gardenWithHistory();
     settle(paths);
