@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import { isTerminalRunStatus, type EventRecord, type GoalRecord } from '../contracts/index.js';
+import { GOAL_TRANSITIONS, isTerminalRunStatus, type EventRecord, type GoalRecord, type GoalStatus } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile } from '../store/index.js';
 
@@ -142,7 +142,10 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
       }
     }
     if (at !== undefined && at !== goal.status) {
-      await appendEvent(paths, { type: 'GoalTransitioned', goal: goal.id, from: at, to: goal.status, detail: 'recovered: the transition was interrupted before its event' }, now());
+      // Interrupted only if pak2 makes that transition; else the goal file was changed outside pak2 (closed → queued by hand).
+      const made = (GOAL_TRANSITIONS[at as GoalStatus] ?? []).includes(goal.status);
+      const why = made ? 'the transition was interrupted before its event' : `the goal file was changed outside pak2 (pak2 makes no ${at} → ${goal.status} transition)`;
+      await appendEvent(paths, { type: 'GoalTransitioned', goal: goal.id, from: at, to: goal.status, detail: `recovered: ${why}` }, now());
       recovered.push(`goal ${goal.id}: GoalTransitioned ${at} → ${goal.status} appended`);
     }
     if (at !== undefined && goal.status === 'closed' && !goalClosedEvent.has(goal.id)) {

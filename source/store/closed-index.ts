@@ -920,8 +920,11 @@ export class ClosedLedger {
     const generation = state.generation;
     // goals/ changed since a key pak2 knew, and not by a pak2 write: a goal file the ledger lists may have been
     // replaced since (a closed goal written back to open by hand). Those changed since then are read, once per key.
-    const knownKey = readGoalsKey(state.paths) ?? (l?.settled ? l.key : undefined) ?? cached?.key;
-    const since = knownKey && key !== state.changeCheckedFor && sameDirectory(knownKey, key) ? BigInt(knownKey.slice(knownKey.lastIndexOf(':') + 1)) : undefined;
+    // Only keys of this very directory (a garden copied with its .cache/ carries its original's).
+    const storedKey = readGoalsKey(state.paths);
+    const ours = (k: string | undefined) => (k !== undefined && sameDirectory(k, key) ? k : undefined);
+    const knownKey = ours(storedKey) ?? ours(l?.settled ? l.key : undefined) ?? ours(cached?.key);
+    const since = knownKey && key !== state.changeCheckedFor ? BigInt(knownKey.slice(knownKey.lastIndexOf(':') + 1)) : undefined;
     const changedSince: string[] = [];
     const ledgerAt = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
     // Goals found open by the listing before this one stay candidates even if the ledger lists them now:
@@ -955,8 +958,9 @@ export class ClosedLedger {
     try {
       const { candidates, strays } = await listing;
       // Looked at up to this key: the next change outside pak2 is read against it.
-      if (since !== undefined) await withLock(state.paths.goalsDir, async () => {
-        if (readGoalsKey(state.paths) === reference && (await goalsDirKey(state.paths)) === key) writeGoalsKey(state.paths, key);
+      const foreign = storedKey !== undefined && ours(storedKey) === undefined;
+      if (since !== undefined || foreign) await withLock(state.paths.goalsDir, async () => {
+        if (readGoalsKey(state.paths) === (foreign ? storedKey : reference) && (await goalsDirKey(state.paths)) === key) writeGoalsKey(state.paths, key);
       }).catch(() => undefined);
       if (generation === state.generation) {
         state.listing = { key, generation, settled, candidates, strays };
@@ -1093,7 +1097,8 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
     if (!after) return;
     // Moved along only from the key it held (a change outside pak2 in between keeps the older key, to be looked at).
     const stored = readGoalsKey(paths);
-    if (stored === undefined || stored === before) writeGoalsKey(paths, after.key);
+    // A key of another directory (a garden copied with its .cache/) says nothing of this one.
+    if (stored === undefined || stored === before || !sameDirectory(stored, after.key)) writeGoalsKey(paths, after.key);
     const state = states.get(paths.goalsDir);
     const l = state?.listing;
     if (l && l.key === before) {

@@ -20,6 +20,7 @@ import {
   transitionGoal,
 } from '../../source/store/index.js';
 import { makeGarden, readLog } from '../helpers/fixtures.js';
+import { loadGarden } from '../../source/garden/index.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from '../scale/history.js';
@@ -284,6 +285,48 @@ describe('a damaged ledger is noticed and rebuilt once', () => {
     const listed = [];
     for await (const entry of closedEntriesNewestFirst(paths)) listed.push(entry.id);
     expect(listed).toEqual(closedGoals.map((g) => g.id).reverse());
+  });
+});
+
+describe('goal files changed outside pak2', () => {
+  /** An editor's save of a closed goal back to queued: a temp file renamed over it. */
+  const reopen = (paths: GardenPaths, id: string) => {
+    const record = JSON.parse(fs.readFileSync(goalFile(paths, id), 'utf8')) as Record<string, unknown>;
+    const { closed_at: _a, closed_reason: _r, ...queued } = { ...record, status: 'queued' } as Record<string, unknown>;
+    fs.writeFileSync(`${goalFile(paths, id)}.tmp`, JSON.stringify(queued));
+    fs.renameSync(`${goalFile(paths, id)}.tmp`, goalFile(paths, id));
+  };
+
+  it('in a garden copied with its .cache/ (cp -a), a closed goal saved back to open is found: the original\'s goals key says nothing of the copy', async () => {
+    const made = await garden(1, 2);
+    await openIds(made.paths);
+    const root = `${made.root}-copy`;
+    fs.cpSync(made.root, root, { recursive: true, preserveTimestamps: true });
+    try {
+      const copy = loadGarden(root);
+      forgetClosedLedgers();
+      await openIds(copy.paths);
+      await transitionGoal(copy.paths, made.openGoals[0]!.id, 'closed', { closedReason: 'cancelled' });
+      forgetClosedLedgers();
+      await openIds(copy.paths);
+      reopen(copy.paths, made.openGoals[0]!.id);
+      forgetClosedLedgers();
+      expect(await openIds(copy.paths)).toEqual(made.openGoals.map((g) => g.id).sort());
+      expect(notices.at(-1)).toMatch(new RegExp(`it lists ${made.openGoals[0]!.id} as closed; its goal file says queued`));
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('recovery does not call a hand edit an interrupted transition: closed → queued is no transition pak2 makes', async () => {
+    const made = await garden(1, 0);
+    const id = made.closedGoals[0]!.id;
+    reopen(made.paths, id);
+    forgetClosedLedgers();
+    const before = readLog(made.paths).length;
+    await recoverInterruptedWrites(made as never);
+    const added = readLog(made.paths).slice(before).filter((e) => e.goal === id);
+    expect(added).toEqual([expect.objectContaining({ type: 'GoalTransitioned', from: 'closed', to: 'queued', detail: 'recovered: the goal file was changed outside pak2 (pak2 makes no closed → queued transition)' })]);
   });
 });
 
