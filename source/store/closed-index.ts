@@ -381,8 +381,6 @@ class LedgerState {
   /** Increases whenever the set is read again from scratch (the ledger was replaced or shrank). */
   generation = 0;
   rebuildTried = false;
-  /** Lines that are neither an id nor an entry, skipped (after the one rebuild). */
-  damagedLines = 0;
   /**
    * The byte offset from which the ledger's lines are checked against their
    * goal files as they are read: 0 while the ledger is checked whole (it was
@@ -391,15 +389,13 @@ class LedgerState {
    */
   verifyFrom: number | undefined;
   /** The offset of the first line found false and skipped: the ledger is not recorded as checked, so the next process checks it again. */
-  holdMarkAt: number | undefined;
+  falseLineAt: number | undefined;
   /** The ledger record (as JSON) this process last found matching or wrote: a full check is said once per change. */
   noticedFor = '';
   /** Goals named in a notice of a line found false (once each per process). */
   readonly warned = new Set<string>();
   /** The candidates of the listing a reset dropped (goal files found open then). */
   wasOpen: string[] | undefined;
-  /** Goals whose ledger line this process checked against their goal file since the last listing check (not read twice). */
-  readonly checked = new Set<string>();
   /** Goals the ledger lists whose goal file says open (found after the one rebuild): they stay open. */
   readonly notClosed = new Set<string>();
   /** The key of goals/ whose changed goal files were last looked at (not again for the same key). */
@@ -427,7 +423,7 @@ class LedgerState {
     // What was open before: a new listing checks those the new ledger lists against their files.
     if (this.listing) this.wasOpen = this.listing.candidates;
     this.offset = 0;
-    this.holdMarkAt = undefined;
+    this.falseLineAt = undefined;
     this.notClosed.clear();
     this.tail = Buffer.alloc(0);
     this.generation += 1;
@@ -695,18 +691,16 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
           } else {
             const entry = parseClosedLine(data.toString('utf8', start, end));
             if (!entry) {
+              // After the one rebuild, skipped.
               if (!state.rebuildTried) return { missing: false, damaged: `${where} is neither a whole entry nor a goal id: ${preview(data, start, end)}` };
-              state.damagedLines += 1;
             } else {
               // A line not checked yet: believed only when its goal file does not say open (the goal files win).
               const checking = at >= verifyFrom;
               const differs = checking ? disagreement(state.paths.goalsDir, entry) : undefined;
               if (differs && !state.rebuildTried) return { missing: false, damaged: `${where} ${differs.words}` };
-              if (!differs?.open) {
-                state.set.add(entry.id);
-                if (checking) state.checked.add(entry.id);
-              } else {
-                state.holdMarkAt ??= at;
+              if (!differs?.open) state.set.add(entry.id);
+              else {
+                state.falseLineAt ??= at;
                 if (!state.warned.has(entry.id)) {
                   state.warned.add(entry.id);
                   notice(`pak2: ${state.file} ${where} ${differs.words.replace('; its goal file says', ', but its goal file says')}: the goal file wins (pak2 doctor --fix rewrites the ledger)`, state.file);
@@ -725,7 +719,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     }
     // Checked whole and found true: recorded as pak2's (holding the lock, and only if nothing was written since),
     // so later processes believe it; a line found false and skipped keeps it unrecorded, to be checked again.
-    if (verifyFrom === 0 && state.holdMarkAt === undefined && state.offset === stat.size) {
+    if (verifyFrom === 0 && state.falseLineAt === undefined && state.offset === stat.size) {
       await withLock(state.paths.goalsDir, async () => {
         // Every change since the check began must be one of pak2's appends (an edit in place meanwhile leaves the
         // ledger unrecorded, to be checked again); what they appended is pak2's, read as such next time.
@@ -779,8 +773,8 @@ export class ClosedLedger {
         return undefined;
       });
       if (rebuilt) {
+        // Read again from its start; the rebuild recorded it as pak2's, so it is believed, not checked.
         state.reset();
-        // Written from the goal files just now: lines appended after it are checked, not it.
         state.verifyFrom = undefined;
       }
       await readNew(state);
@@ -825,7 +819,7 @@ export class ClosedLedger {
     const state = this.state;
     const open = await this.openOf(listing);
     const disk = state.disk;
-    if (disk && disk.key === key && state.offset > disk.ledgerOffset && state.holdMarkAt === undefined && state.notClosed.size === 0 && listing === state.listing) {
+    if (disk && disk.key === key && state.offset > disk.ledgerOffset && state.falseLineAt === undefined && state.notClosed.size === 0 && listing === state.listing) {
       state.disk = { key, ledgerOffset: state.offset };
       const ledger = { ino: state.ino, birth: state.birth, offset: state.offset, tail: state.tail };
       if ((await goalsDirKey(state.paths)) === key) await writeListingCache(state.paths, { key, ledger, candidates: listing.candidates, strays: listing.strays }).catch(() => undefined);
@@ -850,7 +844,7 @@ export class ClosedLedger {
         ids.push(id);
         continue;
       }
-      const status = state.checked.has(id) ? undefined : openStatusOf(state.paths.goalsDir, id);
+      const status = openStatusOf(state.paths.goalsDir, id);
       if (status === undefined) {
         confirmed += 1;
         continue;
@@ -869,7 +863,6 @@ export class ClosedLedger {
       await this.refresh(damage);
       return this.openCandidates();
     }
-    state.checked.clear();
     // Closed since the listing, and checked: not checked again.
     if (confirmed > 0) listing.candidates = listing.candidates.filter((id) => !state.set.has(id) || state.notClosed.has(id));
     return { ids, strays: listing.strays };
