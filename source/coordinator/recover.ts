@@ -143,8 +143,8 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
     }
     if (at !== undefined && at !== goal.status) {
       // Out of a terminal status (closed) no pak2 path leads, however many events were lost: changed outside pak2.
-      const made = (GOAL_TRANSITIONS[at as GoalStatus] ?? []).length > 0;
-      const why = made ? 'the transition was interrupted before its event' : `the goal file was changed outside pak2 (pak2 makes no ${at} → ${goal.status} transition)`;
+      const leavable = (GOAL_TRANSITIONS[at as GoalStatus] ?? []).length > 0;
+      const why = leavable ? 'the transition was interrupted before its event' : `the goal file was changed outside pak2 (pak2 makes no ${at} → ${goal.status} transition)`;
       await appendEvent(paths, { type: 'GoalTransitioned', goal: goal.id, from: at, to: goal.status, detail: `recovered: ${why}` }, now());
       recovered.push(`goal ${goal.id}: GoalTransitioned ${at} → ${goal.status} appended`);
     }

@@ -390,6 +390,8 @@ class LedgerState {
   verifyFrom: number | undefined;
   /** The offset of the first line found false and skipped: the ledger is not recorded as checked, so the next process checks it again. */
   falseLineAt: number | undefined;
+  /** The ledger's stamp when this process last found it as pak2 left it. */
+  trusted: LedgerStamp | undefined;
   /** The ledger record (as JSON) this process last found matching or wrote: a full check is said once per change. */
   noticedFor = '';
   /** Goals named in a notice of a line found false (once each per process). */
@@ -543,8 +545,14 @@ export function recordLedgerWritten(paths: GardenPaths): void {
  * append and its record): only a mismatch that holds then is a change made
  * outside pak2.
  */
-async function ledgerIsPak2s(paths: GardenPaths, stamp: LedgerStamp): Promise<boolean> {
-  if (sameStamp(readLedgerRecord(paths), stamp)) return true;
+async function ledgerIsPak2s(state: LedgerState, stamp: LedgerStamp): Promise<boolean> {
+  // Unchanged since this process last found it pak2's: still so (no read of the record on every pass).
+  if (sameStamp(state.trusted, stamp)) return true;
+  const { paths } = state;
+  if (sameStamp(readLedgerRecord(paths), stamp)) {
+    state.trusted = stamp;
+    return true;
+  }
   try {
     // Matching now means every write so far was pak2's (an append after a foreign change finds the record stale and
     // leaves it so), the bytes this read saw included.
@@ -625,21 +633,20 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
     const stat = { ino: Number(big.ino), size: Number(big.size), birthtimeMs: Number(big.birthtimeMs) };
     const known = state.ino !== undefined;
     const sameFile = stat.ino === state.ino && (stat.birthtimeMs === state.birth || state.birth === 0);
+    const tailDiffers = sameFile && state.tail.length > 0 && !(await bytesBefore(handle, state.offset)).equals(state.tail);
     if (known && sameFile && !state.rebuildTried) {
       // The same file, shorter or different before where it was read to: pak2 only appends to it.
       if (stat.size < state.offset) return { missing: false, damaged: `it shrank from ${state.offset} to ${stat.size} bytes` };
-      if (state.tail.length > 0 && !(await bytesBefore(handle, state.offset)).equals(state.tail)) return { missing: false, damaged: `its bytes before ${state.offset} were rewritten in place` };
+      if (tailDiffers) return { missing: false, damaged: `its bytes before ${state.offset} were rewritten in place` };
     }
-    let replaced = known && (!sameFile || stat.size < state.offset);
-    if (!replaced && state.tail.length > 0) replaced = !(await bytesBefore(handle, state.offset)).equals(state.tail);
-    if (replaced) {
+    if (known && (!sameFile || stat.size < state.offset || tailDiffers)) {
       state.reset();
       state.verifyFrom = undefined;
     }
     // Every byte pak2's own (the record matches): believed as it is. Else it was changed outside pak2 (a hand edit,
     // a copy or restore, a cache removed, an older pak2): read again from its start, each line checked once.
     const stamp = stampOf(big);
-    if (await ledgerIsPak2s(state.paths, stamp)) {
+    if (await ledgerIsPak2s(state, stamp)) {
       if (state.verifyFrom !== 0 || state.offset >= stat.size) state.verifyFrom = Number.POSITIVE_INFINITY;
     } else if (state.verifyFrom !== 0) {
       // Shorter than pak2 left it: a truncation (lines lost, not only changed).
