@@ -105,13 +105,19 @@ export class Coordinator extends EventEmitter {
     this.emit('state', state);
   }
 
+  /** Whether this start appended CoordinatorStarted (a failed start then appends CoordinatorStopped). */
+  private startedEvent = false;
+
   /**
    * Takes the lock, starts watching and the timer, and runs the first pass.
+   * A start that fails after taking the lock (a closed ledger that cannot be
+   * read) appends CoordinatorStopped with the cause and releases the lock.
    *
-   * @throws UserError when another coordinator holds the garden.
+   * @throws UserError when another coordinator holds the garden; the
+   * StoreError of a store that cannot be read.
    */
   async start(): Promise<void> {
-    const { paths, config } = this.options.garden;
+    const { paths } = this.options.garden;
     this.release = await acquireCoordinatorLock(
       paths,
       this.options.command ?? 'pak2 cycle',
@@ -122,8 +128,23 @@ export class Coordinator extends EventEmitter {
       },
       () => (request) => this.handleRequest(request),
     );
+    try {
+      await this.startHolding();
+    } catch (error) {
+      // A start that fails holding the lock (a ledger that cannot be read) leaves no holder behind.
+      if (this.startedEvent) await appendEvent(paths, { type: 'CoordinatorStopped', detail: `pid ${process.pid}; the start failed: ${(error as Error).message}` }).catch(() => undefined);
+      await this.release?.();
+      this.release = undefined;
+      this.setState('stopped');
+      throw error;
+    }
+  }
+
+  private async startHolding(): Promise<void> {
+    const { paths, config } = this.options.garden;
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
+    this.startedEvent = true;
     // A killed coordinator can leave a record written without its event: complete those first.
     // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
     const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);

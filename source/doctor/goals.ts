@@ -4,7 +4,7 @@ import path from 'node:path';
 import pLimit from 'p-limit';
 import writeFileAtomic from 'write-file-atomic';
 import { formatIssue, validateGoal, type GoalRecord } from '../contracts/index.js';
-import { CLOSED_LEDGER, closedEntryOf, goalFile, listGoalIds, parseClosedLine, readJsonFile, recordLedgerWritten, withLock, type GoalProblem } from '../store/index.js';
+import { CLOSED_LEDGER, closedEntryOf, goalFile, inspectListingCache, listGoalIds, parseClosedLine, readJsonFile, recordLedgerWritten, withLock, type GoalProblem } from '../store/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** What the goal check learned, for the ledger and run checks. */
@@ -78,9 +78,11 @@ export async function checkGoals(ctx: DoctorContext): Promise<{ problems: Proble
 }
 
 /** The ledger's ids, in order, and the lines that are not goal ids. */
-async function readLedger(file: string): Promise<{ exists: boolean; ids: string[]; junk: number[]; torn: boolean }> {
+async function readLedger(file: string): Promise<{ exists: boolean; ids: string[]; junk: number[]; torn: boolean; notAFile?: string }> {
   let text: string;
   try {
+    const stat = await fsp.stat(file);
+    if (!stat.isFile()) return { exists: true, ids: [], junk: [], torn: false, notAFile: stat.isDirectory() ? 'a directory' : 'not a regular file' };
     text = await fsp.readFile(file, 'utf8');
   } catch {
     return { exists: false, ids: [], junk: [], torn: false };
@@ -131,7 +133,8 @@ export async function checkLedger(ctx: DoctorContext, scan: GoalScan): Promise<P
       const keep = ledger.ids.filter((id, index) => scan.unreadable.has(id) && ledger.ids.indexOf(id) === index);
       // Unreadable goals keep a bare-id line; every closed goal gets its entry (docs/goal/level2.md).
       const lines = [...keep.map((id) => `${id}\n`), ...[...closed].sort(closedOrder).map((g) => `${JSON.stringify(closedEntryOf(g))}\n`)];
-      const copy = ledger.exists ? await c.aside.copy(file) : undefined;
+      // A directory in the ledger's place is moved aside whole; a file is copied aside and rewritten.
+      const copy = ledger.notAFile ? await c.aside.move(file) : ledger.exists ? await c.aside.copy(file) : undefined;
       // Written from the goal files: recorded as pak2's, so no later process checks it whole again.
       await withLock(paths.goalsDir, async () => {
         await writeFileAtomic(file, lines.join(''), { fsync: true });
@@ -144,10 +147,39 @@ export async function checkLedger(ctx: DoctorContext, scan: GoalScan): Promise<P
   const fix = 'rewrite the ledger from the goal files (the old one is copied aside)';
   const problems: Problem[] = [];
   const add = (message: string, field?: string) => problems.push({ check: 'ledger', file, ...(field ? { field } : {}), message, fix, repair });
+  if (ledger.notAFile) {
+    problems.push({ check: 'ledger', file, message: `the closed ledger is ${ledger.notAFile}; pak2 cannot read it (listings and the coordinator stop with an error)`, fix: 'move it aside and write the ledger from the goal files', repair });
+    return problems;
+  }
   if (missing.length > 0) add(`${missing.length} closed goal(s) missing from the ledger: ${listIds(missing)}`);
   if (notClosed.length > 0) add(`${notClosed.length} goal(s) listed as closed whose goal file is not closed, so reconcile never looks at them: ${listIds(notClosed.map((id) => `${id} (${scan.goals.get(id)!.status})`))}`);
   if (absent.length > 0) add(`${absent.length} id(s) listed with no goal file: ${listIds(absent)}`);
   if (ledger.junk.length > 0) add(`${ledger.junk.length} line(s) that are not goal ids, first at line ${ledger.junk[0]}`, `line ${ledger.junk[0]}`);
-  else if (ledger.torn) add('the last line has no newline (a torn append); the next append would join it');
+  else if (ledger.torn) add('the last line has no newline (a torn append); the next append cuts it');
+  problems.push(...(await checkListingCache(ctx, scan, listed)));
   return problems;
+}
+
+/**
+ * The listing cache `<runtime-root>/.cache/goals-listing.json` (docs/goal/
+ * level2.md, "The listing cache"): one a listing would believe must name
+ * every goal in goals/ that the ledger does not list; a goal it leaves out
+ * is never read, listed or dispatched. Also a cache that does not read (a
+ * listing drops it and lists goals/). Fix: remove it (a cache; the next
+ * listing lists goals/ and writes a new one).
+ */
+async function checkListingCache(ctx: DoctorContext, scan: GoalScan, listed: ReadonlySet<string>): Promise<Problem[]> {
+  const cache = await inspectListingCache(ctx.garden.paths);
+  if (!cache) return [];
+  const fix = 'remove it (the next listing lists goals/ and writes it again)';
+  const repair = async () => {
+    await fsp.rm(cache.file, { force: true });
+    return 'removed the listing cache';
+  };
+  if (cache.damaged) return [{ check: 'ledger', file: cache.file, message: `the listing cache does not read (${cache.damaged}); listings ignore it`, fix, repair }];
+  if (!cache.current) return [];
+  const held = new Set(cache.candidates);
+  const omitted = [...scan.goals.keys(), ...scan.unreadable].filter((id) => !listed.has(id) && !held.has(id)).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  if (omitted.length === 0) return [];
+  return [{ check: 'ledger', file: cache.file, message: `the listing cache leaves out ${omitted.length} goal(s) the ledger does not list, so no listing or pass sees them: ${listIds(omitted)}`, fix, repair }];
 }

@@ -18,12 +18,15 @@ import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
 import {
+  compareGoalIds,
   dispatchOrder,
   eventKey,
   findEventsAfter,
   isEventId,
-  listGoals,
+  closedEntriesNewestFirst,
+  goalOfEntry,
   listPlants,
+  OpenGoalScanner,
   listRuns,
   matchesEvent,
   readGoal,
@@ -169,7 +172,7 @@ function goalSort(a: GoalRecord, b: GoalRecord): number {
   const bOpen = b.status !== 'closed';
   if (aOpen !== bOpen) return aOpen ? -1 : 1;
   if (aOpen) return dispatchOrder(a, b);
-  return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at);
+  return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at) || compareGoalIds(b.id, a.id);
 }
 
 /** The last `limit` lines of a run's events.jsonl, reading at most `maxBytes` from its end. */
@@ -208,6 +211,8 @@ export const RUN_EVENTS_MAX_BYTES = 1024 * 1024;
 /** Registers the `/api/v1` routes, each with the schema its input is checked against and the OpenAPI description is made from. */
 export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { paths } = ctx.garden;
+  // Shared by every request: a warm scan stats the open goal files and reads only what changed.
+  const scanner = new OpenGoalScanner(paths);
 
   app.get(
     '/goals',
@@ -228,10 +233,43 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       },
     },
     async (request: FastifyRequest<{ Querystring: { status?: string; plant?: string; limit: number } }>) => {
-      const { goals, problems } = await listGoals(paths);
       const q = request.query;
-      const shown = goals.filter((g) => (!q.status || g.status === q.status) && (!q.plant || g.assigned_to === q.plant)).sort(goalSort);
-      return { goals: shown.slice(0, q.limit), total: shown.length, problems: problems.map((p) => p.message) };
+      const matches = (g: GoalRecord) => (!q.status || g.status === q.status) && (!q.plant || g.assigned_to === q.plant);
+      // Open goals from their files; closed ones from the ledger's end, a goal file read only for a goal shown.
+      const { goals: open, problems } = await scanner.scan();
+      const shown = open.filter(matches).sort(goalSort);
+      const messages = problems.map((p) => p.message);
+      let total = shown.length;
+      if (!q.status || q.status === 'closed') {
+        const openIds = new Set(open.map((g) => g.id));
+        const closed: GoalRecord[] = [];
+        let slots = q.limit - shown.length; // closed goals whose files are read, for their whole records
+        for await (const entry of closedEntriesNewestFirst(paths)) {
+          if (openIds.has(entry.id)) continue; // the goal file says open: it wins over the ledger
+          // A bare-id entry (an older ledger) names no plant: its goal file says.
+          const summary = entry.type === undefined && q.plant ? undefined : goalOfEntry(entry);
+          if (summary && q.plant && summary.assigned_to !== q.plant) continue;
+          if (summary && slots <= 0) {
+            total += 1;
+            continue;
+          }
+          try {
+            const goal = await readGoal(paths, entry.id);
+            if (!matches(goal)) continue;
+            total += 1;
+            if (slots > 0) closed.push(goal);
+            slots -= 1;
+          } catch (error) {
+            messages.push((error as Error).message);
+            if (summary) {
+              total += 1;
+              slots -= 1;
+            }
+          }
+        }
+        shown.push(...closed.sort(goalSort));
+      }
+      return { goals: shown.slice(0, q.limit), total, problems: messages };
     },
   );
 

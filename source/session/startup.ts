@@ -9,9 +9,10 @@ import {
   deliverReplyNote,
   ensureReplyDir,
   listConversations,
-  listGoals,
+  dispatchOrder,
   listPlants,
   listRuns,
+  OpenGoalScanner,
   openConversation,
   readConversationMessages,
   readGoal,
@@ -36,7 +37,8 @@ const NOTE_TEXT_MAX = 4000;
 export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { paths, config } = garden;
   const plants = (await listPlants(paths)).plants;
-  const goals = (await listGoals(paths)).goals.filter((g) => g.status !== 'closed');
+  // The open goals only: a garden's history is not read to say what is queued.
+  const goals = (await new OpenGoalScanner(paths).scan()).goals.sort(dispatchOrder);
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
   const lines = [
     `# ${config.gardenName}: pak2 is starting`,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { appendJsonLine, withLock } from './files.js';
+import { appendJsonLine, StoreError, withLock } from './files.js';
+import { sealCache, unsealCache } from './cache-seal.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -498,7 +499,8 @@ function sameStamp(a: LedgerStamp | undefined, b: LedgerStamp | undefined): bool
 
 function readLedgerRecord(paths: GardenPaths): LedgerRecord | undefined {
   try {
-    const value = JSON.parse(fs.readFileSync(ledgerRecordFile(paths), 'utf8')) as LedgerRecord;
+    const read = unsealCache(fs.readFileSync(ledgerRecordFile(paths), 'utf8'));
+    const value = 'value' in read ? (read.value as unknown as LedgerRecord) : undefined;
     if (value?.version === 1 && typeof value.ino === 'string' && Number.isSafeInteger(value.size) && typeof value.ctime_ns === 'string') return value;
   } catch {
     // none, or unreadable: the ledger is checked whole
@@ -522,7 +524,7 @@ function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp, appends?: Led
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
     const record: LedgerRecord = { version: 1, goals_dir: paths.goalsDir, ino: stamp.ino, size: stamp.size, ctime_ns: stamp.ctime_ns, ...(appends?.length ? { appends } : {}) };
-    fs.writeFileSync(temp, `${JSON.stringify(record)}\n`);
+    fs.writeFileSync(temp, sealCache(record));
     fs.renameSync(temp, file);
   } catch {
     // a read-only runtime root: later processes check the ledger whole
@@ -630,6 +632,7 @@ async function readNew(state: LedgerState): Promise<{ missing: boolean; damaged?
   }
   try {
     const big = await handle.stat({ bigint: true });
+    if (!big.isFile()) throw notAFile(state.file, big);
     const stat = { ino: Number(big.ino), size: Number(big.size), birthtimeMs: Number(big.birthtimeMs) };
     const known = state.ino !== undefined;
     const sameFile = stat.ino === state.ino && (stat.birthtimeMs === state.birth || state.birth === 0);
@@ -1043,12 +1046,21 @@ async function adoptListingCache(state: LedgerState): Promise<void> {
 
 /** Reads the listing cache (undefined when there is none, or it is not one for this goals directory). */
 async function readListingCache(paths: GardenPaths): Promise<ListingCache | undefined> {
-  let cache: ListingCache;
+  const file = listingCacheFile(paths);
+  let text: string;
   try {
-    cache = JSON.parse(await fsp.readFile(listingCacheFile(paths), 'utf8')) as ListingCache;
+    text = await fsp.readFile(file, 'utf8');
   } catch {
     return undefined; // none, or unreadable: list
   }
+  const read = unsealCache(text);
+  if ('damaged' in read) {
+    // Said once: the file goes, and the next settled listing writes a new one.
+    notice(`pak2: ${file} was damaged (${read.damaged}): not used; goals/ is listed instead`, path.join(paths.goalsDir, CLOSED_LEDGER));
+    await fsp.rm(file, { force: true }).catch(() => undefined);
+    return undefined;
+  }
+  const cache = read.value as unknown as ListingCache;
   const ledger = cache?.ledger;
   if (
     cache?.version !== 1 ||
@@ -1067,6 +1079,29 @@ async function readListingCache(paths: GardenPaths): Promise<ListingCache | unde
   cache.candidates = cache.candidates.filter((id): id is string => typeof id === 'string' && GOAL_ID_PATTERN.test(id));
   cache.strays = cache.strays.filter((name): name is string => typeof name === 'string' && name.endsWith('.json') && !name.includes('/'));
   return cache;
+}
+
+/**
+ * The listing cache as `pak2 doctor` looks at it, without using it: whether
+ * it reads (`damaged`: why not), whether it is for goals/ as it is now
+ * (`current`: a listing would believe it), and the goal ids it holds as not
+ * listed by the ledger (`candidates`). Undefined when there is none.
+ */
+export async function inspectListingCache(paths: GardenPaths): Promise<{ file: string; damaged?: string; current: boolean; candidates: string[] } | undefined> {
+  const file = listingCacheFile(paths);
+  let text: string;
+  try {
+    text = await fsp.readFile(file, 'utf8');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return undefined;
+    return { file, damaged: (error as Error).message, current: false, candidates: [] };
+  }
+  const read = unsealCache(text);
+  if ('damaged' in read) return { file, damaged: read.damaged, current: false, candidates: [] };
+  const cache = read.value as unknown as ListingCache;
+  if (cache.version !== 1 || typeof cache.key !== 'string' || !Array.isArray(cache.candidates)) return { file, damaged: 'not a listing cache of this pak2', current: false, candidates: [] };
+  const now = await directoryKey(paths.goalsDir);
+  return { file, current: now?.key === cache.key, candidates: cache.candidates.filter((id): id is string => typeof id === 'string') };
 }
 
 /**
@@ -1127,8 +1162,8 @@ function goalsKeyFile(paths: GardenPaths): string {
 
 function readGoalsKey(paths: GardenPaths): string | undefined {
   try {
-    const value = JSON.parse(fs.readFileSync(goalsKeyFile(paths), 'utf8')) as { key?: unknown };
-    return typeof value?.key === 'string' ? value.key : undefined;
+    const read = unsealCache(fs.readFileSync(goalsKeyFile(paths), 'utf8'));
+    return 'value' in read && typeof read.value.key === 'string' ? read.value.key : undefined;
   } catch {
     return undefined;
   }
@@ -1139,7 +1174,7 @@ function writeGoalsKey(paths: GardenPaths, key: string): void {
   try {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, `${JSON.stringify({ key })}\n`);
+    fs.writeFileSync(temp, sealCache({ key }));
     fs.renameSync(temp, file);
   } catch {
     // a read-only runtime root
@@ -1150,7 +1185,7 @@ async function writeCacheFile(paths: GardenPaths, cache: ListingCache): Promise<
   const file = listingCacheFile(paths);
   await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.tmp`;
-  await fsp.writeFile(temp, `${JSON.stringify(cache)}\n`);
+  await fsp.writeFile(temp, sealCache(cache));
   await fsp.rename(temp, file);
 }
 
@@ -1176,12 +1211,15 @@ export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord, li
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   await withLock(paths.goalsDir, async () => {
     if (listed && (await listed())) return;
+    const record = readLedgerRecord(paths);
+    // Every append holds this lock, so a last line without its newline is no append under way: it is torn.
+    const cut = await cutTornTail(file);
+    if (cut) notice(`pak2: ${file} was damaged (its last line is torn: ${cut}): cut it; a closed goal it named is listed again from its goal file`, file);
     const before = ledgerStampNow(paths);
-    const record = before ? readLedgerRecord(paths) : undefined;
     await appendJsonLine(file, closedEntryOf(goal));
     const after = ledgerStampNow(paths);
     if (!after) return;
-    if (!before || sameStamp(record, before)) writeLedgerRecord(paths, after);
+    if (!before || (!cut && sameStamp(record, before))) writeLedgerRecord(paths, after);
     // The record does not match (a whole check may be under way): the append is said, so the check can tell it from
     // a change made outside pak2; the record's own stamp stays, still not matching.
     else {
@@ -1189,6 +1227,60 @@ export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord, li
       writeLedgerRecord(paths, kept ?? { ino: '', size: -1, ctime_ns: '' }, [...(kept?.appends ?? []).slice(-(APPENDS_KEPT - 1)), { before, after }]);
     }
   });
+}
+
+/** Bytes read at a time looking back for a torn line's start. */
+const TORN_CHUNK = 64 * 1024;
+
+/**
+ * Cuts a torn last line (bytes after the last newline) off the ledger; call
+ * holding the goals directory's lock.
+ *
+ * @returns the cut line's first characters, quoted, or undefined when the
+ * ledger ends in a newline, is empty or is not there.
+ */
+async function cutTornTail(file: string): Promise<string | undefined> {
+  let handle: fsp.FileHandle;
+  try {
+    handle = await fsp.open(file, 'r+');
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile() || stat.size === 0) return undefined;
+    let end = stat.size;
+    let keep = 0;
+    for (;;) {
+      const length = Math.min(TORN_CHUNK, end);
+      const chunk = Buffer.allocUnsafe(length);
+      await handle.read(chunk, 0, length, end - length);
+      if (end === stat.size && chunk[length - 1] === 0x0a) return undefined;
+      const nl = chunk.lastIndexOf(0x0a);
+      if (nl >= 0) {
+        keep = end - length + nl + 1;
+        break;
+      }
+      end -= length;
+      if (end === 0) break;
+    }
+    const start = Buffer.allocUnsafe(Math.min(160, stat.size - keep));
+    await handle.read(start, 0, start.length, keep);
+    await handle.truncate(keep);
+    return preview(start, 0, stat.size - keep);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The error of a ledger that is not a regular file (a directory made in its
+ * place): one line naming it. Nothing is moved or removed; pak2 rebuilds
+ * the ledger once it is a file again, or is gone.
+ */
+function notAFile(file: string, stat: fs.Stats | fs.BigIntStats): StoreError {
+  const what = stat.isDirectory() ? 'a directory' : 'not a regular file';
+  return new StoreError('IO_ERROR', `${file}: the closed ledger is ${what}; move it aside and pak2 rebuilds the ledger from the goal files`, file);
 }
 
 /** The first 40 characters of a damaged line, quoted (control characters escaped), for a notice. */
@@ -1207,7 +1299,9 @@ async function appendedSince(state: LedgerState, id: string): Promise<boolean> {
     return false;
   }
   try {
-    const { size } = await handle.stat();
+    const stat = await handle.stat();
+    if (!stat.isFile()) return false;
+    const { size } = stat;
     const from = Math.min(state.offset, size);
     const bytes = Buffer.alloc(Math.min(size - from, 16 * 1024 * 1024));
     await handle.read(bytes, 0, bytes.length, from);
@@ -1238,8 +1332,9 @@ async function* linesBackwards(file: string): AsyncGenerator<string> {
     return;
   }
   try {
-    const { size } = await handle.stat();
-    let position = size;
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw notAFile(file, stat);
+    let position = stat.size;
     let carry = Buffer.alloc(0); // the start of a line whose end is already read
     let first = true;
     while (position > 0) {

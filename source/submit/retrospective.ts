@@ -7,7 +7,7 @@
 import type { GoalRecord, RunRecord } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
-import { createGoal, listGoals, listPlants, readGoal, readPlant, readRun, recentClosedIds, replyDir, runIdsForGoal, StoreError } from '../store/index.js';
+import { createGoal, listPlants, OpenGoalScanner, readGoal, readPlant, readRun, recentClosedIds, replyDir, runIdsForGoal, StoreError } from '../store/index.js';
 
 /** The plant that writes the retrospective unless told otherwise. */
 export const RETROSPECTIVE_PLANT = 'gardener';
@@ -220,7 +220,7 @@ export async function submitRetrospectiveGoal(garden: Garden, input: Retrospecti
     }
     throw error;
   }
-  const open = (await listGoals(garden.paths)).goals.find((g) => g.type === 'retrospective' && g.status !== 'closed' && g.assigned_to === plant);
+  const open = (await new OpenGoalScanner(garden.paths).scan()).goals.find((g) => g.type === 'retrospective' && g.assigned_to === plant);
   if (open) throw new UserError(`plant ${plant}: retrospective ${open.id} is still ${open.status}; one at a time`, { exitCode: 1, hint: `wait for it, or pak2 cancel ${open.id} while it is queued` });
 
   const facts = await gatherRetrospectiveFacts(garden, since, now);

@@ -12,6 +12,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Coordinator } from '../../source/coordinator/index.js';
 import { CLOSED_SHOWN, SnapshotLoader, SnapshotSource, TAIL_MAX_LINES } from '../../source/snapshot/index.js';
 import { createGoal, listingCacheFile } from '../../source/store/index.js';
+import { buildStartupNote } from '../../source/session/startup.js';
+import { RETROSPECTIVE_MAX_GOALS, submitRetrospectiveGoal } from '../../source/submit/retrospective.js';
+import { api, serve } from '../server/support.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from './history.js';
@@ -134,6 +137,46 @@ describe('a cold start on a garden of many closed goals opens no closed goal fil
     expect(second.code, second.stderr).toBe(0);
     const ids = second.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/)[0]);
     expect(ids.slice(0, 3)).toEqual([...open, '9000-from-outside']);
+  });
+
+  it('a garden where no run has started yet (its goals all cancelled): the startup note names the open goals and opens no closed goal file', async () => {
+    fs.rmSync(garden.paths.runsDir, { recursive: true, force: true });
+    const trap = trapReads();
+    const note = await buildStartupNote(garden);
+    expect(note).toContain(`- Queued: 2 goals — ${open[0]} (build, no plant); ${open[1]} (fix, no plant)`);
+    expect(trap.touched().filter((f) => closedFiles.has(f))).toEqual([]);
+    expect(trap.touched().some((f) => f.startsWith(garden.paths.goalsDir))).toBe(true);
+  });
+
+  it('a retrospective looks for an open one of its plant without opening a closed goal file', async () => {
+    const trap = trapReads();
+    const goal = await submitRetrospectiveGoal(garden, { since: '2024-01-01' });
+    expect(goal.type).toBe('retrospective');
+    // The facts it gathers read the recent closed goals it names (a bounded number), no others.
+    const read = new Set(trap.touched().filter((f) => closedFiles.has(f)));
+    expect(read.size).toBeLessThanOrEqual(RETROSPECTIVE_MAX_GOALS);
+  });
+
+  it('GET /api/v1/goals reads the files of the closed goals it shows and no others; total counts them all from the ledger', async () => {
+    const cleanups: (() => unknown)[] = [];
+    try {
+      const server = await serve(garden, cleanups, { webhooks: false });
+      const trap = trapReads();
+      const queued = (await (await api(server, '/goals?status=queued')).json()) as { goals: Array<{ id: string }>; total: number };
+      expect(queued.goals.map((g) => g.id)).toEqual(open);
+      expect(queued.total).toBe(2);
+      expect(trap.touched().filter((f) => closedFiles.has(f))).toEqual([]);
+
+      const page = (await (await api(server, '/goals?limit=5')).json()) as { goals: Array<{ id: string }>; total: number; problems: string[] };
+      expect(page.total).toBe(open.length + CLOSED);
+      expect(page.goals.map((g) => g.id)).toEqual(open);
+      // The three newest closed goals are read (garbage, as planted: named in problems), no others.
+      const newest = [CLOSED, CLOSED - 1, CLOSED - 2].map((n) => path.join(garden.paths.goalsDir, `${n}-closed-goal-${n}.json`));
+      expect(new Set(trap.touched().filter((f) => closedFiles.has(f)))).toEqual(new Set(newest));
+      expect(page.problems).toHaveLength(3);
+    } finally {
+      for (const c of cleanups.reverse()) await c();
+    }
   });
 
   it('pak2 cycle --no-ui --until-idle with nothing to dispatch: exit 0, nothing skipped', async () => {

@@ -1,0 +1,49 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The files pak2 keeps under `<runtime-root>/.cache/` (the listing cache, the
+ * ledger record, the goals key) carry a digest of their own body, so a file
+ * changed by anything but pak2 (a hand edit, a torn copy) is not believed:
+ * a cache that lies could hide an open goal (docs/goal/level2.md, "The
+ * listing cache").
+ */
+
+/** The digest field's name in a sealed cache file. */
+const DIGEST = 'digest';
+
+function digestOf(body: string): string {
+  return createHash('sha256').update(body).digest('hex').slice(0, 32);
+}
+
+/**
+ * The text of a cache file: `value` as one JSON line with a `digest` field
+ * (sha-256 of the JSON of the other fields, 32 hex digits) last.
+ */
+export function sealCache(value: object): string {
+  const body = JSON.stringify(value);
+  const digest = digestOf(body);
+  return body === '{}' ? `{"${DIGEST}":"${digest}"}\n` : `${body.slice(0, -1)},"${DIGEST}":"${digest}"}\n`;
+}
+
+/**
+ * Reads the text of a cache file written by {@link sealCache}.
+ *
+ * @returns `{ value }` when it parses and its digest matches its body;
+ * `{ damaged }` with a few words on why not (not JSON, no digest, a digest
+ * that does not match: changed outside pak2).
+ */
+export function unsealCache(text: string): { value: Record<string, unknown> } | { damaged: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { damaged: 'not JSON' };
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { damaged: 'not a JSON object' };
+  const record = value as Record<string, unknown>;
+  const digest = record[DIGEST];
+  if (typeof digest !== 'string') return { damaged: 'it has no digest' };
+  delete record[DIGEST];
+  if (digestOf(JSON.stringify(record)) !== digest) return { damaged: 'its digest does not match its content: changed outside pak2' };
+  return { value: record };
+}
