@@ -234,7 +234,9 @@ export class SnapshotSource {
       return this.loading;
     }
     this.loading = (async () => {
-      const loaded = await this.loader.load().catch((error: unknown) => ({ ...this.snapshot, problems: [`snapshot: ${(error as Error).message}`] }));
+      const loaded = await this.loader
+        .load()
+        .catch((error: unknown) => ({ ...this.snapshot, unread: (error as Error).message, problems: [`snapshot: ${(error as Error).message}`] }));
       const probe = this.options.coordinator;
       const base = {
         ...loaded,

@@ -99,6 +99,12 @@ export interface Snapshot {
   remote?: RemoteView;
   /** Files that could not be read, named; reported, never repaired. */
   problems: string[];
+  /**
+   * Set when the last read of the garden failed as a whole (a closed ledger
+   * that is a directory): why, in one line. The goals are then the ones the
+   * read before found, or none; a view says so instead of "no goals yet".
+   */
+  unread?: string;
   /** The HTTP server when this session runs one (`cycle --serve`). */
   server?: ServerView;
 }

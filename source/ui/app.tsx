@@ -176,7 +176,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
     main = (
       <Box flexDirection="column" height={layout.area}>
         <Box>
-          <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} {...layout.goals} />
+          <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} unread={snapshot.unread} {...layout.goals} />
           <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         {layout.plants.height > 0 ? (

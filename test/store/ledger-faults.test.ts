@@ -24,7 +24,8 @@ import {
 import { sealCache, unsealCache } from '../../source/store/cache-seal.js';
 import { makeGarden, readLog } from '../helpers/fixtures.js';
 import { runCli } from '../support/cli.js';
-import { makeTestGarden } from '../support/garden.js';
+import { makeTestGarden, waitFor } from '../support/garden.js';
+import { SnapshotSource } from '../../source/snapshot/index.js';
 import { collectLedgerNotices, ledgerFile, ledgerIds } from './ledger-support.js';
 
 const notices = collectLedgerNotices();
@@ -61,6 +62,26 @@ describe('a ledger that is a directory', () => {
     expect(fs.statSync(ledgerFile(paths)).isDirectory()).toBe(true);
     // The reads from the end say the same, not a bare EISDIR.
     await expect(recentClosedIds(paths, 3)).rejects.toThrow(`${ledgerFile(paths)}: the closed ledger is a directory`);
+  });
+
+  it('the workbench\'s snapshot says the goals were not read (not an empty garden), and reads them again once it is a file', async () => {
+    const { paths, ...g } = await garden(1, 2);
+    const saved = fs.readFileSync(ledgerFile(paths));
+    fs.rmSync(ledgerFile(paths));
+    fs.mkdirSync(ledgerFile(paths));
+    forgetClosedLedgers();
+    const source = new SnapshotSource({ garden: { paths, ...g }, readOnly: true, coalesceMs: 10 });
+    await source.start();
+    try {
+      expect(source.getSnapshot().unread).toBe(`${ledgerFile(paths)}: the closed ledger is a directory; move it aside and pak2 rebuilds the ledger from the goal files`);
+      fs.rmdirSync(ledgerFile(paths));
+      fs.writeFileSync(ledgerFile(paths), saved);
+      source.schedule(0);
+      await waitFor(() => source.getSnapshot().unread === undefined && source.getSnapshot().counts.queued === 2);
+      expect(source.getSnapshot().goals).toHaveLength(3);
+    } finally {
+      await source.stop();
+    }
   });
 
   it('through the CLI: goals and cycle exit 1 naming it, cycle leaves no holder behind; doctor --fix moves it aside and writes the ledger', async () => {

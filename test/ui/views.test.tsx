@@ -69,6 +69,19 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     await expect(plain(frame)).toMatchFileSnapshot('frames/empty-80x24.txt');
   });
 
+  it('goals that could not be read are said in the queue, not shown as "no goals yet"; rows of the last read stay below', async () => {
+    const why = '/g/.runtime/goals/.closed: the closed ledger is a directory; move it aside and pak2 rebuilds the ledger from the goal files';
+    const none = render(<GoalQueue rows={[]} cursor={0} filter="" width={70} height={8} focused now={NOW} unread={why} />);
+    const text = plain(none.lastFrame());
+    expect(text).not.toContain('no goals yet');
+    expect(text.replace(/[│\s]+/g, ' ')).toContain(`goals not read: ${why}`);
+    expectAligned(none.lastFrame()!, 70);
+    const rows = [1, 2].map((n) => ({ goal: goal(n), run: undefined }) as GoalRow);
+    const stale = plain(render(<GoalQueue rows={rows} cursor={0} filter="" width={70} height={10} focused now={NOW} unread={why} />).lastFrame());
+    expect(stale.replace(/[│\s]+/g, ' ')).toContain('(below: as last read)');
+    expect(stale).toContain(goal(2).id);
+  });
+
   it('10,000 goals: the queue windows them and says how many', async () => {
     const goals: GoalRow[] = [];
     for (let n = 1; n <= 10_000; n += 1) {

@@ -1,6 +1,6 @@
 import React from 'react';
 import type { GoalRecord } from '../../contracts/index.js';
-import { age, formatCost } from '../../format.js';
+import { age, formatCost, sanitize, wrapColumns } from '../../format.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
 import { fit, widthOf, windowRange } from '../layout.js';
@@ -16,6 +16,8 @@ export interface GoalQueueProps {
   height: number;
   focused: boolean;
   now: number;
+  /** Why the goals could not be read (Snapshot.unread): shown first, in place of "no goals yet". */
+  unread?: string | undefined;
 }
 
 const STATUS_COLOR: Record<string, string> = { running: 'yellow', dispatched: 'yellow', completed: 'yellow', queued: 'white', blocked: 'magenta' };
@@ -153,22 +155,27 @@ function rowText(row: GoalRow, columns: { name: ColumnName; width: number }[], w
 }
 
 /** The goal queue: id, type, plant, priority, status, age; open goals first, recently closed after. */
-export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, width, height, focused, now }: GoalQueueProps): React.JSX.Element {
+export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, width, height, focused, now, unread }: GoalQueueProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   const columns = queueColumns(w);
   const line = (cells: Record<ColumnName, string>) => lineOf(columns, cells);
-  const [start, end] = windowRange(rows.length, cursor, Math.max(0, h - 1));
+  // A failed read is said first (up to 3 rows); the rows below it are the last read's.
+  const said = unread ? wrapColumns(sanitize(`goals not read: ${unread}${rows.length ? ' (below: as last read)' : ''}`), w, 3).rows : [];
+  const [start, end] = windowRange(rows.length, cursor, Math.max(0, h - 1 - said.length));
   const note = `${rows.length}${filter ? ` matching /${filter}` : ''}`;
-  const body: StyledLine[] =
+  const rowLines: StyledLine[] =
     rows.length === 0
-      ? [{ text: fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w), dimColor: true }]
+      ? unread
+        ? []
+        : [{ text: fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w), dimColor: true }]
       : rows.slice(start, end).map((row, i) => {
           const index = start + i;
           const g = row.goal;
           const color = g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status];
           return { text: rowText(row, columns, w, now, statusShown(row)), inverse: index === cursor && focused, bold: index === cursor, color };
         });
+  const body: StyledLine[] = [...said.map((text) => ({ text: fit(text, w), color: 'red' })), ...rowLines];
   return (
     <Pane title="Goals" note={note} width={width} height={height} focused={focused}>
       <Lines lines={[{ text: fit(line({ id: 'ID', type: 'TYPE', plant: 'PLANT', pri: 'PRI', status: 'STATUS', age: 'AGE', cost: 'COST' }), w), bold: true }, ...body]} />
