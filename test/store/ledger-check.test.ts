@@ -25,26 +25,14 @@ import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { writeClosedHistory } from '../scale/history.js';
 import { SnapshotLoader } from '../../source/snapshot/index.js';
-import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines } from './ledger-support.js';
+import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerLines, ledgerGarden, openIds } from './ledger-support.js';
 
 const notices = collectLedgerNotices();
 const ids = ledgerIds;
-const openIds = async (paths: GardenPaths) => (await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id).sort();
 /** The line pak2 would append for `id` had it closed (what a hand edit or a stray tool writes). */
 const falseLine = (id: string) => `${JSON.stringify({ id, type: 'fix', priority: 50, closed_reason: 'success', closed_at: '2026-01-01T00:00:00.000Z', submitted_at: '2025-01-01T00:00:00.000Z' })}\n`;
 
-/** A garden made by pak2: `closed` goals closed a day apart, then `open` queued ones. */
-async function garden(closed: number, open: number) {
-  const { paths, ...rest } = makeGarden();
-  const closedGoals = [];
-  for (let i = 0; i < closed; i += 1) {
-    const g = await createGoal(paths, { type: 'build', body: `closed ${i}` });
-    closedGoals.push(await transitionGoal(paths, g.id, 'closed', { closedReason: 'success', now: new Date(Date.UTC(2025, 0, 1 + i)) }));
-  }
-  const openGoals = [];
-  for (let i = 0; i < open; i += 1) openGoals.push(await createGoal(paths, { type: 'fix', body: `open ${i}` }));
-  return { paths, ...rest, closedGoals, openGoals };
-}
+const garden = ledgerGarden;
 
 describe('a ledger line is checked against its goal file when first read', () => {
   it('a line appended for a goal whose file says queued: the goal is open, the ledger rebuilt once with a notice naming both', async () => {

@@ -22,27 +22,15 @@ import {
   transitionGoal,
 } from '../../source/store/index.js';
 import { sealCache, unsealCache } from '../../source/store/cache-seal.js';
-import { makeGarden, readLog } from '../helpers/fixtures.js';
+import { readLog } from '../helpers/fixtures.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden, waitFor } from '../support/garden.js';
 import { SnapshotSource } from '../../source/snapshot/index.js';
-import { collectLedgerNotices, ledgerFile, ledgerIds } from './ledger-support.js';
+import { collectLedgerNotices, ledgerFile, ledgerIds, ledgerGarden, openIds } from './ledger-support.js';
 
 const notices = collectLedgerNotices();
-const openIds = async (paths: GardenPaths) => (await new OpenGoalScanner(paths).scan()).goals.map((g) => g.id).sort();
 
-/** A garden made by pak2: `closed` goals closed a day apart, then `open` queued ones. */
-async function garden(closed: number, open: number) {
-  const { paths, ...rest } = makeGarden();
-  const closedGoals = [];
-  for (let i = 0; i < closed; i += 1) {
-    const g = await createGoal(paths, { type: 'build', body: `closed ${i}` });
-    closedGoals.push(await transitionGoal(paths, g.id, 'closed', { closedReason: 'success', now: new Date(Date.UTC(2025, 0, 1 + i)) }));
-  }
-  const openGoals = [];
-  for (let i = 0; i < open; i += 1) openGoals.push(await createGoal(paths, { type: 'fix', body: `open ${i}` }));
-  return { paths, ...rest, closedGoals, openGoals };
-}
+const garden = ledgerGarden;
 
 /** goals/ unchanged for 10 s, so the next listing settles and is kept in the cache. */
 function settle(paths: GardenPaths): void {
