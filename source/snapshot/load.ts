@@ -186,7 +186,12 @@ export class SnapshotLoader {
   async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden' | 'remote'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
     const { paths, config } = this.garden;
     const problems: string[] = [];
-    const scan = await this.scanner.scan();
+    // Goals that cannot be read at all (a closed ledger that is a directory) are said; the rest of the garden still loads.
+    let unread: string | undefined;
+    const scan = await this.scanner.scan().catch((error: unknown) => {
+      unread = (error as Error).message;
+      return { goals: [], problems: [{ file: '', message: `goals not read: ${unread}` }] };
+    });
     problems.push(...scan.problems.map((p) => p.message));
     // What was said of the closed ledger (a check, a rebuild): on stderr for a command, here for the workbench.
     problems.push(...ledgerNotices(paths).map((line) => line.replace(/^pak2: /, '')));
@@ -201,7 +206,7 @@ export class SnapshotLoader {
     const closed: GoalRecord[] = [];
     const closedIds = new Set<string>();
     let pending = false;
-    for await (const entry of closedEntriesNewestFirst(paths)) {
+    for await (const entry of unread ? [] : closedEntriesNewestFirst(paths)) {
       if (openIds.has(entry.id)) continue; // the goal file says open: it wins over the ledger
       let goal = this.closedCache.get(entry.id);
       const summary = goal ? undefined : goalOfEntry(entry);
@@ -285,6 +290,7 @@ export class SnapshotLoader {
         taskClasses: Object.keys(config.routing ?? {}).sort(),
       },
       goals: rows,
+      ...(unread ? { unread } : {}),
       counts: {
         queued: open.filter((g) => g.status === 'queued').length,
         inFlight: open.filter((g) => g.status !== 'queued' && g.status !== 'blocked').length,

@@ -72,7 +72,7 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const remote = Object.keys(s.leases).length;
   // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
   const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
-  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

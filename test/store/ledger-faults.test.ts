@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { lockPaths } from '../../source/coordinator/lock.js';
 import type { GardenPaths } from '../../source/garden/index.js';
 import {
+  commissionPlant,
   createGoal,
   forgetClosedLedgers,
   ledgerRecordFile,
@@ -54,6 +55,7 @@ describe('a ledger that is a directory', () => {
 
   it('the workbench\'s snapshot says the goals were not read (not an empty garden), and reads them again once it is a file', async () => {
     const { paths, ...g } = await garden(1, 2);
+    await commissionPlant(paths, 'gardener', 'gardener');
     const saved = fs.readFileSync(ledgerFile(paths));
     fs.rmSync(ledgerFile(paths));
     fs.mkdirSync(ledgerFile(paths));
@@ -61,7 +63,14 @@ describe('a ledger that is a directory', () => {
     const source = new SnapshotSource({ garden: { paths, ...g }, readOnly: true, coalesceMs: 10 });
     await source.start();
     try {
-      expect(source.getSnapshot().unread).toBe(`${ledgerFile(paths)}: the closed ledger is a directory; move it aside and pak2 rebuilds the ledger from the goal files`);
+      const said = `${ledgerFile(paths)}: the closed ledger is a directory; move it aside and pak2 rebuilds the ledger from the goal files`;
+      const first = source.getSnapshot();
+      expect(first.unread).toBe(said);
+      expect(first.problems).toContain(`goals not read: ${said}`);
+      // The rest of the garden is read as it is, not shown as a garden with nothing in it.
+      expect(first.garden.name).toBe(g.config.gardenName);
+      expect(first.garden.name).not.toBe('');
+      expect(first.plants.map((p) => p.plant.name)).toEqual(['gardener']);
       fs.rmdirSync(ledgerFile(paths));
       fs.writeFileSync(ledgerFile(paths), saved);
       source.schedule(0);

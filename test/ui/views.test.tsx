@@ -80,6 +80,10 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     const stale = plain(render(<GoalQueue rows={rows} cursor={0} filter="" width={70} height={10} focused now={NOW} unread={why} />).lastFrame());
     expect(stale.replace(/[│\s]+/g, ' ')).toContain('(below: as last read)');
     expect(stale).toContain(goal(2).id);
+    // The status line does not count what it could not read.
+    const whole = plain(app(snapshotOf({ goals: [], unread: why }), { columns: 120, rows: 30 }).lastFrame());
+    expect(whole).toContain('goals not read');
+    expect(whole).not.toContain('0 queued');
   });
 
   it('10,000 goals: the queue windows them and says how many', async () => {
