@@ -143,7 +143,7 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
     .option('--garden <dir>', 'the garden (default: the nearest directory above holding PAK2.toml)')
     .version(PACKAGE_VERSION, '-V, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s) })
+    .configureOutput({ writeOut: (s) => io.out(s), writeErr: (s) => io.err(s), outputError: (s, write) => write(s.replace(/^error: /, 'pak2: ')) })
     .configureHelp({
       subcommandTerm(cmd: Command): string {
         return STAND_IN_TERMS.get(cmd) ?? Help.prototype.subcommandTerm.call(this, cmd);

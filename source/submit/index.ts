@@ -1,4 +1,4 @@
-import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { GOAL_ID_PATTERN, GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
@@ -205,7 +205,7 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
   try {
     goal = await readGoal(garden.paths, id);
   } catch (error) {
-    if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(`ID ${id}: no such goal`);
+    if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(GOAL_ID_PATTERN.test(id) ? `ID ${id}: no such goal` : `ID ${id}: not a goal id (N-slug)`);
     throw error;
   }
   if (goal.status === 'queued') return { goal: await transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now }) };

@@ -52,6 +52,8 @@ describe('pak2 submit', () => {
   ])('refuses %j with a one-line error naming the argument, exit 2, writing nothing', async (args, message) => {
     const r = await runCli(['submit', ...g, ...args], { cwd: garden.paths.gardenRoot });
     expect(r.code).toBe(2);
+    // Every refusal reads alike, commander's own included: `pak2: …`, not `error: …`.
+    expect(oneLineError(r.stderr)).toMatch(/^pak2: /);
     expect(oneLineError(r.stderr)).toContain(message);
     expect(r.stdout).toBe('');
     expect(fs.existsSync(garden.paths.goalsDir) ? fs.readdirSync(garden.paths.goalsDir).filter((f) => f.endsWith('.json')) : []).toEqual([]);

@@ -154,7 +154,11 @@ describe('pak2 cancel', () => {
 
     const unknown = await runCli(['cancel', '999-nope', ...g]);
     expect(unknown.code).toBe(2);
-    expect(oneLineError(unknown.stderr)).toContain('999-nope');
+    expect(oneLineError(unknown.stderr)).toBe('pak2: ID 999-nope: no such goal');
+    // Not an id at all (a path): said so, as pak2 show says it, and nothing outside goals/ is reached.
+    const path_ = await runCli(['cancel', '../../etc/passwd', ...g]);
+    expect(path_.code).toBe(2);
+    expect(oneLineError(path_.stderr)).toBe('pak2: ID ../../etc/passwd: not a goal id (N-slug)');
   });
 });
 
