@@ -78,6 +78,13 @@ export const SCOPE_TITLES: Record<KeyScope, string> = {
 };
 
 const plain = (i: string, k: Key, letter: string) => i === letter && !k.ctrl && !k.meta;
+/**
+ * Enter: a carriage return, or a line feed where no field takes it as a new
+ * line. An Enter typed while the workbench starts, before the terminal is in
+ * raw mode, reaches it as a line feed (the terminal's cooked mode turns CR
+ * into LF), and is still Enter.
+ */
+const enter = (i: string, k: Key) => k.return || i === '\n';
 
 /**
  * The one keymap: the only place keys are bound (STYLE.md). The dispatcher,
@@ -93,7 +100,7 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'cursor.pageDown', keys: 'pgdn', description: 'page down', scope: 'panes', match: (_, k) => k.pageDown, repeats: true },
   { command: 'cursor.top', keys: 'home g', description: 'first row', scope: 'panes', match: (i, k) => k.home || plain(i, k, 'g'), repeats: true },
   { command: 'cursor.bottom', keys: 'end G', description: 'last row', scope: 'panes', match: (i, k) => k.end || plain(i, k, 'G'), repeats: true },
-  { command: 'open', keys: 'enter', description: 'open the selected goal (body, run record, cost, reflection) or note', scope: 'panes', match: (_, k) => k.return && !k.meta },
+  { command: 'open', keys: 'enter', description: 'open the selected goal (body, run record, cost, reflection) or note', scope: 'panes', match: (i, k) => enter(i, k) && !k.meta },
   { command: 'back', keys: 'esc', description: 'close the overlay, clear the filter', scope: 'panes', match: (_, k) => k.escape },
   { command: 'goal.new', keys: 'n', description: 'new goal form', scope: 'panes', match: (i, k) => plain(i, k, 'n') },
   {
@@ -141,7 +148,7 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'form.fieldUp', keys: '↑', description: 'previous field (outside the body)', scope: 'form', match: (_, k) => k.upArrow },
   { command: 'form.choosePrev', keys: '←', description: 'previous choice of type, plant, driver, task class, redact', scope: 'form', match: (_, k) => k.leftArrow },
   { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver, task class, redact', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
-  { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (_, k) => k.return },
+  { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (i, k) => enter(i, k) },
   { command: 'form.submit', keys: 'ctrl-s', description: 'submit the goal', scope: 'form', match: (i, k) => k.ctrl && i === 's' },
   { command: 'form.cancel', keys: 'esc', description: 'cancel the form', scope: 'form', match: (_, k) => k.escape },
 
@@ -149,7 +156,7 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'input.newline', keys: 'alt-enter ctrl-j', description: 'a new line', scope: 'input', match: (i, k) => (k.return && k.meta) || i === '\n' },
   { command: 'input.cancel', keys: 'esc', description: 'cancel, nothing is sent', scope: 'input', match: (_, k) => k.escape },
 
-  { command: 'filter.done', keys: 'enter tab', description: 'keep the filter, back to the list', scope: 'filter', match: (_, k) => k.return || k.tab },
+  { command: 'filter.done', keys: 'enter tab', description: 'keep the filter, back to the list', scope: 'filter', match: (i, k) => enter(i, k) || k.tab },
   { command: 'filter.clear', keys: 'esc', description: 'clear the filter', scope: 'filter', match: (_, k) => k.escape },
 
   { command: 'text.left', keys: '←', description: 'cursor left', scope: 'text', match: (_, k) => k.leftArrow },

@@ -110,6 +110,19 @@ describe('workbench keys', () => {
     expect(actions.follow).toHaveBeenLastCalledWith(`${g1.id}-r1`);
   });
 
+  it('an Enter typed while the workbench starts (a line feed: the terminal was not raw yet) opens the detail too; in the chat input a line feed stays a new line', async () => {
+    const g1 = goal(1, { status: 'closed', closed_reason: 'success' });
+    const { press, lastFrame, actions } = setup(snapshotOf({ goals: [{ goal: g1, run: run(g1.id, { status: 'success', completed_at: ago(1), reflection: 'Learned a thing.' }) }], plants: [gardener] }));
+    await press('\n');
+    expect(lastFrame()).toContain(`Goal ${g1.id}`);
+    expect(lastFrame()).toContain('Learned a thing.');
+    await press(ESC, 'c', 'a', '\n', 'b');
+    expect(actions.sendMessage).not.toHaveBeenCalled();
+    await press('\r');
+    await tick();
+    expect(actions.sendMessage).toHaveBeenCalledWith('a\nb');
+  });
+
   it('tab and shift-tab move between panes', async () => {
     const { press, lastFrame } = setup();
     // The focused pane's title is bold; the chat pane's input hint shows only when it is focused.
