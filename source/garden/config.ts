@@ -205,5 +205,29 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
       );
     }
   }
-  return { paths: gardenPaths(root, config.runtimeRoot), config };
+  const paths = gardenPaths(root, config.runtimeRoot);
+  // A runtime root moved (or mistyped) away from a .runtime/ that holds goals: those goals would silently vanish.
+  const usual = path.join(root, '.runtime');
+  if (config.runtimeRoot !== undefined && paths.runtimeRoot !== usual && holdsGoalFile(path.join(usual, 'goals')) && !holdsGoalFile(paths.goalsDir)) {
+    throw new UserError(`${file}: [runtime].root is ${JSON.stringify(config.runtimeRoot)} (${paths.runtimeRoot}), which holds no goals, but ${usual} holds a runtime with goal files that would not be read`, {
+      hint: 'set `root = ".runtime"` under [runtime] in PAK2.toml, or move .runtime/ to the new root (or aside)',
+    });
+  }
+  return { paths, config };
+}
+
+/** Whether `dir` holds at least one `.json` file (read until the first; false when it is not there). */
+function holdsGoalFile(dir: string): boolean {
+  let handle: fs.Dir;
+  try {
+    handle = fs.opendirSync(dir);
+  } catch {
+    return false;
+  }
+  try {
+    for (let entry = handle.readSync(); entry; entry = handle.readSync()) if (entry.name.endsWith('.json')) return true;
+    return false;
+  } finally {
+    handle.closeSync();
+  }
 }

@@ -137,6 +137,27 @@ describe('6. configuration and names: every problem named', () => {
     expect(result.stderr).toContain('holds a runtime (1 goal file(s))');
   });
 
+  it('a [runtime].root moved to an empty place (outside the garden, or another name) while .runtime/ holds goals is refused, naming both, instead of "no goals yet"', async () => {
+    const garden = await robustGarden();
+    await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: 'exists' });
+    const toml = path.join(garden.paths.gardenRoot, 'PAK2.toml');
+    const original = fs.readFileSync(toml, 'utf8');
+    expect(original).toContain('root = ".runtime"');
+    for (const root of ['../elsewhere-runtime', 'rt']) {
+      fs.writeFileSync(toml, original.replace('root = ".runtime"', `root = "${root}"`));
+      const result = await runCli(['goals', '--garden', garden.paths.gardenRoot]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain(`[runtime].root is "${root}" (${path.resolve(garden.paths.gardenRoot, root)}), which holds no goals, but ${path.join(garden.paths.gardenRoot, '.runtime')} holds a runtime with goal files that would not be read`);
+    }
+    // A new root that holds goals of its own is the operator's choice: no refusal.
+    fs.mkdirSync(path.join(garden.paths.gardenRoot, 'rt', 'goals'), { recursive: true });
+    fs.copyFileSync(path.join(garden.paths.goalsDir, '1-exists.json'), path.join(garden.paths.gardenRoot, 'rt', 'goals', '1-exists.json'));
+    const moved = await runCli(['goals', '--garden', garden.paths.gardenRoot]);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain('1-exists');
+  });
+
   it('goal files whose names are not goal ids (spaces, "..") are named and the listing exits 1', async () => {
     const garden = await robustGarden();
     const goal = await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: 'a real one' });
