@@ -60,3 +60,17 @@ export function commandOf(pid: number): string {
   }
 }
 
+/** True while a process with `pid` exists and is not a zombie (signal 0, then `/proc/<pid>/stat`). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/s.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true; // no /proc: signal 0 is all there is
+  }
+}

@@ -20,7 +20,8 @@ import { NotFixed, type DoctorContext, type Finding, type Problem } from './type
 
 export { DOCTOR_CHECKS, type DoctorCheck, type Finding } from './types.js';
 export { Aside, doctorDir } from './aside.js';
-export { coordinatorPresence, gardenServeProcesses, processAlive, type CoordinatorPresence, type ServeProcess } from './presence.js';
+export { coordinatorPresence, gardenServeProcesses, type CoordinatorPresence, type ServeProcess } from './presence.js';
+export { processAlive } from '../proc.js';
 export { gardenAgentProcesses, type AgentProcess } from './processes.js';
 export { scanEventLog, type EventLogScan } from './events.js';
 export { plantFromEvents } from './plants.js';

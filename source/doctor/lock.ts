@@ -3,7 +3,8 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import { lockPaths } from '../coordinator/lock.js';
 import { isErrno } from '../errors.js';
-import { coordinatorPresence, LOCK_STALE_MS, processAlive } from './presence.js';
+import { processAlive } from '../proc.js';
+import { coordinatorPresence, LOCK_STALE_MS } from './presence.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /**

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { askHolder, coordinatorSocketName, lockPaths, type LockHolder } from '../coordinator/lock.js';
 import type { GardenPaths } from '../garden/index.js';
-import { commandOf, otherProcesses } from '../proc.js';
+import { commandOf, otherProcesses, processAlive } from '../proc.js';
 
 /** How long a coordinator lock directory may go unrefreshed before it is stale (proper-lockfile's `stale` in lock.ts). */
 export const LOCK_STALE_MS = 20_000;
@@ -25,20 +25,6 @@ export interface CoordinatorPresence {
   heldBy?: string;
 }
 
-/** True while a process with `pid` exists and is not a zombie (signal 0, then `/proc/<pid>/stat`). */
-export function processAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/s.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true; // no /proc: signal 0 is all there is
-  }
-}
 
 /** True when something accepts connections on the coordinator socket `name` (a coordinator too busy to answer still does). */
 export function socketBound(name: string, timeoutMs = 1000): Promise<boolean> {

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RUN_MARK_ENV } from '../driver/process-tree.js';
 import { commandOf } from '../proc.js';
-import { coordinatorPresence, processAlive } from './presence.js';
+import { processAlive } from '../proc.js';
+import { coordinatorPresence } from './presence.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** An agent process of a garden, found by its environment. */

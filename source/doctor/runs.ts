@@ -8,7 +8,7 @@ import { markedProcesses } from '../driver/process-tree.js';
 import { runDir } from '../garden/index.js';
 import { readJsonFile, readRunChecked, runIdsForGoal, runMetaFile, runSealFile, StoreError, writeJsonAtomic, type CheckedRun } from '../store/index.js';
 import type { GoalScan } from './goals.js';
-import { processAlive } from './presence.js';
+import { processAlive } from '../proc.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** `runs/<id>/process.json` (driver/dispatch.ts RUN_PROCESS_FILE), read without loading the driver. */

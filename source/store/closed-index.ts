@@ -4,6 +4,7 @@ import path from 'node:path';
 import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { processAlive } from '../proc.js';
 import { appendJsonLine, StoreError, withLock } from './files.js';
 import { sealCache, unsealCache } from './cache-seal.js';
 
@@ -1455,17 +1456,8 @@ function removeDeadRebuildFiles(dir: string): void {
   }
   for (const name of names) {
     const pid = Number(/^\.closed\.(?:scratch|rebuild)-(\d+)-/.exec(name)?.[1]);
-    if (!Number.isSafeInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isSafeInteger(pid) || pid === process.pid || processAlive(pid)) continue;
     fs.rmSync(path.join(dir, name), { force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return isErrno(error, 'EPERM');
   }
 }
 
