@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 
 /**
  * The files pak2 keeps under `<runtime-root>/.cache/` (the listing cache, the
@@ -46,4 +48,35 @@ export function unsealCache(text: string): { value: Record<string, unknown> } | 
   delete record[DIGEST];
   if (digestOf(JSON.stringify(record)) !== digest) return { damaged: 'its digest does not match its content: changed outside pak2' };
   return { value: record };
+}
+
+/**
+ * Writes `value` sealed ({@link sealCache}) to `file`: a temp file renamed
+ * over it, so a reader sees the old file or the new one; the directory is
+ * made first.
+ *
+ * @throws the file-system error (a read-only runtime root).
+ */
+export function writeSealedSync(file: string, value: object): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, sealCache(value));
+  fs.renameSync(temp, file);
+}
+
+/**
+ * Reads a file written by {@link writeSealedSync}.
+ *
+ * @returns undefined when there is none; else what {@link unsealCache} says of its text.
+ * @throws the file-system error other than ENOENT (a directory in its place, no permission).
+ */
+export function readSealedSync(file: string): { value: Record<string, unknown> } | { damaged: string } | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return unsealCache(text);
 }

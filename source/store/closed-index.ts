@@ -6,7 +6,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { processAlive } from '../proc.js';
 import { appendJsonLine, StoreError, withLock } from './files.js';
-import { sealCache, unsealCache } from './cache-seal.js';
+import { readSealedSync, writeSealedSync } from './cache-seal.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -500,8 +500,8 @@ function sameStamp(a: LedgerStamp | undefined, b: LedgerStamp | undefined): bool
 
 function readLedgerRecord(paths: GardenPaths): LedgerRecord | undefined {
   try {
-    const read = unsealCache(fs.readFileSync(ledgerRecordFile(paths), 'utf8'));
-    const value = 'value' in read ? (read.value as unknown as LedgerRecord) : undefined;
+    const read = readSealedSync(ledgerRecordFile(paths));
+    const value = read && 'value' in read ? (read.value as unknown as LedgerRecord) : undefined;
     if (value?.version === 1 && typeof value.ino === 'string' && Number.isSafeInteger(value.size) && typeof value.ctime_ns === 'string') return value;
   } catch {
     // none, or unreadable: the ledger is checked whole
@@ -520,13 +520,9 @@ function ledgerStampNow(paths: GardenPaths): LedgerStamp | undefined {
 
 /** Writes the record (temp file and rename); call holding the goals directory's lock. Never throws. */
 function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp, appends?: LedgerRecord['appends']): void {
-  const file = ledgerRecordFile(paths);
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.tmp`;
     const record: LedgerRecord = { version: 1, goals_dir: paths.goalsDir, ino: stamp.ino, size: stamp.size, ctime_ns: stamp.ctime_ns, ...(appends?.length ? { appends } : {}) };
-    fs.writeFileSync(temp, sealCache(record));
-    fs.renameSync(temp, file);
+    writeSealedSync(ledgerRecordFile(paths), record);
   } catch {
     // a read-only runtime root: later processes check the ledger whole
   }
@@ -1019,7 +1015,7 @@ async function writeListingCache(paths: GardenPaths, listing: { key: string; led
     candidates: listing.candidates,
     strays: listing.strays.map((s) => path.basename(s.file)),
   };
-  await writeCacheFile(paths, cache);
+  writeSealedSync(listingCacheFile(paths), cache);
 }
 
 /**
@@ -1048,23 +1044,27 @@ async function adoptListingCache(state: LedgerState): Promise<void> {
 /** Reads the listing cache (undefined when there is none, or it is not one for this goals directory). */
 async function readListingCache(paths: GardenPaths): Promise<ListingCache | undefined> {
   const file = listingCacheFile(paths);
-  let text: string;
+  let read: ReturnType<typeof readSealedSync>;
   try {
-    text = await fsp.readFile(file, 'utf8');
+    read = readSealedSync(file);
   } catch {
-    return undefined; // none, or unreadable: list
+    return undefined; // unreadable: list
   }
-  const read = unsealCache(text);
-  if ('damaged' in read) {
+  if (read && 'damaged' in read) {
     // Said once: the file goes, and the next settled listing writes a new one.
     notice(`pak2: ${file} was damaged (${read.damaged}): not used; goals/ is listed instead`, path.join(paths.goalsDir, CLOSED_LEDGER));
     await fsp.rm(file, { force: true }).catch(() => undefined);
     return undefined;
   }
-  const cache = read.value as unknown as ListingCache;
-  const ledger = cache?.ledger;
+  return read && listingCacheOf(read.value);
+}
+
+/** A sealed listing cache's content as a cache, its ids and names filtered to well-formed ones; undefined when it is not one (another pak2's). */
+function listingCacheOf(value: Record<string, unknown>): ListingCache | undefined {
+  const cache = value as unknown as ListingCache;
+  const ledger = cache.ledger;
   if (
-    cache?.version !== 1 ||
+    cache.version !== 1 ||
     typeof cache.key !== 'string' ||
     !Array.isArray(cache.candidates) ||
     !Array.isArray(cache.strays) ||
@@ -1090,19 +1090,18 @@ async function readListingCache(paths: GardenPaths): Promise<ListingCache | unde
  */
 export async function inspectListingCache(paths: GardenPaths): Promise<{ file: string; damaged?: string; current: boolean; candidates: string[] } | undefined> {
   const file = listingCacheFile(paths);
-  let text: string;
+  let read: ReturnType<typeof readSealedSync>;
   try {
-    text = await fsp.readFile(file, 'utf8');
+    read = readSealedSync(file);
   } catch (error) {
-    if (isErrno(error, 'ENOENT')) return undefined;
     return { file, damaged: (error as Error).message, current: false, candidates: [] };
   }
-  const read = unsealCache(text);
+  if (!read) return undefined;
   if ('damaged' in read) return { file, damaged: read.damaged, current: false, candidates: [] };
-  const cache = read.value as unknown as ListingCache;
-  if (cache.version !== 1 || typeof cache.key !== 'string' || !Array.isArray(cache.candidates)) return { file, damaged: 'not a listing cache of this pak2', current: false, candidates: [] };
+  const cache = listingCacheOf(read.value);
+  if (!cache) return { file, damaged: 'not a listing cache of this pak2', current: false, candidates: [] };
   const now = await directoryKey(paths.goalsDir);
-  return { file, current: now?.key === cache.key, candidates: cache.candidates.filter((id): id is string => typeof id === 'string') };
+  return { file, current: now?.key === cache.key, candidates: cache.candidates };
 }
 
 /**
@@ -1145,7 +1144,7 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
     if (!cache || cache.key !== before) return;
     cache.key = after.key;
     for (const id of added) if (!cache.candidates.includes(id)) cache.candidates.push(id);
-    await writeCacheFile(paths, cache);
+    writeSealedSync(listingCacheFile(paths), cache);
     if (state) state.disk = { key: cache.key, ledgerOffset: cache.ledger.offset };
   } catch {
     // the next read lists goals/
@@ -1163,32 +1162,21 @@ function goalsKeyFile(paths: GardenPaths): string {
 
 function readGoalsKey(paths: GardenPaths): string | undefined {
   try {
-    const read = unsealCache(fs.readFileSync(goalsKeyFile(paths), 'utf8'));
-    return 'value' in read && typeof read.value.key === 'string' ? read.value.key : undefined;
+    const read = readSealedSync(goalsKeyFile(paths));
+    return read && 'value' in read && typeof read.value.key === 'string' ? read.value.key : undefined;
   } catch {
     return undefined;
   }
 }
 
 function writeGoalsKey(paths: GardenPaths, key: string): void {
-  const file = goalsKeyFile(paths);
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(temp, sealCache({ key }));
-    fs.renameSync(temp, file);
+    writeSealedSync(goalsKeyFile(paths), { key });
   } catch {
     // a read-only runtime root
   }
 }
 
-async function writeCacheFile(paths: GardenPaths, cache: ListingCache): Promise<void> {
-  const file = listingCacheFile(paths);
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
-  await fsp.writeFile(temp, sealCache(cache));
-  await fsp.rename(temp, file);
-}
 
 /** The highest goal number N among the goals directory's `.json` files (0 when none), listed streaming. */
 export async function highestGoalNumber(dir: string): Promise<number> {
@@ -1201,7 +1189,8 @@ export async function highestGoalNumber(dir: string): Promise<number> {
 
 /**
  * Appends a closed goal's entry to the ledger (one write of the whole line;
- * a torn last line is ended first), holding the goals directory's lock, and
+ * a torn last line is cut first, with a notice: no append is under way
+ * while this one holds the lock), holding the goals directory's lock, and
  * moves the ledger record along when it matched the ledger before the
  * append (the append is then the only change); a ledger pak2 creates here
  * is recorded as pak2's. `listed`, asked holding the lock, skips the append
