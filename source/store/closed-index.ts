@@ -471,7 +471,6 @@ export function ledgerRecordFile(paths: GardenPaths): string {
 
 interface LedgerRecord {
   version: 1;
-  goals_dir: string;
   ino: string;
   size: number;
   ctime_ns: string;
@@ -521,7 +520,7 @@ function ledgerStampNow(paths: GardenPaths): LedgerStamp | undefined {
 /** Writes the record (temp file and rename); call holding the goals directory's lock. Never throws. */
 function writeLedgerRecord(paths: GardenPaths, stamp: LedgerStamp, appends?: LedgerRecord['appends']): void {
   try {
-    const record: LedgerRecord = { version: 1, goals_dir: paths.goalsDir, ino: stamp.ino, size: stamp.size, ctime_ns: stamp.ctime_ns, ...(appends?.length ? { appends } : {}) };
+    const record: LedgerRecord = { version: 1, ino: stamp.ino, size: stamp.size, ctime_ns: stamp.ctime_ns, ...(appends?.length ? { appends } : {}) };
     writeSealedSync(ledgerRecordFile(paths), record);
   } catch {
     // a read-only runtime root: later processes check the ledger whole
@@ -995,7 +994,6 @@ export function listingCacheFile(paths: GardenPaths): string {
 
 interface ListingCache {
   version: 1;
-  goals_dir: string;
   /** The directory's dev, inode and mtime (ns) stat'ed before the listing, which began 2 s or more after that mtime. */
   key: string;
   /** How far the ledger had been read when the listing was filtered by it: a cold start reads only what follows. */
@@ -1009,7 +1007,6 @@ interface ListingCache {
 async function writeListingCache(paths: GardenPaths, listing: { key: string; ledger: { ino: number | undefined; birth: number; offset: number; tail: Buffer }; candidates: string[]; strays: ListingProblem[] }): Promise<void> {
   const cache: ListingCache = {
     version: 1,
-    goals_dir: paths.goalsDir,
     key: listing.key,
     ledger: { ino: listing.ledger.ino ?? null, birth: listing.ledger.birth, offset: listing.ledger.offset, tail: listing.ledger.tail.toString('base64') },
     candidates: listing.candidates,
