@@ -344,16 +344,29 @@ export function formatCost(cost: Cost | undefined): string {
 /**
  * What pak2 observed about how a run ended beyond its status, one line each
  * (the CLI's `show` and the workbench detail both print these): a rewritten
- * record, the watchdog's limit and last event, a lingering agent, processes
- * the sweep could not end, a partial cost.
+ * record, the watchdog's limit, last event and open work, a lingering
+ * agent, background tasks, how the last turn stopped when it did not
+ * finish, processes the sweep could not end, a partial cost.
  */
 export function runNoticeLines(run: RunRecord): string[] {
   const lines: string[] = [];
   if (run.record_tampering) lines.push(`tampered meta.json was rewritten by someone else (${run.record_tampering.fields.join(', ')}); pak2's record stands`);
-  if (run.watchdog) lines.push(`watchdog silent ${run.watchdog.silent_seconds} s > ${run.watchdog.limit} ${run.watchdog.limit_seconds} s; last event: ${run.watchdog.last_event}`);
-  if (run.lingered) lines.push('lingered the agent reported its result but did not exit; pak2 ended it after the grace');
+  if (run.watchdog) lines.push(`watchdog silent ${run.watchdog.silent_seconds} s > ${run.watchdog.limit} ${run.watchdog.limit_seconds} s; last event: ${run.watchdog.last_event}${run.watchdog.open_work?.length ? `; open: ${run.watchdog.open_work.join('; ')}` : ''}`);
+  if (run.lingered) {
+    const cap = run.linger?.ended_by === 'cap';
+    lines.push(`lingered the agent reported its result but did not exit; pak2 ended it ${cap ? `at the cap${run.linger?.open_work?.length ? ` with ${run.linger.open_work.join('; ')} still open` : ''}` : 'once its work had ended (the grace, nothing open)'}`);
+  }
+  if (run.background_tasks?.length) {
+    const unfinished = run.background_tasks.filter((t) => t.unfinished).length;
+    const each = run.background_tasks.map((t) => `${t.type}${t.description ? ` ${JSON.stringify(t.description)}` : ` ${t.id}`} ${t.status === 'running' ? 'never finished' : t.status}${t.unfinished ? ' (unfinished)' : ''}`);
+    lines.push(`background ${run.background_tasks.length} task(s)${unfinished ? `, ${unfinished} unfinished` : ''}: ${each.join('; ')}`);
+  }
+  if ((run.stop_reason && !['end_turn', 'stop_sequence'].includes(run.stop_reason)) || (run.terminal_reason && run.terminal_reason !== 'completed')) {
+    lines.push(`turn stop_reason ${run.stop_reason ?? '-'}, terminal_reason ${run.terminal_reason ?? '-'}`);
+  }
   if (run.leftovers?.length) lines.push(`leftovers ${run.leftovers.length} process(es) outlived the sweep: ${run.leftovers.join('; ')}`);
   if (run.permission_denials?.length) lines.push(`denied ${run.permission_denials.length} tool call(s) refused: ${run.permission_denials.map((d) => `${d.tool}${d.path ? ` ${d.path}` : ''}`).join('; ')}`);
-  if (run.cost?.partial) lines.push('cost partial: a part of the run (e.g. the reflection turn) reported no cost');
+  if (run.cost?.partial && run.cost.source === 'unknown') lines.push("cost partial: the agent reported only its thread's running total, and the total before this run was not known; nothing of the thread's history is charged");
+  else if (run.cost?.partial) lines.push('cost partial: a part of the run (e.g. the reflection turn) reported no cost');
   return lines;
 }

@@ -18,6 +18,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.max_concurrent_runs': `a whole number from 0 to ${MAX_CONCURRENT_RUNS} (0: only remote runners run goals)`,
   'coordinator.tool_silence_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
+  'coordinator.result_grace_cap_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'runners.lease_ttl_seconds': `a whole number of seconds from 3 to ${MAX_SECONDS}`,
@@ -107,6 +108,7 @@ export const ConfigSchema = lazySchema(() =>
         max_concurrent_runs: seconds(0, MAX_CONCURRENT_RUNS).optional(),
         tool_silence_seconds: seconds(1).optional(),
         result_grace_seconds: seconds(0).optional(),
+        result_grace_cap_seconds: seconds(1).optional(),
       }, section)
       .optional(),
     drivers: z.record(z.string(), DriverConfigSchema, section).optional(),

@@ -42,6 +42,8 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `scope_violation`: a guarded run changed a forbidden path or one outside allowed_files (rolled back)
  * - `guard_error`: pak2 could not take a guarded run's baseline or check its tree (git failed)
  * - `lease_expired`: a remote run's runner sent no heartbeat within its lease (status `abandoned`; docs/runners/level2.md)
+ * - `turn_unfinished`: the agent reported success, but its turn stopped before finishing (claude `stop_reason` `tool_use`, `max_tokens`, …, or a `terminal_reason` other than `completed`)
+ * - `background_unfinished`: the agent reported success, but background tasks it started were stopped, failed unseen, or never finished (`background_tasks`)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -61,6 +63,9 @@ export const FAILURE_REASONS = [
   'guard_error',
   // remote runners (seed 004, docs/runners/level2.md)
   'lease_expired',
+  // a run ends when the agent's work ends (docs/run/level2.md, "When a run has ended")
+  'turn_unfinished',
+  'background_unfinished',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -104,6 +109,19 @@ export const WorktreeBaselineSchema = lazySchema(() =>
 );
 export type WorktreeBaseline = z.infer<typeof WorktreeBaselineSchema>;
 
+/**
+ * A background task of a run (claude `system`/`task_started` …
+ * `task_notification`; a command agent's `task` lines): its id, type
+ * (`local_agent`, `local_bash`, …), description, final status (`completed`,
+ * `failed`, `stopped`, or `running`: never ended before the agent's process
+ * did), and `unfinished` when it counts against the run: it never ended, or
+ * it ended other than `completed` and the agent took no turn after it.
+ */
+export const BackgroundTaskSchema = lazySchema(() =>
+  z.looseObject({ id: z.string(), type: z.string(), description: z.string(), status: z.string(), unfinished: z.boolean().optional() }),
+);
+export type BackgroundTask = z.infer<typeof BackgroundTaskSchema>;
+
 /** `runner` of a remote run: who holds it (`name`, `host` as the runner says) and the lease id (a ULID). */
 export const RunRunnerSchema = lazySchema(() => z.looseObject({ name: z.string().min(1), host: z.string().min(1), lease: z.string().min(1) }));
 export type RunRunner = z.infer<typeof RunRunnerSchema>;
@@ -139,10 +157,19 @@ export const RunSchema = lazySchema(() =>
      * which top-level fields differed. The close still writes pak2's record.
      */
     record_tampering: z.looseObject({ detected_at: timestamp(), fields: z.array(z.string()) }).optional(),
-    /** The watchdog's kill: the limit that applied and the last stream event seen. */
-    watchdog: z.looseObject({ limit: z.string(), limit_seconds: z.number().min(0), silent_seconds: z.number().min(0), last_event: z.string() }).optional(),
-    /** Set when the agent reported its result but did not exit within the grace, so pak2 ended it. */
+    /** The watchdog's kill: the limit that applied, the last stream event seen, and the tool calls and background tasks open then. */
+    watchdog: z
+      .looseObject({ limit: z.string(), limit_seconds: z.number().min(0), silent_seconds: z.number().min(0), last_event: z.string(), open_work: z.array(z.string()).optional() })
+      .optional(),
+    /** Set when the agent reported its result but did not exit, so pak2 ended it (`linger` says when). */
     lingered: z.boolean().optional(),
+    /** How a lingering agent was ended: after the grace with no work open (`grace`), or at the cap (`cap`, with what was still open). */
+    linger: z.looseObject({ ended_by: z.enum(['grace', 'cap']), open_work: z.array(z.string()).optional() }).optional(),
+    /** The background tasks the agent started in its main turn, each with its final status (docs/run/level2.md, "When a run has ended"). */
+    background_tasks: z.array(BackgroundTaskSchema).optional(),
+    /** The agent's own words on how its last turn stopped, as claude writes them in its `result` (`end_turn`, `tool_use`, …; `completed`, `max_turns`, …). */
+    stop_reason: z.string().optional(),
+    terminal_reason: z.string().optional(),
     /** Processes of the run that the sweep could not end: `pid command` each. */
     leftovers: z.array(z.string()).optional(),
     /** An operator stop (`pak2 stop`): whether the goal was to go back to the queue rather than close cancelled. */

@@ -23,7 +23,7 @@ import {
 } from '../store/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
 import { closeFromStream, RUN_PROCESS_FILE } from '../driver/dispatch.js';
-import { decideWatchdog } from '../driver/liveness.js';
+import { decideWatchdog, describeOpenWork, watchdogKill } from '../driver/liveness.js';
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
@@ -309,18 +309,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       // A run followed here: its last progress line; otherwise the seed's mtime, then started_at.
       // The silence clock restarts when an answered question returned the goal to running (its updated_at).
       lastActivityMs: Math.max(handle ? handle.liveness.lastProgressAt : await lastActivity(run, eventsFile), Date.parse(goal.updated_at ?? '') || 0),
-      toolOpen: handle ? handle.liveness.openTools.size > 0 : false,
+      toolOpen: handle ? handle.liveness.openWork > 0 : false,
       watchdogSeconds,
       toolSilenceSeconds,
     });
     if (!verdict.kill) continue;
-    const watchdog = {
-      limit: verdict.limitName,
-      limit_seconds: verdict.limitSeconds,
-      silent_seconds: Math.round(verdict.silentMs / 100) / 10,
-      last_event: handle ? handle.liveness.lastEvent : await lastEventOf(eventsFile),
-    };
-    const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;
+    const { watchdog, message } = watchdogKill(verdict, handle ? handle.liveness.lastEvent : await lastEventOf(eventsFile), handle ? describeOpenWork(handle.liveness) : []);
     await appendEvent(paths, { type: 'WatchdogKilled', run: run.id, goal: goal.id, plant: run.plant, detail: message }, now());
     summary.killed.push(run.id);
     if (handle) {

@@ -123,7 +123,7 @@ export interface ClaimContext {
   seed: { name: string; content: string | null };
   blocks: { tend?: string; commission?: string; supplements?: string; comments?: string };
   comments: CommentRecord[];
-  settings: { run_timeout_seconds: number; watchdog_seconds: number; tool_silence_seconds: number; result_grace_seconds: number };
+  settings: { run_timeout_seconds: number; watchdog_seconds: number; tool_silence_seconds: number; result_grace_seconds: number; result_grace_cap_seconds: number };
 }
 
 /** A claim: the lease, the records as written, the context. */
@@ -261,6 +261,7 @@ async function claimContext(garden: Garden, goal: GoalRecord, run: RunRecord, no
       watchdog_seconds: config.coordinator.watchdogSeconds,
       tool_silence_seconds: config.coordinator.toolSilenceSeconds,
       result_grace_seconds: config.coordinator.resultGraceSeconds,
+      result_grace_cap_seconds: config.coordinator.resultGraceCapSeconds,
     },
   };
 }
@@ -493,6 +494,10 @@ export interface FinishInput {
   watchdog?: RunRecord['watchdog'] | null;
   permission_denials?: RunRecord['permission_denials'] | null;
   operator_stop?: { requeue: boolean } | null;
+  linger?: RunRecord['linger'] | null;
+  background_tasks?: RunRecord['background_tasks'] | null;
+  stop_reason?: string | null;
+  terminal_reason?: string | null;
 }
 
 /** The outcome's contradictions with the runner's own facts, first one found (docs/runners/level2.md, "runs_finish"). */
@@ -540,6 +545,10 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
       ...(input.permission_denials?.length ? { permission_denials: input.permission_denials } : {}),
       ...(input.operator_stop ? { operator_stop: { requeue: Boolean(input.operator_stop.requeue) } } : {}),
       ...(input.acceptance ? { acceptance: input.acceptance } : {}),
+      ...(input.linger ? { linger: input.linger } : {}),
+      ...(input.background_tasks?.length ? { background_tasks: input.background_tasks } : {}),
+      ...(typeof input.stop_reason === 'string' ? { stop_reason: input.stop_reason } : {}),
+      ...(typeof input.terminal_reason === 'string' ? { terminal_reason: input.terminal_reason } : {}),
     };
     const held = {
       events: await fsp.stat(runEventsFile(paths, runId)).then((s) => s.size, () => 0),

@@ -20,6 +20,7 @@ import {
   deliverReplyNote,
   freezeDispatchPacket,
   readConversation,
+  readGoal,
   readConversationMessages,
   readComments,
   readPlant,
@@ -33,7 +34,8 @@ import {
   type CloseRunInput,
 } from '../store/index.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
-import { addCosts } from './pricing.js';
+import type { LineSignal } from './liveness.js';
+import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from './context-blocks.js';
@@ -199,12 +201,13 @@ function markerType(line: string): string | undefined {
 
 /**
  * Splits events.jsonl into the main phase's and the reflection phase's
- * parsed JSON lines. One pass finds where the phases begin (only lines that
+ * parsed JSON lines (`freshSession`: the main phase is a retry in a fresh
+ * session, after pak2's marker). One pass finds where the phases begin (only lines that
  * could be pak2's markers are parsed); each phase is then parsed as it is
  * iterated, a line at a time, so a 100 MB stream is never held whole, as
  * text or as values.
  */
-export function readPhases(eventsFile: string): { main: Iterable<unknown>; reflection: Iterable<unknown> } {
+export function readPhases(eventsFile: string): { main: Iterable<unknown>; reflection: Iterable<unknown>; freshSession: boolean } {
   let mainFrom = 0;
   let mainTo = Number.POSITIVE_INFINITY;
   let reflectionFrom: number | undefined;
@@ -234,6 +237,7 @@ export function readPhases(eventsFile: string): { main: Iterable<unknown>; refle
   };
   const reflectionStart = reflectionFrom;
   return {
+    freshSession: mainFrom > 0,
     main: mainEmpty ? [] : { [Symbol.iterator]: () => values(mainFrom, mainTo) },
     reflection: reflectionStart === undefined ? [] : { [Symbol.iterator]: () => values(reflectionStart, Number.POSITIVE_INFINITY) },
   };
@@ -244,6 +248,12 @@ function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: 
   if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped', by: 'coordinator' };
   if (stop === 'operator') return { status: 'killed', reason: 'operator_stopped', by: 'operator' };
   return { status: 'killed', reason: 'killed', by: 'watchdog' };
+}
+
+/** A fresh classifier of the plugin's for one launch, over raw stdout lines (default: every line is progress). */
+function lineClassifier(plugin: DriverPlugin): (line: string) => LineSignal {
+  const classify = plugin.classifier?.();
+  return classify ? (line) => classify(parseStreamLine(line)) : () => ({ progress: true, label: 'output' });
 }
 
 /**
@@ -271,14 +281,38 @@ export function parseStreamLine(line: string): unknown {
   return { type: 'text', text: line };
 }
 
-/** The facts a stream holds, as close fields: cost, final text, turns, session id. */
-function streamFacts(parsed: ParsedStream): Pick<CloseRunInput, 'cost' | 'finalText' | 'numTurns' | 'sessionId'> {
+/** The record fields a stream's facts fill beyond the close input's own: refused tools, background tasks, how the last turn stopped. */
+export function streamExtra(parsed: ParsedStream): NonNullable<CloseRunInput['extra']> {
+  return {
+    ...(parsed.denials?.length ? { permission_denials: parsed.denials } : {}),
+    ...(parsed.backgroundTasks?.length ? { background_tasks: parsed.backgroundTasks } : {}),
+    ...(parsed.stopReason !== undefined ? { stop_reason: parsed.stopReason } : {}),
+    ...(parsed.terminalReason !== undefined ? { terminal_reason: parsed.terminalReason } : {}),
+  };
+}
+
+/** The facts a stream holds, as close fields: cost, final text, turns, session id, and {@link streamExtra}. */
+function streamFacts(parsed: ParsedStream): Pick<CloseRunInput, 'cost' | 'finalText' | 'numTurns' | 'sessionId'> & { extra: NonNullable<CloseRunInput['extra']> } {
   return {
     cost: parsed.cost,
     ...(parsed.finalText !== undefined ? { finalText: parsed.finalText } : {}),
     ...(parsed.numTurns !== undefined ? { numTurns: parsed.numTurns } : {}),
     ...(parsed.sessionId ? { sessionId: parsed.sessionId } : {}),
+    extra: streamExtra(parsed),
   };
+}
+
+/**
+ * The agent session a conversation-route run continues, and the thread's
+ * running total before it (for a driver that reports one, codex): from the
+ * conversation's continuity, when it is this driver's and plant's. A
+ * standard run, or a conversation without a session to resume, starts fresh.
+ */
+async function resumedSession(paths: Garden['paths'], goal: GoalRecord, run: RunRecord): Promise<{ sessionId?: string; threadBefore?: TokenUsage | 'unknown' }> {
+  if (routeOf(goal) === 'standard' || !goal.conversation_id) return {};
+  const { continuity } = await readConversation(paths, goal.conversation_id);
+  if (continuity?.driver !== run.driver || (continuity.plant ?? run.plant) !== run.plant) return {};
+  return { sessionId: continuity.session_id, threadBefore: continuity.thread_usage ?? 'unknown' };
 }
 
 /**
@@ -300,10 +334,12 @@ export async function closeFromStream(
   const { paths, config } = garden;
   const plugin = getDriverPlugin(run.driver, config);
   const phases = readPhases(runEventsFile(paths, run.id));
-  const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model });
-  const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost };
+  // A fresh-session retry (its marker) left a main phase on a new thread: nothing was resumed.
+  const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession ? await readGoal(paths, run.goal).then((goal) => resumedSession(paths, goal, run), () => ({})) : {};
+  const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model, ...('threadBefore' in resumed ? { threadBefore: resumed.threadBefore } : {}) });
+  const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost, extra: {} };
   try {
-    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost };
+    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost, extra: { ...facts.extra, ...input.extra } };
     return await closeRun(paths, run.id, goalType, prepare ? await prepare(full) : full, now);
   } catch (error) {
     if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
@@ -365,6 +401,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const route = routeOf(goal);
   let prompt: string;
   let resumeSessionId: string | undefined;
+  let threadBefore: TokenUsage | 'unknown' | undefined;
   try {
     const plant = await readPlant(paths, run.plant);
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
@@ -388,7 +425,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       const messages = await readConversationMessages(paths, conversation.id, CONVERSATION_CONTEXT_MESSAGES);
       extraBlocks.conversation = renderConversation(conversation.id, messages, route);
       // One agent session per conversation, driver and plant: another plant starts its own.
-      if (conversation.continuity?.driver === run.driver && (conversation.continuity.plant ?? run.plant) === run.plant) resumeSessionId = conversation.continuity.session_id;
+      ({ sessionId: resumeSessionId, threadBefore } = await resumedSession(paths, goal, run));
     }
     prompt = buildPrompt({
       paths,
@@ -448,7 +485,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       stderrFile: stderrLog,
       timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
       resultGraceMs: config.coordinator.resultGraceSeconds * 1000,
-      classifyLine: (line: string) => (plugin.classifyLine ? plugin.classifyLine(parseStreamLine(line)) : { progress: true, label: 'output' }),
+      resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
+      classifyLine: lineClassifier(plugin),
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr).
       onStderr: (chunk: string) => {
         if (ctx.onStderr) ctx.onStderr(runId, chunk);
@@ -485,7 +523,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   let priorCost: Cost | undefined;
   if (!adopted && route !== 'standard' && resumeSessionId && !main.stoppedBy) {
     // A conversation's session that can never be resumed again: start a fresh one once, and say so.
-    const first = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
+    const first = plugin.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model, threadBefore });
     if (first.status === 'failure' && isDeadSession(first.errorText)) {
       priorCost = first.cost;
       const conversationId = goal.conversation_id!;
@@ -493,6 +531,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       await appendConversationMessage(paths, conversationId, { sender: 'system', text: `The agent session ${resumeSessionId} cannot be resumed (${(first.errorText ?? '').slice(0, 300)}); starting a fresh session with the recent messages and trying once more.`, run: runId, fact: `fresh-session:${runId}` }, now());
       await appendJsonLine(eventsFile, { type: FRESH_SESSION_MARKER_TYPE, dropped_session: resumeSessionId, reason: first.errorText ?? null });
       launchCtx.resumeSessionId = undefined;
+      threadBefore = undefined; // a fresh thread: its totals are its own
       main = await runPhase('main');
       if (typeof main === 'string') return failLaunch(main);
     }
@@ -508,13 +547,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
 
   async function finish(main: LaunchResult): Promise<RunRecord | undefined> {
     if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
-    const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model });
+    const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model, threadBefore });
+    const facts = streamFacts(parsed);
     const extra: CloseRunInput['extra'] = {
-      ...(parsed.denials?.length ? { permission_denials: parsed.denials } : {}),
-      ...(main.lingered ? { lingered: true } : {}),
+      ...facts.extra,
+      ...(main.lingered ? { lingered: true, linger: { ended_by: main.lingerEnd ?? 'grace', ...(main.openWork?.length ? { open_work: main.openWork } : {}) } } : {}),
       ...(leftovers.length ? { leftovers: [...leftovers] } : {}),
     };
-    const facts = streamFacts(parsed);
     // A failed first attempt before a fresh session cost something too.
     const base = { ...facts, ...(priorCost ? { cost: addCosts(facts.cost, priorCost) } : {}), exitCode: main.exitCode, extra };
     if (main.stoppedBy) {
@@ -535,6 +574,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       const judged = await guard.afterMain({ launched: true, ...verdict, exitCode: main.exitCode, ...(parsed.reported ? { agentStatus: parsed.status } : {}) });
       verdict = { status: judged.status, ...(judged.failureReason ? { failureReason: judged.failureReason } : {}), ...(judged.errorText ? { errorText: judged.errorText } : {}) };
     }
+    // A turn that stopped before finishing has no answer: what it last said is in the error, not the final text.
+    if (verdict.failureReason === 'turn_unfinished') delete (base as Partial<typeof base>).finalText;
     if (verdict.status !== 'success') return close({ ...base, ...verdict });
 
     if (route !== 'standard') {
@@ -543,12 +584,12 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       // Titled by what it answers, so the inbox does not list a column of "Reply".
       const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# ${replyTitle(goal)}\n\n${reply}\n`, now());
       await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());
-      if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant);
+      if (parsed.sessionId) await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant, parsed.threadTotal);
     }
     if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goal.type)) return close({ ...base, status: 'success' });
 
     const reflection = await solicitReflection(ctx, plugin!, runId, goal, parsed, runPhase, eventsFile, dir, run.model);
-    let cost = reflection.ran ? (plugin!.combineCosts ? plugin!.combineCosts(parsed.cost, reflection.cost) : addCosts(parsed.cost, reflection.cost)) : parsed.cost;
+    let cost = reflection.ran ? addCosts(base.cost, reflection.cost) : base.cost;
     // A reflection turn that ran but reported no cost leaves the total a lower bound.
     if (reflection.ran && (!reflection.cost || reflection.cost.source === 'unknown') && cost.source !== 'unknown') cost = { ...cost, partial: true };
     const reflectionExtra = { ...extra, ...(leftovers.length ? { leftovers: [...leftovers] } : {}) };
@@ -630,20 +671,48 @@ function lastLine(text: string): string {
 }
 
 /**
- * The run's verdict from the agent's own report and its exit (docs/run/level2.md,
- * "Terminal paths"), with the message of its real cause. An agent that
- * reported its result and lingered is judged by its result.
+ * How a process ended, in words: `exit 2`, `killed by SIGTERM` (no exit
+ * code, a signal), `exit 143 (killed by SIGTERM)` (a shell or runtime that
+ * turns a signal into 128 + its number).
  */
-export function judge(parsed: ParsedStream, result: Pick<LaunchResult, 'exitCode' | 'lingered' | 'stderrTail'>): { status: CloseRunInput['status']; failureReason?: FailureReason; errorText?: string } {
+export function exitWords(exitCode: number | null, signal?: string | null): string {
+  if (exitCode === null) return signal ? `killed by ${signal}` : 'exit by signal';
+  const byNumber = exitCode > 128 && exitCode <= 128 + 64 ? Object.entries(os.constants.signals).find(([, n]) => n === exitCode - 128)?.[0] : undefined;
+  return byNumber ? `exit ${exitCode} (killed by ${byNumber})` : `exit ${exitCode}`;
+}
+
+/** Background tasks as a sentence's list: `local_agent "review" (stopped); local_bash "npm test" (never finished)`. */
+function namedTasks(tasks: NonNullable<ParsedStream['backgroundTasks']>): string {
+  return tasks.map((t) => `${t.type}${t.description ? ` ${JSON.stringify(t.description)}` : ` ${t.id}`} (${t.status === 'running' ? 'never finished' : t.status})`).join('; ');
+}
+
+/**
+ * The run's verdict from the agent's own report and its exit (docs/run/level2.md,
+ * "Terminal paths" and "When a run has ended"), with the message of its
+ * real cause. An agent that reported its result and lingered is judged by
+ * its result. A success is plain only when the turn finished (its
+ * `stop_reason` / `terminal_reason`), no background task of it was left
+ * unfinished, and no tool call was refused.
+ */
+export function judge(parsed: ParsedStream, result: Pick<LaunchResult, 'exitCode' | 'lingered' | 'stderrTail'> & { signal?: string | null }): { status: CloseRunInput['status']; failureReason?: FailureReason; errorText?: string } {
   if (parsed.reported && parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText ?? 'the agent reported a failed result' };
   const exitCode = result.lingered ? 0 : result.exitCode;
   if (exitCode !== 0) {
     const stderr = lastLine(result.stderrTail);
     if (parsed.errorText) return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText };
-    return { status: 'failure', failureReason: 'nonzero_exit', errorText: `exit ${exitCode ?? 'by signal'}${parsed.reported ? '' : ', no result event'}${stderr ? `: ${stderr}` : ''}` };
+    return { status: 'failure', failureReason: 'nonzero_exit', errorText: `${exitWords(exitCode, result.signal)}${parsed.reported ? '' : ', no result event'}${stderr ? `: ${stderr}` : ''}` };
   }
   if (!parsed.producedOutput) return { status: 'zero_output', failureReason: 'zero_output', errorText: 'the agent exited 0 without any output' };
   if (parsed.status === 'failure') return { status: 'failure', failureReason: 'agent_error', errorText: parsed.errorText ?? 'no result event: the agent exited 0 without reporting a result' };
+  if (parsed.unfinishedTurn) {
+    const said = parsed.finalText?.trim();
+    const words = said ? `; its last words: ${JSON.stringify(said.length > 300 ? `${said.slice(0, 299)}…` : said)}` : '';
+    return { status: 'failure', failureReason: 'turn_unfinished', errorText: `the agent reported success, but its turn stopped before finishing (${parsed.unfinishedTurn})${words}` };
+  }
+  const unfinished = parsed.backgroundTasks?.filter((t) => t.unfinished) ?? [];
+  if (unfinished.length) {
+    return { status: 'failure', failureReason: 'background_unfinished', errorText: `the agent reported success, but ${unfinished.length} background task(s) did not finish: ${namedTasks(unfinished)}` };
+  }
   if (parsed.denials?.length) {
     const named = parsed.denials.map((d) => `${d.tool}${d.path ? ` ${d.path}` : ''}`).join('; ');
     return { status: 'failure', failureReason: 'permission_denied', errorText: `the agent reported success, but ${parsed.denials.length} tool call(s) were denied: ${named}` };
@@ -670,14 +739,15 @@ async function solicitReflection(
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: result });
     return { ran: false, error: `the reflection turn could not start: ${result}` };
   }
-  const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model });
+  // The reflection continues the thread the main turn left: a driver that reports running totals (codex) is charged from there.
+  const reflected = plugin.parseEvents(readPhases(eventsFile).reflection, { phase: 'reflection', runDir: dir, model, ...(parsed.threadTotal ? { threadBefore: parsed.threadTotal } : {}) });
   if (result.stoppedBy) return { ran: true, stoppedBy: result.stoppedBy, stopDetail: result.stopDetail, cost: reflected.cost };
   const exitCode = result.lingered ? 0 : result.exitCode;
   const text = exitCode === 0 && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
   if (text) return { ran: true, text, cost: reflected.cost };
   const stderr = lastLine(result.stderrTail);
   let error: string;
-  if (exitCode !== 0) error = `the reflection turn exited ${exitCode ?? 'by signal'}${reflected.errorText ? `: ${reflected.errorText}` : stderr ? `: ${stderr}` : ''}`;
+  if (exitCode !== 0) error = `the reflection turn ${exitCode === null ? (result.signal ? `was killed by ${result.signal}` : 'exited by signal') : exitWords(exitCode).replace(/^exit/, 'exited')}${reflected.errorText ? `: ${reflected.errorText}` : stderr ? `: ${stderr}` : ''}`;
   else if (reflected.reported && reflected.status === 'failure') error = `the reflection turn reported an error: ${reflected.errorText ?? 'failed result'}`;
   else if (!reflected.reported && reflected.producedOutput) error = 'the reflection turn printed text but no result event';
   else error = 'the reflection turn returned no text';

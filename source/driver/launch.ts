@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
-import { RunLiveness, type LineSignal } from './liveness.js';
+import { decideLinger, describeOpenWork, RunLiveness, type LineSignal, type LingerEnd } from './liveness.js';
 
 /** An executable and its arguments, plus environment additions for one launch. */
 export interface LaunchSpec {
@@ -37,10 +37,15 @@ export interface LaunchResult {
   /** What the stopper said about the stop. */
   stopDetail: StopDetail | undefined;
   /**
-   * True when the agent reported its terminal result but did not exit within
-   * the result grace, so pak2 ended its group: the run ended at its result.
+   * True when the agent reported its result but did not exit, so pak2 ended
+   * its group: after the grace with no work open (`lingerEnd: 'grace'`), or
+   * at the cap whatever was open (`'cap'`; `openWork` names what was).
    */
   lingered: boolean;
+  /** Why a lingering agent was ended; set with `lingered`. */
+  lingerEnd?: LingerEnd;
+  /** The tool calls and background tasks still open when pak2 ended a lingering agent at the cap. */
+  openWork?: string[];
   /** Set when the process could not be started at all (ENOENT, EACCES, …). */
   spawnError: string | undefined;
   /** Bytes of stdout the agent wrote in this launch. */
@@ -78,8 +83,10 @@ export interface LaunchOptions {
   onStderr?: (chunk: string) => void;
   /** Classifies one stdout line for liveness and the terminal result; default: every line is progress. */
   classifyLine?: (line: string) => LineSignal;
-  /** After a terminal result line, ms to wait for the agent to exit before ending its group. Default 10000. */
+  /** After a result, with no work open, ms since the last progress before a lingering agent's group is ended. Default 10000. */
   resultGraceMs?: number;
+  /** After a result, ms before a lingering agent's group is ended whatever is open. Default 1800000. */
+  resultGraceCapMs?: number;
   /** Wall-time limit in ms; past it the group is stopped with reason `timeout`. */
   timeoutMs?: number;
   /** Called once the process exists, with the handle that stops its whole group. */
@@ -208,8 +215,11 @@ function endWithNewline(file: string): void {
  * forward. Never throws for the agent's own failures: a missing executable
  * is `spawnError`; a stop is `stoppedBy`.
  *
- * The run ends when the agent process exits, or `resultGraceMs` after its
- * terminal result line if it has not exited by then (`lingered`). A stop
+ * The run ends when the agent process exits. An agent that reported its
+ * result and stays is ended (`lingered`) once its work has ended: no tool
+ * call or background task open and no progress for `resultGraceMs`; or, at
+ * the latest, `resultGraceCapMs` after the result that stands
+ * ({@link decideLinger}; docs/run/level2.md, "When a run has ended"). A stop
  * sends SIGINT to the group (claude then reports its cost so far), and after
  * `killGraceMs` SIGKILL. Whenever the agent is gone, the sweep SIGKILLs its
  * group, every process with its {@link RUN_MARK_ENV} and every process still
@@ -231,8 +241,9 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   let stoppedBy: StopReason | undefined;
   let stopDetail: StopDetail | undefined;
   let lingered = false;
+  let lingerEnd: LingerEnd | undefined;
+  let openWork: string[] | undefined;
   let killTimer: NodeJS.Timeout | undefined;
-  let graceTimer: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
   const mark = randomUUID();
 
@@ -293,33 +304,42 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   };
   const observe = (line: string, now: number) => {
     if (!line.trim()) return;
-    const signal = classify(line);
-    liveness.observe(signal, now);
-    if (signal.terminal && !graceTimer && !stoppedBy) {
-      graceTimer = setTimeout(() => {
-        if (stoppedBy) return;
-        // The agent said it is done but has not exited: its result stands; end the group.
-        lingered = true;
-        signalGroup(pid, 'SIGINT');
-        killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
-        killTimer.unref();
-      }, options.resultGraceMs ?? 10_000);
-      graceTimer.unref();
-    }
+    liveness.observe(classify(line), now);
   };
   // At most FOLLOW_POLL_BYTES of each file a poll (`all`: to the end, the agent is gone), a piece at a time.
   const follow = (all = false) => {
     const now = Date.now();
     const budget = all ? Number.POSITIVE_INFINITY : FOLLOW_POLL_BYTES;
-    stdout.readLines((line) => observe(line, now), budget);
+    const behind = stdout.readLines((line) => observe(line, now), budget);
     stderr.readText(forwardStderr, budget);
+    return behind;
   };
-  const poller = setInterval(follow, options.pollMs ?? 200);
+  const poll = () => {
+    // A follower still catching up on a burst has not seen the latest lines: no linger judged on a stale view.
+    if (follow() || stoppedBy || lingered) return;
+    const now = Date.now();
+    const end = decideLinger({
+      nowMs: now,
+      reportedAtMs: liveness.reportedAt,
+      lastProgressAtMs: liveness.lastProgressAt,
+      openWork: liveness.openWork,
+      graceMs: options.resultGraceMs ?? 10_000,
+      capMs: options.resultGraceCapMs ?? 1_800_000,
+    });
+    if (!end) return;
+    // The agent reported and its work has ended (or the cap came): its result stands; end the group.
+    lingered = true;
+    lingerEnd = end;
+    if (liveness.openWork > 0) openWork = describeOpenWork(liveness);
+    signalGroup(pid, 'SIGINT');
+    killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
+    killTimer.unref();
+  };
+  const poller = setInterval(poll, options.pollMs ?? 200);
 
   const result = await child;
   clearInterval(poller);
   if (deadline) clearTimeout(deadline);
-  if (graceTimer) clearTimeout(graceTimer);
   if (killTimer) clearTimeout(killTimer);
   follow(true);
   const rest = stdout.rest();
@@ -339,6 +359,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     stoppedBy,
     stopDetail,
     lingered,
+    ...(lingerEnd ? { lingerEnd } : {}),
+    ...(openWork ? { openWork } : {}),
     spawnError,
     outputBytes: sizeOf(options.stdoutFile) - outStart,
     durationMs: Date.now() - started,

@@ -13,6 +13,7 @@ export const COORDINATOR_DEFAULTS = {
   max_concurrent_runs: 1,
   tool_silence_seconds: 1800,
   result_grace_seconds: 10,
+  result_grace_cap_seconds: 1800,
 } as const;
 
 /** `[runners].lease_ttl_seconds` default: a remote run's lease lasts 10 minutes without a heartbeat (docs/runners/level2.md). */
@@ -33,8 +34,10 @@ export interface GardenConfig {
     maxConcurrentRuns: number;
     /** Silence allowed while a tool call (claude tool_use, codex command_execution) is open. */
     toolSilenceSeconds: number;
-    /** How long an agent may linger after its terminal result before pak2 ends its group. */
+    /** How long an agent may stay after its result, with no work open and no progress, before pak2 ends its group. */
     resultGraceSeconds: number;
+    /** How long an agent may stay after its result whatever it does (open background work, endless output) before pak2 ends its group. */
+    resultGraceCapSeconds: number;
   };
   /** `[drivers.<name>].command`, normalised to argv form. */
   drivers: Record<string, { command?: string[] }>;
@@ -124,6 +127,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       maxConcurrentRuns: cfg.coordinator?.max_concurrent_runs ?? COORDINATOR_DEFAULTS.max_concurrent_runs,
       toolSilenceSeconds: cfg.coordinator?.tool_silence_seconds ?? COORDINATOR_DEFAULTS.tool_silence_seconds,
       resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
+      resultGraceCapSeconds: cfg.coordinator?.result_grace_cap_seconds ?? COORDINATOR_DEFAULTS.result_grace_cap_seconds,
     },
     drivers: driverCommands,
     guard: {

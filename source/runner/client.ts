@@ -67,6 +67,8 @@ export interface RunSettings {
   watchdog_seconds: number;
   tool_silence_seconds: number;
   result_grace_seconds: number;
+  /** Absent from a garden older than this runner: its own default applies. */
+  result_grace_cap_seconds?: number;
 }
 
 /** A plant document: a path relative to the plant directory (`memory/MEMORY.md`) and its text. */
@@ -144,6 +146,10 @@ export interface FinishBody {
   watchdog: RunRecord['watchdog'] | null;
   permission_denials: NonNullable<RunRecord['permission_denials']>;
   operator_stop: RunRecord['operator_stop'] | null;
+  linger: RunRecord['linger'] | null;
+  background_tasks: NonNullable<RunRecord['background_tasks']>;
+  stop_reason: string | null;
+  terminal_reason: string | null;
 }
 
 /** One event of the garden's log (docs/server): `id` is a sortable ULID. */

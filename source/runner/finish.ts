@@ -37,7 +37,8 @@ export function acceptanceOf(garden: Garden, run: RunRecord, goalType: string, e
   } else if (run.failure_reason === 'launch_failed') {
     items.push({ item: 'agent process exited 0', verified: false, evidence: `the agent never started: ${run.outputs?.error ?? 'launch failed'}` });
   } else if (run.lingered) {
-    items.push({ item: 'agent process exited 0', verified: true, evidence: `the agent reported its result and did not exit within result_grace_seconds; pak2 ended its process group (exit ${code ?? 'by signal'})` });
+    const when = run.linger?.ended_by === 'cap' ? `within result_grace_cap_seconds${run.linger.open_work?.length ? ` (still open: ${run.linger.open_work.join('; ')})` : ''}` : 'once its work had ended (result_grace_seconds with nothing open)';
+    items.push({ item: 'agent process exited 0', verified: true, evidence: `the agent reported its result and did not exit ${when}; pak2 ended its process group (exit ${code ?? 'by signal'})` });
   } else if (code === 0) {
     items.push({ item: 'agent process exited 0', verified: true, evidence: 'exit code 0' });
   } else {
@@ -79,6 +80,10 @@ export function finishBody(run: RunRecord, lease: string, streamBytes: FinishBod
     watchdog: run.watchdog ?? null,
     permission_denials: run.permission_denials ?? [],
     operator_stop: run.operator_stop ?? null,
+    linger: run.linger ?? null,
+    background_tasks: run.background_tasks ?? [],
+    stop_reason: run.stop_reason ?? null,
+    terminal_reason: run.terminal_reason ?? null,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
-import { decideWatchdog } from '../driver/liveness.js';
+import { decideWatchdog, describeOpenWork, watchdogKill } from '../driver/liveness.js';
 import type { Garden } from '../garden/index.js';
 import { appendEvent } from '../store/index.js';
 import { RunnerApiError, type RunnerClient } from './client.js';
@@ -168,10 +168,9 @@ export class LeaseKeeper {
     }
     const { watchdogSeconds, toolSilenceSeconds } = this.options.garden.config.coordinator;
     const lastActivityMs = Math.max(handle.liveness.lastProgressAt, this.questionOpenAt);
-    const verdict = decideWatchdog({ nowMs: this.now(), lastActivityMs, toolOpen: handle.liveness.openTools.size > 0, watchdogSeconds, toolSilenceSeconds });
+    const verdict = decideWatchdog({ nowMs: this.now(), lastActivityMs, toolOpen: handle.liveness.openWork > 0, watchdogSeconds, toolSilenceSeconds });
     if (!verdict.kill) return;
-    const watchdog = { limit: verdict.limitName, limit_seconds: verdict.limitSeconds, silent_seconds: Math.round(verdict.silentMs / 100) / 10, last_event: handle.liveness.lastEvent };
-    const message = `killed by the watchdog: silent for ${watchdog.silent_seconds} s (${watchdog.limit} ${watchdog.limit_seconds} s); last event: ${watchdog.last_event}`;
+    const { watchdog, message } = watchdogKill(verdict, handle.liveness.lastEvent, describeOpenWork(handle.liveness));
     this.options.log(`run ${this.options.runId}: ${message}`);
     void appendEvent(this.options.garden.paths, { type: 'WatchdogKilled', run: this.options.runId, goal: this.options.goalId, plant: this.options.plant, detail: message }).catch(() => undefined);
     handle.stop('killed', { watchdog, message });
@@ -185,7 +184,9 @@ export class LeaseKeeper {
     if (handle?.stopping) return statusLine(`stopping the agent (${handle.stopping})`);
     if (!handle) return 'between agent launches';
     const tools = handle.liveness.openTools.size;
-    return statusLine(`${this.options.reflecting?.() ? 'reflection' : 'agent'} running; last event: ${handle.liveness.lastEvent}${tools ? `; ${tools} tool call(s) open` : ''}`);
+    const tasks = handle.liveness.openTasks.size;
+    const open = [tools ? `${tools} tool call(s)` : '', tasks ? `${tasks} background task(s)` : ''].filter(Boolean).join(', ');
+    return statusLine(`${this.options.reflecting?.() ? 'reflection' : 'agent'} running; last event: ${handle.liveness.lastEvent}${open ? `; ${open} open` : ''}`);
   }
 
   /**

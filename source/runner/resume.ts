@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isTerminalRunStatus, REFLECTION_REQUIRED_TYPES, type GoalRecord, type LeaseRecord, type RunRecord } from '../contracts/index.js';
-import { closeFromStream, dispatch, judge, readPhases, RUN_PROCESS_FILE, RUN_STDERR_FILE, type DriverContext, type RunProcessRecord } from '../driver/dispatch.js';
+import { closeFromStream, dispatch, judge, readPhases, streamExtra, RUN_PROCESS_FILE, RUN_STDERR_FILE, type DriverContext, type RunProcessRecord } from '../driver/dispatch.js';
 import type { RunHandle, StopDetail, StopReason } from '../driver/launch.js';
 import { RunLiveness } from '../driver/liveness.js';
 import { getDriverPlugin } from '../driver/plugins/index.js';
@@ -144,12 +144,13 @@ export function judgeUnobserved(garden: Garden, run: RunRecord, goalType: string
   if (!parsed.reported) return { status: 'failure', failureReason: 'driver_error', errorText: 'the runner restarted while the agent ran; the agent ended without a result event and its exit was not observed', exitCode: null, by: 'runner' };
   // Its own report decides: the exit code is unknown, so it is not held against it.
   const verdict = judge(parsed, { exitCode: 0, lingered: false, stderrTail: '' });
-  const base = { exitCode: null, by: 'runner', ...(parsed.denials?.length ? { extra: { permission_denials: parsed.denials } } : {}) };
+  const facts = streamExtra(parsed);
+  const base = { exitCode: null, by: 'runner', ...(Object.keys(facts).length ? { extra: facts } : {}) };
   if (verdict.status !== 'success') return { ...base, ...verdict };
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) return { ...base, status: 'success' };
-  const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: runDir(garden.paths, run.id), model: run.model });
+  const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: runDir(garden.paths, run.id), model: run.model, ...(parsed.threadTotal ? { threadBefore: parsed.threadTotal } : {}) });
   const text = reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
-  const cost = plugin.combineCosts ? plugin.combineCosts(parsed.cost, reflected.cost) : addCosts(parsed.cost, reflected.cost);
+  const cost = addCosts(parsed.cost, reflected.cost);
   if (!text) return { ...base, cost, status: 'failure', failureReason: 'reflection_failed', errorText: 'the runner restarted before a reflection was recorded; no reflection turn finished' };
   return { ...base, cost, status: 'success', reflection: text };
 }

@@ -446,6 +446,10 @@ export async function failClaim(ctx: RunnerContext, claim: ClaimAnswer, error: u
       watchdog: null,
       permission_denials: [],
       operator_stop: null,
+      linger: null,
+      background_tasks: [],
+      stop_reason: null,
+      terminal_reason: null,
     });
     ctx.log(`finished ${claim.run.id} failure (driver_error) cost unknown`);
     return true;

@@ -60,6 +60,7 @@ export function withSettings(config: GardenConfig, settings: Partial<RunSettings
       watchdogSeconds: settings?.watchdog_seconds ?? c.watchdogSeconds,
       toolSilenceSeconds: settings?.tool_silence_seconds ?? c.toolSilenceSeconds,
       resultGraceSeconds: settings?.result_grace_seconds ?? c.resultGraceSeconds,
+      resultGraceCapSeconds: settings?.result_grace_cap_seconds ?? c.resultGraceCapSeconds,
     },
   };
 }

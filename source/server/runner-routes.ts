@@ -143,6 +143,10 @@ const FINISH_BODY = {
     watchdog: { type: ['object', 'null'] },
     permission_denials: { type: ['array', 'null'] },
     operator_stop: { type: ['object', 'null'], properties: { requeue: { type: 'boolean' } } },
+    linger: { type: ['object', 'null'], description: 'how a lingering agent was ended: {ended_by: grace|cap, open_work?: [string]}' },
+    background_tasks: { type: ['array', 'null'], description: 'the background tasks of the main turn: {id, type, description, status, unfinished?}', items: { type: 'object' } },
+    stop_reason: { type: ['string', 'null'] },
+    terminal_reason: { type: ['string', 'null'] },
   },
 };
 
@@ -251,7 +255,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
                   comments: { type: 'array', items: ref('Comment') },
                   settings: {
                     type: 'object',
-                    properties: { run_timeout_seconds: { type: 'integer' }, watchdog_seconds: { type: 'integer' }, tool_silence_seconds: { type: 'integer' }, result_grace_seconds: { type: 'integer' } },
+                    properties: { run_timeout_seconds: { type: 'integer' }, watchdog_seconds: { type: 'integer' }, tool_silence_seconds: { type: 'integer' }, result_grace_seconds: { type: 'integer' }, result_grace_cap_seconds: { type: 'integer' } },
                   },
                 },
               },

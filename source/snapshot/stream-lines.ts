@@ -19,6 +19,10 @@ export interface TailUsage {
   inputTokens: number;
   outputTokens: number;
   costUsd: number | undefined;
+  /** The cost counted before this phase (main, then reflection): a command agent's `cost_usd` is its phase's so far. */
+  phaseBaseUsd?: number;
+  /** The last claude `total_cost_usd` of this phase: a result's own share is what it adds (claude writes a running total). */
+  lastTotalUsd?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -60,6 +64,11 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
     case 'system':
       if (line.subtype === 'init') return [{ kind: 'info', text: `session ${str(line.session_id) ?? '?'} · model ${str(line.model) ?? '?'}` }];
       if (line.subtype === 'api_retry') return [{ kind: 'error', text: `API retry ${num(line.attempt) ?? '?'}/${num(line.max_retries) ?? '?'}: ${str(line.error) ?? ''} ${num(line.error_status) ?? ''}`.trim() }];
+      if (line.subtype === 'task_started') return [{ kind: 'info', text: `⧗ background ${str(line.task_type) ?? 'task'} ${JSON.stringify(clip(str(line.description) ?? str(line.task_id) ?? '', 80))} started` }];
+      if (line.subtype === 'task_notification') {
+        const status = str(line.status) ?? 'ended';
+        return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(str(line.summary) ?? str(line.task_id) ?? '', 140)}` }];
+      }
       return [];
     case 'assistant': {
       const message = isObj(line.message) ? line.message : {};
@@ -84,7 +93,7 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
       return out;
     }
     case 'result': {
-      const cost = num(line.total_cost_usd);
+      const cost = resultShare(line, usage);
       if (cost !== undefined) usage.costUsd = (usage.costUsd ?? 0) + cost;
       const u = isObj(line.usage) ? line.usage : {};
       usage.inputTokens += num(u.input_tokens) ?? 0;
@@ -93,6 +102,12 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
       const turns = num(line.num_turns);
       const tail = [cost !== undefined ? `$${cost.toFixed(4)}` : 'cost unknown', tokens, turns !== undefined ? `${turns} turns` : ''].filter(Boolean).join(' · ');
       if (line.is_error === true) return [{ kind: 'error', text: `✗ ${clip(str(line.result) ?? str(line.subtype) ?? 'error', 200)} · ${tail}` }];
+      if (turns === 0 && isObj(line.origin) && line.origin.kind === 'task-notification') return [{ kind: 'info', text: `task notifications drained (not the end of a turn) · ${tail}` }];
+      const stop = str(line.stop_reason);
+      const terminal = str(line.terminal_reason);
+      if ((stop && stop !== 'end_turn' && stop !== 'stop_sequence') || (terminal && terminal !== 'completed')) {
+        return [{ kind: 'error', text: `✗ ${str(line.subtype) ?? 'result'}, but the turn stopped before finishing (${[stop ? `stop_reason ${stop}` : '', terminal && terminal !== 'completed' ? `terminal_reason ${terminal}` : ''].filter(Boolean).join(', ')}) · ${tail}` }];
+      }
       // A "success" with refused tool calls did not do all it tried: shown as such.
       const denied = Array.isArray(line.permission_denials) ? line.permission_denials.length : 0;
       if (denied > 0) return [{ kind: 'error', text: `✗ ${denied} tool call(s) denied · ${str(line.subtype) ?? 'done'} · ${tail}` }];
@@ -101,6 +116,18 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
     default:
       return [];
   }
+}
+
+/** A claude result's own share of the cost: its `model_usage_since_last_result`, else what its running `total_cost_usd` adds. */
+function resultShare(line: Json, usage: TailUsage): number | undefined {
+  const total = num(line.total_cost_usd);
+  let share: number | undefined;
+  if (isObj(line.model_usage_since_last_result)) {
+    share = 0;
+    for (const model of Object.values(line.model_usage_since_last_result)) share += (isObj(model) ? num(model.costUSD) : undefined) ?? 0;
+  } else if (total !== undefined) share = Math.max(0, total - (usage.lastTotalUsd ?? 0));
+  if (total !== undefined) usage.lastTotalUsd = total;
+  return share;
 }
 
 function codexLine(line: Json, usage: TailUsage): TailLine[] {
@@ -171,12 +198,23 @@ export function renderStreamLine(value: unknown, usage: TailUsage): TailLine[] {
 function renderValue(value: unknown, usage: TailUsage): TailLine[] {
   if (!isObj(value)) return typeof value === 'string' && value.trim() ? [{ kind: 'text', text: value }] : [];
   const type = str(value.type) ?? '';
-  if (type === 'pak2.reflection') return [{ kind: 'info', text: '— reflection —' }];
+  if (type === 'pak2.reflection') {
+    // A new phase: its running totals start over.
+    usage.phaseBaseUsd = usage.costUsd;
+    usage.lastTotalUsd = undefined;
+    return [{ kind: 'info', text: '— reflection —' }];
+  }
+  if (type === 'task' && str(value.id) && str(value.status)) {
+    const status = str(value.status)!;
+    if (status === 'started') return [{ kind: 'info', text: `⧗ background ${str(value.task_type) ?? 'task'} ${JSON.stringify(clip(str(value.description) ?? str(value.id)!, 80))} started` }];
+    return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(str(value.description) ?? str(value.id)!, 140)}` }];
+  }
   if (type === 'error') return [{ kind: 'error', text: clip(str(value.message) ?? JSON.stringify(value), 200) }];
   if (type === 'text') return str(value.text)?.trim() ? [{ kind: 'text', text: str(value.text)!.trim() }] : [];
   if (type === 'result' && ('status' in value || 'cost_usd' in value)) {
+    // A command agent's cost_usd is its phase's so far: a later result line replaces an earlier one.
     const cost = num(value.cost_usd);
-    if (cost !== undefined) usage.costUsd = (usage.costUsd ?? 0) + cost;
+    if (cost !== undefined) usage.costUsd = (usage.phaseBaseUsd ?? 0) + cost;
     const ok = value.status !== 'failure';
     const text = str(value.text) ?? str(value.error) ?? '';
     return [{ kind: ok ? 'usage' : 'error', text: `${ok ? '✓' : '✗'} ${clip(text, 160)}${cost !== undefined ? ` · $${cost.toFixed(4)}` : ''}`.trim() }];

@@ -30,8 +30,21 @@ export interface ConversationMeta {
   channel: 'filesystem';
   /** True for the conversation `pak2 cycle` opens with its startup note. */
   startup?: boolean;
-  /** The agent session the conversation resumes on its next turn (per driver). */
-  continuity?: { driver: string; session_id: string; updated_at: string; plant?: string };
+  /**
+   * The agent session the conversation resumes on its next turn (per
+   * driver). `thread_usage`: for a driver whose usage after a resume is the
+   * thread's running total (codex), that total after the last turn, so the
+   * next turn is charged its own tokens only (docs/conversation/level2.md).
+   */
+  continuity?: { driver: string; session_id: string; updated_at: string; plant?: string; thread_usage?: ThreadUsage };
+}
+
+/** A thread's running token total, as codex reports it after each turn. */
+export interface ThreadUsage {
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  reasoning_output_tokens?: number;
 }
 
 /** The conversation id pattern: `c-<yyyymmddThhmmss>-<8 hex>`. */
@@ -98,10 +111,10 @@ export async function readConversation(paths: GardenPaths, id: string): Promise<
   return read.value as ConversationMeta;
 }
 
-/** Records the agent session a conversation continues on its next turn. */
-export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date(), plant?: string): Promise<ConversationMeta> {
+/** Records the agent session a conversation continues on its next turn, with the thread's running total where the driver reports one. */
+export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date(), plant?: string, threadUsage?: ThreadUsage): Promise<ConversationMeta> {
   const meta = await readConversation(paths, id);
-  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString(), ...(plant ? { plant } : {}) } };
+  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString(), ...(plant ? { plant } : {}), ...(threadUsage ? { thread_usage: threadUsage } : {}) } };
   await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), next);
   return next;
 }

@@ -277,7 +277,7 @@ export interface CloseRunInput {
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
-  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance'>;
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'linger' | 'background_tasks' | 'stop_reason' | 'terminal_reason' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance'>;
 }
 
 const closing = new Map<string, Promise<unknown>>();

@@ -13,7 +13,7 @@ describe('watchdog liveness (docs/run/level2.md, "Watchdog")', () => {
 
   it('claude: tool_use opens a tool, its tool_result closes it, api_retry is not progress, result is terminal', () => {
     const live = new RunLiveness(0);
-    const c = (line: unknown) => claudePlugin.classifyLine!(line);
+    const c = claudePlugin.classifier!();
     live.observe(c({ type: 'assistant', message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash' }] } }), 1000);
     expect([...live.openTools.entries()]).toEqual([['toolu_1', 'assistant tool_use Bash']]);
     live.observe(c({ type: 'system', subtype: 'api_retry' }), 5000);
@@ -26,7 +26,7 @@ describe('watchdog liveness (docs/run/level2.md, "Watchdog")', () => {
 
   it('codex: command_execution items open and close a tool, Reconnecting errors are not progress, turn.completed is terminal', () => {
     const live = new RunLiveness(0);
-    const c = (line: unknown) => codexPlugin.classifyLine!(line);
+    const c = codexPlugin.classifier!();
     live.observe(c({ type: 'item.started', item: { id: 'item_3', type: 'command_execution', command: 'sleep 600' } }), 1000);
     expect(live.openTools.has('item_3')).toBe(true);
     live.observe(c({ type: 'error', message: 'Reconnecting... 2/5 (stream disconnected)' }), 2000);

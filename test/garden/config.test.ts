@@ -41,17 +41,17 @@ describe('parseConfig defaults', () => {
     expect(config.runtimeRoot).toBeUndefined();
     expect(config.defaults).toEqual({});
     expect(config.drivers).toEqual({});
-    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 300, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10 });
+    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 300, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800 });
   });
 
   it('the exported defaults are the documented ones', () => {
-    expect(COORDINATOR_DEFAULTS).toEqual({ interval_seconds: 60, watchdog_seconds: 300, run_timeout_seconds: 3600, max_concurrent_runs: 1, tool_silence_seconds: 1800, result_grace_seconds: 10 });
+    expect(COORDINATOR_DEFAULTS).toEqual({ interval_seconds: 60, watchdog_seconds: 300, run_timeout_seconds: 3600, max_concurrent_runs: 1, tool_silence_seconds: 1800, result_grace_seconds: 10, result_grace_cap_seconds: 1800 });
     expect(DEFAULT_GARDEN_NAME).toBe('garden');
   });
 
   it('a partial [coordinator] keeps the other defaults', () => {
     const config = parseConfig('[coordinator]\nwatchdog_seconds = 42\n');
-    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 42, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10 });
+    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 42, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800 });
   });
 
   it('an empty [garden] table keeps the default name', () => {
@@ -78,6 +78,7 @@ describe('parseConfig values', () => {
         'max_concurrent_runs = 3',
         'tool_silence_seconds = 600',
         'result_grace_seconds = 0',
+        'result_grace_cap_seconds = 120',
         '[guard]',
         'verify = "npm test"',
         'allowed_files = ["src/**"]',
@@ -96,7 +97,7 @@ describe('parseConfig values', () => {
       gardenName: 'orchard',
       runtimeRoot: '.runtime',
       defaults: { driver: 'claude', model: 'claude-opus-4-6', reasoning_effort: 'high' },
-      coordinator: { intervalSeconds: 5, watchdogSeconds: 30, runTimeoutSeconds: 900, maxConcurrentRuns: 3, toolSilenceSeconds: 600, resultGraceSeconds: 0 },
+      coordinator: { intervalSeconds: 5, watchdogSeconds: 30, runTimeoutSeconds: 900, maxConcurrentRuns: 3, toolSilenceSeconds: 600, resultGraceSeconds: 0, resultGraceCapSeconds: 120 },
       drivers: {},
       guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
       routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },

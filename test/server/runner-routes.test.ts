@@ -115,7 +115,7 @@ describe('tasks_claim', () => {
     expect(context.prompt).toContain('Fix the flaky test');
     expect(context.documents).toEqual([{ path: 'memory/MEMORY.md', content: '# Memory\n' }]);
     expect(context.seed).toMatchObject({ name: 'gardener' });
-    expect(context.settings).toEqual({ run_timeout_seconds: 600, watchdog_seconds: 300, tool_silence_seconds: 1800, result_grace_seconds: 10 });
+    expect(context.settings).toEqual({ run_timeout_seconds: 600, watchdog_seconds: 300, tool_silence_seconds: 1800, result_grace_seconds: 10, result_grace_cap_seconds: 1800 });
     expect((await readGoal(g.paths, submitted.id)).status).toBe('running');
     expect((await readRun(g.paths, run.id)).runner).toEqual({ name: 'r1', host: 'box-1', lease: lease.id });
     expect(types(g).slice(-4)).toEqual(['GoalTransitioned', 'RunStarted', 'GoalTransitioned', 'LeaseClaimed']);

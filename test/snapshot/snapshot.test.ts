@@ -139,7 +139,7 @@ describe('the run tail', () => {
     expect(renderStreamLine({ type: 'result', subtype: 'success', is_error: false, total_cost_usd: 0.0123, usage: { input_tokens: 100, output_tokens: 20 }, num_turns: 2 }, u)).toEqual([
       { kind: 'usage', text: '✓ success · $0.0123 · 100 in / 20 out · 2 turns' },
     ]);
-    expect(u).toEqual({ inputTokens: 100, outputTokens: 20, costUsd: 0.0123 });
+    expect(u).toEqual({ inputTokens: 100, outputTokens: 20, costUsd: 0.0123, lastTotalUsd: 0.0123 });
     const c = usage();
     expect(renderStreamLine({ type: 'item.completed', item: { type: 'command_execution', command: 'ls', aggregated_output: 'a\nb', exit_code: 2 } }, c)).toEqual([{ kind: 'error', text: '◂ exit 2: a b' }]);
     expect(renderStreamLine({ type: 'turn.completed', usage: { input_tokens: 300, output_tokens: 7 } }, c)).toEqual([{ kind: 'usage', text: '✓ turn completed · 300 in / 7 out' }]);

@@ -135,6 +135,23 @@ describe('workbench views from fixed snapshots, compared with stored frames', ()
     await expect(plain(frame)).toMatchFileSnapshot('frames/claude-stream.txt');
   });
 
+  it('a claude run whose background task was stopped at exit: the stream says so, and the pane names the unfinished task under the header', async () => {
+    const r = run('4-add-notes-md', {
+      status: 'failure',
+      failure_reason: 'background_unfinished',
+      completed_at: new Date(NOW - 1000).toISOString(),
+      cost: { source: 'provider', usd: 0.0015 },
+      background_tasks: [{ id: 'bj40avinu', type: 'local_bash', description: 'long bg job', status: 'stopped', unfinished: true }],
+    });
+    const { lastFrame } = render(<RunTail tail={tailOf('claude-background-stopped', r.id)} run={r} scroll={0} width={100} height={16} focused={false} now={NOW} />);
+    const frame = plain(lastFrame());
+    expect(frame).toContain('failure (background_unfinished)');
+    expect(frame).toContain('background: local_bash "long bg job" stopped (1 unfinished)');
+    expect(frame).toContain('⧗ background local_bash "long bg job" started');
+    expect(frame).toContain('◂ background task stopped');
+    await expect(frame).toMatchFileSnapshot('frames/claude-background-stopped.txt');
+  });
+
   it('a body with emoji and CJK text keeps the columns aligned', async () => {
     const rows: GoalRow[] = [
       { goal: goal(1, { id: '1-build', body: '漢字とかなの説明を書く 🌱🌸 emoji 👩‍💻', type: 'build' }), run: undefined },

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
-import { estimateCodexCost } from '../pricing.js';
+import { estimateCodexCost, type TokenUsage } from '../pricing.js';
 import type { LineSignal } from '../liveness.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
 
@@ -15,6 +15,37 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 
 function num(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
+}
+
+function usageOf(usage: Record<string, unknown>): TokenUsage {
+  return {
+    input_tokens: num(usage.input_tokens),
+    cached_input_tokens: num(usage.cached_input_tokens),
+    output_tokens: num(usage.output_tokens),
+    ...(usage.reasoning_output_tokens !== undefined ? { reasoning_output_tokens: num(usage.reasoning_output_tokens) } : {}),
+  };
+}
+
+/**
+ * What one phase cost: codex's `turn.completed.usage` is the thread's
+ * running total (after `exec resume` too), so a phase is charged the total
+ * less the thread's total before it (`threadBefore`; none for a fresh
+ * thread). A total before that is unknown, or larger than the total now
+ * (another thread's), is never guessed: the cost is `unknown` with
+ * `partial: true`, and the history is not charged again.
+ */
+export function turnCost(model: string, total: TokenUsage, threadBefore: TokenUsage | 'unknown' | undefined): Cost {
+  if (threadBefore === undefined) return estimateCodexCost(model, total);
+  if (threadBefore === 'unknown') return { source: 'unknown', partial: true };
+  const keys = ['input_tokens', 'cached_input_tokens', 'output_tokens', 'reasoning_output_tokens'] as const;
+  if (keys.some((k) => (total[k] ?? 0) < (threadBefore[k] ?? 0))) return { source: 'unknown', partial: true };
+  const delta: TokenUsage = {
+    input_tokens: total.input_tokens - threadBefore.input_tokens,
+    cached_input_tokens: total.cached_input_tokens - threadBefore.cached_input_tokens,
+    output_tokens: total.output_tokens - threadBefore.output_tokens,
+    ...(total.reasoning_output_tokens !== undefined ? { reasoning_output_tokens: total.reasoning_output_tokens - (threadBefore.reasoning_output_tokens ?? 0) } : {}),
+  };
+  return estimateCodexCost(model, delta);
 }
 
 function codexArgs(ctx: LaunchContext, phase: 'main' | 'reflection', resume?: string): LaunchSpec {
@@ -32,9 +63,10 @@ function codexArgs(ctx: LaunchContext, phase: 'main' | 'reflection', resume?: st
  * The `codex` driver (Codex CLI): `codex exec [resume <thread_id>] --json
  * --model <model> --output-last-message <path> --skip-git-repo-check …
  * --sandbox workspace-write -`, prompt on stdin (`-`). Continuity is
- * `thread.started.thread_id`; usage is the latest `turn.completed`; codex
- * reports tokens only, so cost is estimated from the price table, else
- * unknown. The final text is the CLI-written `last-message.md` (main) or
+ * `thread.started.thread_id`; usage is the latest `turn.completed`, the
+ * thread's running total, so a phase is charged its own turns only (see
+ * {@link turnCost}); codex reports tokens only, so cost is estimated from
+ * the price table, else unknown. The final text is the CLI-written `last-message.md` (main) or
  * `reflection.md` (reflection) sidecar. Defaults: model `gpt-5.4`, reasoning
  * effort `xhigh` (seed 002).
  */
@@ -51,25 +83,24 @@ export const codexPlugin: DriverPlugin = {
     if (!ctx.sessionId) throw new Error('codex reported no thread_id to resume for reflection');
     return codexArgs(ctx, 'reflection', ctx.sessionId);
   },
-  combineCosts(main, reflection) {
-    // After `exec resume`, turn.completed.usage counts the whole thread.
-    return reflection && reflection.input_tokens !== undefined ? reflection : main;
+  classifier() {
+    return (raw: unknown): LineSignal => {
+      const line = asRecord(raw);
+      if (!line) return { progress: true, label: 'text' };
+      const type = typeof line.type === 'string' ? line.type : '?';
+      if (type === 'turn.completed' || type === 'turn.failed') return { progress: true, terminal: true, label: type };
+      if (type === 'turn.started') return { progress: true, resumes: true, label: type };
+      // Retries of an unreachable server are not progress (codex: "Reconnecting... 2/5").
+      if (type === 'error' && typeof line.message === 'string' && /^Reconnecting/i.test(line.message)) return { progress: false, label: 'error Reconnecting' };
+      const item = asRecord(line.item);
+      if (item && typeof item.id === 'string' && item.type === 'command_execution') {
+        if (type === 'item.started') return { progress: true, toolStart: item.id, label: 'item.started command_execution' };
+        if (type === 'item.completed') return { progress: true, toolEnd: item.id, label: 'item.completed command_execution' };
+      }
+      return { progress: true, label: item && typeof item.type === 'string' ? `${type} ${item.type}` : type };
+    };
   },
-  classifyLine(raw): LineSignal {
-    const line = asRecord(raw);
-    if (!line) return { progress: true, label: 'text' };
-    const type = typeof line.type === 'string' ? line.type : '?';
-    if (type === 'turn.completed' || type === 'turn.failed') return { progress: true, terminal: true, label: type };
-    // Retries of an unreachable server are not progress (codex: "Reconnecting... 2/5").
-    if (type === 'error' && typeof line.message === 'string' && /^Reconnecting/i.test(line.message)) return { progress: false, label: 'error Reconnecting' };
-    const item = asRecord(line.item);
-    if (item && typeof item.id === 'string' && item.type === 'command_execution') {
-      if (type === 'item.started') return { progress: true, toolStart: item.id, label: 'item.started command_execution' };
-      if (type === 'item.completed') return { progress: true, toolEnd: item.id, label: 'item.completed command_execution' };
-    }
-    return { progress: true, label: item && typeof item.type === 'string' ? `${type} ${item.type}` : type };
-  },
-  parseEvents(lines, { phase, runDir, model }): ParsedStream {
+  parseEvents(lines, { phase, runDir, model, threadBefore }): ParsedStream {
     let sessionId: string | undefined;
     let usage: Record<string, unknown> | undefined;
     let completed = false;
@@ -117,15 +148,8 @@ export const codexPlugin: DriverPlugin = {
     } catch {
       // no sidecar: the agent message stands
     }
-    let cost: Cost = { source: 'unknown' };
-    if (usage) {
-      cost = estimateCodexCost(model, {
-        input_tokens: num(usage.input_tokens),
-        cached_input_tokens: num(usage.cached_input_tokens),
-        output_tokens: num(usage.output_tokens),
-        ...(usage.reasoning_output_tokens !== undefined ? { reasoning_output_tokens: num(usage.reasoning_output_tokens) } : {}),
-      });
-    }
+    const total = usage ? usageOf(usage) : undefined;
+    const cost = total ? turnCost(model, total, threadBefore) : ({ source: 'unknown' } as Cost);
     return {
       cost,
       status: completed && !failed ? 'success' : 'failure',
@@ -135,6 +159,7 @@ export const codexPlugin: DriverPlugin = {
       producedOutput: producedOutput || Boolean(finalText),
       errorText,
       reported: completed || failed,
+      ...(total ? { threadTotal: total } : {}),
     };
   },
 };

@@ -1,5 +1,6 @@
 import type { Cost } from '../../contracts/index.js';
 import type { LineSignal } from '../liveness.js';
+import { BackgroundTaskLog } from './background.js';
 import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
 
 function commandOf(ctx: LaunchContext, name: string): string[] {
@@ -31,7 +32,11 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
  * object is recorded as is; any other line as `{"type":"text","text":…}`.
  * An optional `{"type":"result","status":"success"|"failure","text":…,
  * "cost_usd":…,"session_id":…,"num_turns":…}` line reports the outcome and
- * cost (provider); without `cost_usd` the cost is unknown.
+ * cost (provider); without `cost_usd` the cost is unknown. A later result
+ * line replaces an earlier one (its `cost_usd` is the run's so far).
+ * `{"type":"task","id":…,"status":"started"|"completed"|"failed"|"stopped",
+ * "task_type":…,"description":…}` lines report background work: open work
+ * for the watchdog and the linger until it ends, and a fact of the run.
  */
 export function commandPlugin(name = 'command'): DriverPlugin {
   return {
@@ -48,10 +53,17 @@ export function commandPlugin(name = 'command'): DriverPlugin {
       const [command, ...args] = commandOf(ctx, name);
       return { command: command!, args, env: envOf(ctx, 'reflection', ctx.sessionId) };
     },
-    classifyLine(raw): LineSignal {
-      const line = asRecord(raw);
-      if (line?.type === 'result') return { progress: true, terminal: true, label: 'result' };
-      return { progress: true, label: typeof line?.type === 'string' ? line.type : 'text' };
+    classifier() {
+      return (raw: unknown): LineSignal => {
+        const line = asRecord(raw);
+        const type = typeof line?.type === 'string' ? line.type : 'text';
+        if (type === 'result') return { progress: true, terminal: true, label: 'result' };
+        const task = line && type === 'task' ? taskLine(line) : undefined;
+        if (task?.status === 'started') return { progress: true, taskStart: { id: task.id, type: task.type, description: task.description }, label: `task ${task.type}` };
+        if (task) return { progress: true, taskEnd: { id: task.id, status: task.status }, label: `task ${task.status}` };
+        // A line after a result is progress (the grace counts from it); the result still stands as the agent's word until a later one.
+        return { progress: true, label: type };
+      };
     },
     parseEvents(lines): ParsedStream {
       let finalText: string | undefined;
@@ -62,22 +74,31 @@ export function commandPlugin(name = 'command'): DriverPlugin {
       let errorText: string | undefined;
       let producedOutput = false;
       let reported = false;
+      const tasks = new BackgroundTaskLog();
       for (const raw of lines) {
+        tasks.line();
         const line = asRecord(raw);
         if (!line) continue;
         if (line.type === 'text' && typeof line.text === 'string') {
           if (line.text.trim()) {
             producedOutput = true;
             finalText = line.text;
+            tasks.turn();
           }
         } else if (line.type === 'session' && typeof line.id === 'string') {
           sessionId = line.id;
+        } else if (line.type === 'task') {
+          const task = taskLine(line);
+          if (task?.status === 'started') tasks.started({ id: task.id, type: task.type, description: task.description });
+          else if (task) tasks.ended(task.id, task.status, true);
         } else if (line.type === 'error') {
           errorText = typeof line.message === 'string' ? line.message : JSON.stringify(line);
           if (line.source !== 'pak2') producedOutput = true;
         } else if (line.type === 'result') {
+          // A later result line replaces an earlier one: status, text, cost (the run's so far), turns.
           producedOutput = true;
           reported = true;
+          status = 'success';
           if (line.status !== undefined && line.status !== 'success') {
             status = 'failure';
             if (line.status !== 'failure') errorText = `result line has status ${JSON.stringify(line.status)}; expected "success" or "failure"`;
@@ -89,9 +110,17 @@ export function commandPlugin(name = 'command'): DriverPlugin {
           if (typeof line.error === 'string') errorText = line.error;
         } else {
           producedOutput = true;
+          tasks.turn();
         }
       }
-      return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText, reported };
+      const backgroundTasks = tasks.facts();
+      return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText, reported, ...(backgroundTasks.length ? { backgroundTasks } : {}) };
     },
   };
+}
+
+/** A command agent's `{"type":"task","id":…,"status":…,"task_type"?:…,"description"?:…}` line, or undefined when it is not one. */
+function taskLine(line: Record<string, unknown>): { id: string; status: string; type: string; description: string } | undefined {
+  if (typeof line.id !== 'string' || !line.id || typeof line.status !== 'string' || !line.status) return undefined;
+  return { id: line.id, status: line.status, type: typeof line.task_type === 'string' ? line.task_type : 'task', description: typeof line.description === 'string' ? line.description : '' };
 }

@@ -1,4 +1,5 @@
-import type { Cost } from '../../contracts/index.js';
+import type { BackgroundTask, Cost } from '../../contracts/index.js';
+import type { TokenUsage } from '../pricing.js';
 import type { LaunchSpec } from '../launch.js';
 import type { LineSignal } from '../liveness.js';
 
@@ -22,6 +23,13 @@ export interface ParseContext {
   phase: 'main' | 'reflection';
   runDir: string;
   model: string;
+  /**
+   * For a driver whose usage after a resume is the thread's running total
+   * (codex): the thread's total before this phase, so the phase is charged
+   * its own turn only. `unknown` when the phase resumed a thread whose
+   * earlier total pak2 does not know; absent for a fresh thread.
+   */
+  threadBefore?: TokenUsage | 'unknown';
 }
 
 /** What a plugin read from an agent's stream. */
@@ -43,6 +51,19 @@ export interface ParsedStream {
   denials?: { tool: string; path?: string }[];
   /** True when the stream holds the agent's terminal result (claude `result`, codex `turn.completed` / `turn.failed`, a command `result` line). */
   reported: boolean;
+  /** The background tasks the stream started, each with its final status and whether it counts as unfinished. */
+  backgroundTasks?: BackgroundTask[];
+  /** The last result's own words on how the turn stopped (claude `stop_reason` / `terminal_reason`), when it wrote them. */
+  stopReason?: string;
+  terminalReason?: string;
+  /**
+   * Set when the agent reported success but its turn stopped before
+   * finishing: why, in words (`stop_reason tool_use`). Never set on an
+   * error result (that is an error, said in `errorText`).
+   */
+  unfinishedTurn?: string;
+  /** Codex: the thread's running token total after this phase (kept with a conversation's continuity). */
+  threadTotal?: TokenUsage;
 }
 
 /**
@@ -60,17 +81,13 @@ export interface DriverPlugin {
   /** The continuation that asks the same session (`sessionId`) for its reflection. */
   buildReflectionCommand(ctx: LaunchContext & { sessionId: string | undefined }): LaunchSpec;
   /**
-   * The run's cost from the main turn's and the reflection turn's
-   * (default: {@link addCosts}, the sum). Codex reports thread-cumulative
-   * usage after a resume, so its reflection cost already includes the main turn.
+   * A classifier for one launch: how each raw stdout line, in order, bears
+   * on liveness (docs/run/level2.md, "Watchdog" and "When a run has
+   * ended"): progress or not, a tool call or background task opened or
+   * closed, a result that may be the last word, a new turn after one. It
+   * may keep state across the launch's lines. Default: every line is progress.
    */
-  combineCosts?(main: Cost, reflection: Cost | undefined): Cost;
-  /**
-   * How one raw stdout line bears on liveness (docs/run/level2.md,
-   * "Watchdog"): progress or not, a tool call opened or closed, the
-   * terminal result. Default: every line is progress.
-   */
-  classifyLine?(line: unknown): LineSignal;
+  classifier?(): (line: unknown) => LineSignal;
   /**
    * Reads one phase of the stream: the JSON lines the agent wrote in that
    * phase, with the run directory (for sidecar files) and the model (for pricing).

@@ -109,7 +109,13 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
   const runnerLines = remoteLines(run, remote, now)
     .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
     .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
-  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length);
+  // The run's background tasks as its record keeps them: an unfinished one is why a success is not one.
+  const tasks = run.background_tasks ?? [];
+  const unfinished = tasks.filter((t) => t.unfinished);
+  const taskLines = tasks.length && h > 2
+    ? [{ text: `background: ${(unfinished.length ? unfinished : tasks).map((t) => `${t.type} ${t.description ? JSON.stringify(t.description) : t.id} ${t.status === 'running' ? 'never finished' : t.status}`).join('; ')}${unfinished.length ? ` (${unfinished.length} unfinished${tasks.length > unfinished.length ? ` of ${tasks.length}` : ''})` : ''}`, unfinished: unfinished.length > 0 }]
+    : [];
+  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length);
   const body = tailRows(tail, w, Math.max(1, room), room + asked);
   // Fewer rows than asked for: the start of the tail was reached, and how far back it goes is known.
   const limit = body.length < room + asked ? Math.max(0, body.length - room) : Number.POSITIVE_INFINITY;
@@ -122,6 +128,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
       <Lines
         lines={[
           { text: fit(header, w), color: live ? 'yellow' : run.status === 'success' ? 'green' : 'red' },
+          ...taskLines.map((line) => ({ text: fit(line.text, w), color: line.unfinished ? 'red' : undefined, dimColor: !line.unfinished })),
           ...runnerLines.map((line) => ({ text: fit(line.text, w, false), color: REMOTE_COLORS[line.tone] })),
           ...guardLines.map((line) => ({ text: guardLineText(line, w), color: GUARD_COLORS[line.tone] })),
           ...shown.map((line) => ({ text: fit(line.text, w, false), color: COLORS[line.kind], dimColor: line.kind === 'info' })),
