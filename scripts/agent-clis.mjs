@@ -13,8 +13,9 @@
 //    than its lock file, or lacks a CLI;
 // 2. makes test/agent-clis/bin/claude (the platform binary, chosen the way
 //    Claude Code's own install.cjs does) and test/agent-clis/bin/codex
-//    (codex's node_modules/.bin/codex): relative symlinks (.cmd files on
-//    Windows). test/support/agent-clis.ts names them for the tests.
+//    (codex's node_modules/.bin/codex): tiny sh scripts that exec them by a
+//    relative path (.cmd files on Windows). test/support/agent-clis.ts names
+//    them for the tests and the demo.
 // Safe to run again; it changes nothing when all is in place. Plain Node, no
 // dependencies. On failure: one line naming what is missing, exit 1.
 import { spawnSync } from 'node:child_process';
@@ -99,27 +100,24 @@ for (const [name, target] of Object.entries(targets)) {
   }
 }
 
-/** bin/<name> → target: a relative symlink, or a .cmd file on Windows; replaced only when it differs. */
+/**
+ * bin/<name> → target: a two-line sh script that execs the target by a path
+ * relative to itself (a .cmd file on Windows), so a copy of the tree (pak2
+ * publish copies test/) names no path of this machine; rewritten only when
+ * it differs.
+ */
 function place(name, target) {
   fs.mkdirSync(binDir, { recursive: true });
   const link = path.join(binDir, windows ? `${name}.cmd` : name);
   const relative = path.relative(binDir, target);
+  const text = windows
+    ? `@"%~dp0${relative}" %*\r\n`
+    : `#!/bin/sh\n# scripts/agent-clis.mjs: the ${name} that test/agent-clis installed\nexec "$(dirname "$0")/${relative.split(path.sep).join('/')}" "$@"\n`;
+  const stat = fs.lstatSync(link, { throwIfNoEntry: false });
+  if (stat?.isFile() && stat.size === Buffer.byteLength(text) && fs.readFileSync(link, 'utf8') === text && (windows || (stat.mode & 0o111) === 0o111)) return;
   const temp = `${link}.${process.pid}.tmp`;
-  if (windows) {
-    const text = `@"%~dp0\\${relative}" %*\r\n`;
-    if (fs.existsSync(link) && fs.readFileSync(link, 'utf8') === text) return;
-    fs.writeFileSync(temp, text);
-  } else {
-    let current;
-    try {
-      current = fs.readlinkSync(link);
-    } catch {
-      // absent, or not a symlink: replaced below
-    }
-    if (current === relative) return;
-    fs.rmSync(temp, { force: true });
-    fs.symlinkSync(relative, temp);
-  }
+  fs.writeFileSync(temp, text, { mode: 0o755 });
+  fs.chmodSync(temp, 0o755);
   fs.renameSync(temp, link);
 }
 

@@ -13,9 +13,9 @@ const EXT = process.platform === 'win32' ? '.cmd' : '';
 
 /** test/agent-clis/bin: put it first on PATH and `claude` and `codex` are the tested CLIs. */
 export const AGENT_BIN = path.join(ROOT, 'test', 'agent-clis', 'bin');
-/** The real `claude` (Claude Code's native binary, through a symlink). */
+/** The real `claude`: a sh script that execs Claude Code's native binary for this platform. */
 export const CLAUDE_BIN = path.join(AGENT_BIN, `claude${EXT}`);
-/** The real `codex` (@openai/codex's bin/codex.js, through a symlink). */
+/** The real `codex`: a sh script that execs @openai/codex's bin/codex.js. */
 export const CODEX_BIN = path.join(AGENT_BIN, `codex${EXT}`);
 
 /** `PATH` with {@link AGENT_BIN} first, then `rest` (default: this process's PATH). */
