@@ -2,7 +2,7 @@
  * `npm run demo`: a working demo garden, without network. Creates
  * `demo-garden/` (init + genesis) on first use, or queues one more goal when it
  * exists, starts pak2's scripted model server on 127.0.0.1, points the real
- * Claude Code CLI (installed as a devDependency) at it, and opens the
+ * Claude Code CLI (test/agent-clis, which `npm ci` installs) at it, and opens the
  * workbench (in a terminal) or runs the coordinator headless until the queue
  * is empty (`--no-ui`, or no terminal). Then prints the runs and the last run.
  */
@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REFLECTION_PROMPT } from '../source/driver/prompt.js';
+import { agentPath, CLAUDE_BIN } from '../test/support/agent-clis.js';
 import { startModelServer } from '../test/support/model-server.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,6 +26,11 @@ function pak2(args: string[], env: NodeJS.ProcessEnv, capture = false, terminal 
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.on('close', (code) => resolve({ code: code ?? 1, stdout }));
   });
+}
+
+if (!fs.existsSync(CLAUDE_BIN)) {
+  process.stderr.write(`demo: ${path.relative(process.cwd(), CLAUDE_BIN)} is missing; npm ci installs it (or run: node scripts/agent-clis.mjs)\n`);
+  process.exit(1);
 }
 
 const claudeConfig = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-demo-claude-'));
@@ -51,7 +57,7 @@ const server = await startModelServer({
 
 const env: NodeJS.ProcessEnv = {
   ...process.env,
-  PATH: `${path.join(root, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+  PATH: agentPath(),
   ANTHROPIC_BASE_URL: server.url,
   ANTHROPIC_API_KEY: 'demo-key-not-secret',
   CLAUDE_CONFIG_DIR: claudeConfig,

@@ -1,15 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Coordinator } from '../../source/coordinator/index.js';
 import { loadGarden, type Garden } from '../../source/garden/index.js';
 import { commissionPlant } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { isAlive, readEventLog } from '../support/garden.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** node_modules/.bin, where npm ci puts the real `claude` and `codex`. */
-export const NODE_BIN = path.join(ROOT, 'node_modules', '.bin');
 
 /** A temp garden for a real agent CLI, with its own isolated CLI state directory. */
 export interface AgentGarden extends Garden {
@@ -41,7 +37,7 @@ export async function makeAgentGarden(driver: 'claude' | 'codex', coordinator: R
   return {
     ...garden,
     stateDir,
-    env: { ...process.env, PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? ''}`, ...env(stateDir) },
+    env: { ...process.env, PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? ''}`, ...env(stateDir) },
     cleanup: () => {
       fs.rmSync(root, { recursive: true, force: true });
       fs.rmSync(stateDir, { recursive: true, force: true });

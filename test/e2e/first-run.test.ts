@@ -6,10 +6,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { REFLECTION_PROMPT } from '../../source/driver/index.js';
 import { loadGarden } from '../../source/garden/index.js';
 import { listConversations, readConversationMessages, readGoal, readRun } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { runCli, startCli } from '../support/cli.js';
 import { waitFor } from '../support/garden.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
-import { NODE_BIN, processesWith } from './agents.js';
+import { processesWith } from './agents.js';
 
 let server: ModelServer | undefined;
 let cycle: ChildProcess | undefined;
@@ -42,7 +43,7 @@ describe('the first-run path on the real claude CLI: init, genesis, cycle, chat'
     dirs.push(base, state);
     const root = path.join(base, 'garden');
     const env: NodeJS.ProcessEnv = {
-      PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? ''}`,
+      PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? ''}`,
       HOME: state,
       CLAUDE_CONFIG_DIR: state,
       ANTHROPIC_BASE_URL: server.url,

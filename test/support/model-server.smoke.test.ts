@@ -1,6 +1,6 @@
 /**
  * Smoke tests: the scripted model server against the REAL agent CLIs
- * (devDependencies @anthropic-ai/claude-code and @openai/codex). They pin the
+ * (test/agent-clis: Claude Code's native binary and @openai/codex). They pin the
  * facts written down in docs/dev/real-clis.md: argv, env, the events each CLI
  * prints and how each fails. Loopback only; no network needed.
  */
@@ -9,13 +9,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CLAUDE_BIN as CLAUDE, CODEX_BIN as CODEX } from './agent-clis.js';
 import { modelCalls, pickTurn, startModelServer, userTexts, type ModelScript, type ModelServer } from './model-server.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLAUDE = path.join(repoRoot, 'node_modules/.bin/claude');
-const CODEX = path.join(repoRoot, 'node_modules/.bin/codex');
 const TIMEOUT = 60_000;
 const REFLECT = 'PAK2-REFLECTION:';
 

@@ -54,7 +54,8 @@ export type FailureMode = 'status500' | 'status401' | 'stall' | 'stallAfterHeade
 export interface ToolCallSpec {
 	/**
 	 * Portable: create/overwrite a file. A relative `path` is resolved against
-	 * the agent's working directory (claude: read from the system prompt, for
+	 * the agent's working directory (claude: read from the system prompt or its
+	 * `role: "system"` message, for
 	 * the `Write` tool which wants absolute paths; codex: its tools run in the
 	 * working directory already).
 	 * claude -> `Write {file_path, content}` (or `Bash` if `Write` is absent);
@@ -213,12 +214,18 @@ export function pickTurn(turns: Turn[], entries: Entry[]): number {
 	return countModelRuns(entries);
 }
 
-/** "Primary working directory: /x" from Claude Code's system prompt. */
+/**
+ * "Primary working directory: /x" from Claude Code's system prompt: the
+ * top-level `system` field (up to 2.1.197) or, as 2.1.332 sends it, a
+ * `role: "system"` message in `messages` ("# Environment"); the last one
+ * said wins (a later "# Environment update" may move it).
+ */
 function claudeCwd(body: Json): string | undefined {
-	const sys = body.system;
-	const text = typeof sys === 'string' ? sys : Array.isArray(sys) ? sys.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : '')).join('\n') : '';
-	const m = /working directory:\s*(\S+)/i.exec(text);
-	return m?.[1];
+	const messages = Array.isArray(body.messages) ? body.messages : [];
+	const texts = [anthropicText(body.system), ...messages.filter((m) => isObj(m) && m.role === 'system').map((m) => anthropicText((m as Json).content))];
+	let cwd: string | undefined;
+	for (const text of texts) for (const m of text.matchAll(/working directory:\s*(\S+)/gi)) cwd = m[1];
+	return cwd;
 }
 
 function shellQuote(s: string): string {

@@ -15,8 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGoal, readRun } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { makeTestGarden } from '../support/garden.js';
-import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -39,7 +40,7 @@ describe('operator actions in the workbench', () => {
     cleanups.push(() => garden.cleanup());
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-home-'));
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
-    const env = { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const env = { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
     /** `pak2 submit` in a second terminal; the new goal's id. */
     const submit = (title: string, driver: string) =>
       (JSON.parse(execFileSync(process.execPath, [PAK2_BIN, 'submit', '--plant', 'gardener', '--type', 'spike', '--driver', driver, '--title', title, '--body', `${title}: a goal from a second terminal`, '--json'], { cwd: garden.paths.gardenRoot, env, encoding: 'utf8' })) as { id: string }).id;

@@ -11,8 +11,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockPaths } from '../../source/coordinator/lock.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { isAlive, makeTestGarden, waitFor } from '../support/garden.js';
-import { cleanupsAfterEach, NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, PAK2_BIN, TmuxSession } from './tmux.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -28,7 +29,7 @@ describe('closing the terminal', () => {
     cleanups.push(() => tmux.kill());
     tmux.start({
       cwd: garden.paths.gardenRoot,
-      env: { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' },
+      env: { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' },
       // stderr to a file, so a crash after the terminal is gone still leaves its trace.
       argv: ['/bin/sh', '-c', `exec "${process.execPath}" "${PAK2_BIN}" 2>"${crashLog}"`],
       columns: 120,

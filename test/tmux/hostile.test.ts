@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cleanupsAfterEach, goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, show, statusLine, TmuxSession } from './tmux.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
+import { cleanupsAfterEach, goalRows, linesOf, PAK2_BIN, processesWith, ROOT, show, statusLine, TmuxSession } from './tmux.js';
 
 const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 
@@ -37,7 +38,7 @@ function pak2(args: string[], cwd: string, env: NodeJS.ProcessEnv): string {
 }
 
 function terminalEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8', SHELL: process.env.SHELL ?? '/bin/sh', ...extra };
+  return { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8', SHELL: process.env.SHELL ?? '/bin/sh', ...extra };
 }
 
 /** A garden after genesis whose default driver is the `command` driver running `argv`. */

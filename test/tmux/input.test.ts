@@ -16,8 +16,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Garden } from '../../source/garden/index.js';
 import { createGoal, listConversations, readConversationMessages } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { makeTestGarden } from '../support/garden.js';
-import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, PAK2_BIN, show, statusLine, TmuxSession } from './tmux.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -42,7 +43,7 @@ async function open(): Promise<{ garden: Garden; tmux: TmuxSession }> {
   cleanups.push(() => tmux.kill());
   tmux.start({
     cwd: garden.paths.gardenRoot,
-    env: { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' },
+    env: { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' },
     argv: [process.execPath, PAK2_BIN],
     columns: 120,
     rows: 36,

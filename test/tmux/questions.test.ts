@@ -16,8 +16,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../../source/contracts/index.js';
 import { artifactsFile, createGoal, openRun, readComments, readGoal, runEventsFile, runMetaFile, runSealFile, transitionGoal, writeJsonAtomic, writeLease } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { makeTestGarden } from '../support/garden.js';
-import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, show, statusLine, TmuxSession, widthOf } from './tmux.js';
+import { cleanupsAfterEach, goalRows, PAK2_BIN, show, statusLine, TmuxSession, widthOf } from './tmux.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -37,7 +38,7 @@ describe('answering a question in the workbench', () => {
     cleanups.push(() => garden.cleanup());
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-home-'));
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
-    const env = { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
+    const env = { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
 
     // A remote run as a runner's claim leaves it: the goal running, the run naming its runner, an active lease.
     const goal = await createGoal(garden.paths, { type: 'fix', plant: 'gardener', body: 'Migrate the schema' });

@@ -9,8 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGoal, readRun } from '../../source/store/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { makeTestGarden } from '../support/garden.js';
-import { cleanupsAfterEach, goalRows, NODE_BIN, PAK2_BIN, TmuxSession } from './tmux.js';
+import { cleanupsAfterEach, goalRows, PAK2_BIN, TmuxSession } from './tmux.js';
 
 const cleanups = cleanupsAfterEach();
 
@@ -43,7 +44,7 @@ describe('the same scenario through the workbench and headless', () => {
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const tmux = new TmuxSession();
     cleanups.push(() => tmux.kill());
-    tmux.start({ cwd: wb.g.paths.gardenRoot, env: { PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' }, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 36 });
+    tmux.start({ cwd: wb.g.paths.gardenRoot, env: { PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' }, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 36 });
     await tmux.waitFor('the goal closed', (s) => goalRows(s).some((r) => r.id === wb.goal.id && r.status === 'closed:success') && s, 30_000);
     tmux.keys('q');
     expect(await tmux.exitStatus()).toBe(0);

@@ -5,10 +5,9 @@ import { fileURLToPath } from 'node:url';
 import stringWidth from 'string-width';
 import { afterEach } from 'vitest';
 
-/** The repository root, bin/pak2.js (runs dist/, which the global setup builds), and node_modules/.bin (the real `claude`). */
+/** The repository root and bin/pak2.js (runs dist/, which the global setup builds). The real `claude` is in test/support/agent-clis.ts's AGENT_BIN. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const PAK2_BIN = path.join(ROOT, 'bin', 'pak2.js');
-export const NODE_BIN = path.join(ROOT, 'node_modules', '.bin');
 
 /** Quotes one word for `sh -c`. */
 export function shellQuote(word: string): string {

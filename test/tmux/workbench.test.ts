@@ -12,8 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REFLECTION_PROMPT } from '../../source/driver/index.js';
+import { AGENT_BIN } from '../support/agent-clis.js';
 import { startModelServer, type ModelServer } from '../support/model-server.js';
-import { cleanupsAfterEach, goalRows, linesOf, NODE_BIN, PAK2_BIN, processesWith, ROOT, show, showsId, statusLine, TmuxSession, widthOf } from './tmux.js';
+import { cleanupsAfterEach, goalRows, linesOf, PAK2_BIN, processesWith, ROOT, show, showsId, statusLine, TmuxSession, widthOf } from './tmux.js';
 
 const FAKE_AGENT = path.join(ROOT, 'test', 'fixtures', 'fake-agent.mjs');
 const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
@@ -41,10 +42,10 @@ function pak2(args: string[], cwd: string, env: NodeJS.ProcessEnv): string {
   return execFileSync(process.execPath, [PAK2_BIN, ...args], { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** What a person's terminal would hand pak2: PATH with node_modules/.bin, HOME, TERM, a UTF-8 locale; no CI. */
+/** What a person's terminal would hand pak2: PATH with the agent CLIs' bin first, HOME, TERM, a UTF-8 locale; no CI. */
 function terminalEnv(home: string, extra: Record<string, string>): Record<string, string> {
   return {
-    PATH: `${NODE_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
+    PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH ?? '/usr/bin:/bin'}`,
     HOME: home,
     TERM: 'xterm-256color',
     LANG: 'C.UTF-8',
