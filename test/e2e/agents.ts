@@ -124,9 +124,16 @@ export function codexScriptedConfig(url: string): string {
   ].join('\n');
 }
 
-/** The environment that points the real claude CLI at the scripted model server at `url`, its state in `stateDir` (no retries, telemetry or updates). */
+/**
+ * The environment that points the real claude CLI at the scripted model
+ * server at `url`, its state in `stateDir` (no retries, telemetry or
+ * updates). HOME is the state directory too: claude's Bash tool snapshots
+ * the user's shell, and a login rc that blocks (a pyenv rehash waiting on a
+ * lock a killed shell left) would hold every shell command for a minute.
+ */
 export function claudeScriptedEnv(url: string, stateDir: string): NodeJS.ProcessEnv {
   return {
+    HOME: stateDir,
     ANTHROPIC_BASE_URL: url,
     ANTHROPIC_API_KEY: 'test-key',
     CLAUDE_CONFIG_DIR: stateDir,

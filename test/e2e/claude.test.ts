@@ -47,13 +47,16 @@ describe('end to end: the real claude CLI against the scripted model server', ()
     expect(run.reflection).toBe('I learned that the garden root is the working directory.');
     expect(run.outputs?.final_text).toBe('I created hello.txt.');
 
-    // Cost and session exactly as the CLI reported them in its result events.
+    // Cost and session exactly as the CLI reported them in its result events: each result's own share
+    // (model_usage_since_last_result), which on a resume is not its total_cost_usd (the whole session's).
     const results = streamOf(g, runId).filter((e) => e.type === 'result');
     expect(results).toHaveLength(2);
-    const reported = results.reduce((sum, e) => sum + (e.total_cost_usd as number), 0);
-    expect(reported).toBeGreaterThan(0);
+    const shares = results.map((e) => Object.values(e.model_usage_since_last_result as Record<string, { costUSD: number }>).reduce((sum, m) => sum + m.costUSD, 0));
+    expect(shares.every((share) => share > 0)).toBe(true);
     expect(run.cost?.source).toBe('provider');
-    expect(run.cost?.usd).toBeCloseTo(reported, 8);
+    expect(run.cost?.usd).toBeCloseTo(shares[0]! + shares[1]!, 8);
+    // Main turn and reflection are one session: the reflection's session total is the run's whole cost, charged once.
+    expect(run.cost?.usd).toBeCloseTo(results[1]!.total_cost_usd as number, 8);
     expect(run.session_id).toBe(results[0]!.session_id);
     expect(results[1]!.session_id).toBe(run.session_id); // the reflection continued the same session
 

@@ -247,9 +247,10 @@ describe('the run record tells the truth about the real CLIs', () => {
     expect(run).toMatchObject({ status: 'killed', failure_reason: 'killed' });
     expect(run.watchdog).toMatchObject({ limit: 'watchdog_seconds', limit_seconds: 2 });
     expect(run.watchdog!.silent_seconds).toBeGreaterThanOrEqual(2);
-    // claude said only its init line, then waited on the model; SIGINT got no result out of it.
+    // claude said only its init line, then waited on the model; SIGINT got no result out of it, only (2.1.332) its interruption note.
     const stream = streamOf(g, runId);
-    expect(stream.map((e) => `${e.type} ${e.subtype}`)).toEqual(['system init']);
+    expect(stream.map((e) => `${e.type} ${e.subtype}`)).toEqual(['system init', 'user undefined']);
+    expect(JSON.stringify(stream[1])).toContain('[Request interrupted by user]');
     expect(run.watchdog!.last_event).toBe('system init');
     expect(run.session_id).toBeTruthy();
     expect(run.session_id).toBe(stream[0]!.session_id);

@@ -43,6 +43,7 @@ const AUTHORED_FILES: Record<string, string> = {
   'source/lifecycle/publish.ts': 'export {};\n',
   'bin/pak2.js': '#!/usr/bin/env node\n',
   'test/cli/cli.test.ts': 'test\n',
+  'test/agent-clis/package.json': '{"private":true}\n',
   'scripts/demo.ts': 'demo\n',
   'bench/ui.mjs': 'bench\n',
   'test/fixtures/streams/a.jsonl': '{}\n',
@@ -93,6 +94,9 @@ const EXCLUDED_FILES: Record<string, string> = {
   'test/fixtures/.runtime/goals/1-x.json': '{}\n',
   'test/fixtures/dist/out.js': '\n',
   'docs/.git/HEAD': '\n',
+  // The agent CLIs' launchers an install writes (scripts/agent-clis.mjs), and their packages:
+  'test/agent-clis/bin/claude': '#!/bin/sh\n',
+  'test/agent-clis/node_modules/@openai/codex/bin/codex.js': '\n',
 };
 
 let base: string;

@@ -42,7 +42,8 @@
  * with an API-style authentication error body), `stall` (read the request,
  * never answer; `close()` still returns promptly because it destroys every
  * open socket), `stallAfterHeaders` (answer 200 with event-stream headers,
- * then never send an event).
+ * then never send an event). A turn's `delayMs` holds the request open
+ * that long before answering (a model that takes its time).
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -65,6 +66,15 @@ export interface ToolCallSpec {
 	writeFile?: { path: string; content: string };
 	/** Portable: run a shell command in the working directory. claude -> `Bash`; codex -> `exec_command` / `shell`. */
 	shell?: string;
+	/**
+	 * claude only: start background work, the shapes Claude Code 2.1.198+ runs
+	 * on its own: a backgrounded shell command (`Bash` with
+	 * `run_in_background: true`: a `local_bash` task) or a backgrounded
+	 * subagent (`Task` with `run_in_background: true`: a `local_agent` task,
+	 * whose own requests carry `prompt`, so a turn can answer it by `match`).
+	 * Codex exec has no background tasks.
+	 */
+	background?: { shell: string; description?: string } | { agent: { description: string; prompt: string } };
 	/** Exact Anthropic tool_use, overriding the portable forms for claude. */
 	anthropic?: { name: string; input: Record<string, unknown> };
 	/** Exact Responses API output item, overriding the portable forms for codex. */
@@ -78,6 +88,8 @@ interface TurnBase {
 	match?: string;
 	/** Usage reported for this answer (defaults: 100 input, 10 output tokens). */
 	usage?: { input_tokens?: number; output_tokens?: number };
+	/** Milliseconds the model "thinks" before it answers (the request is held open, then answered). */
+	delayMs?: number;
 }
 export interface TextTurn extends TurnBase {
 	text: string;
@@ -253,7 +265,12 @@ function anthropicToolUse(spec: ToolCallSpec, body: Json): { name: string; input
 		return { name: 'Bash', input: { command: writeFileCommand(spec.writeFile.path, spec.writeFile.content), description: 'Write a file' } };
 	}
 	if (spec.shell !== undefined) return { name: 'Bash', input: { command: spec.shell, description: 'Run a command' } };
-	throw new Error('toolCall needs writeFile, shell or anthropic');
+	if (spec.background && 'shell' in spec.background) return { name: 'Bash', input: { command: spec.background.shell, description: spec.background.description ?? 'Run in the background', run_in_background: true } };
+	if (spec.background && 'agent' in spec.background) {
+		const { description, prompt } = spec.background.agent;
+		return { name: tools.has('Agent') ? 'Agent' : 'Task', input: { description, prompt, subagent_type: 'general-purpose', run_in_background: true } };
+	}
+	throw new Error('toolCall needs writeFile, shell, background or anthropic');
 }
 
 type OpenAiCall =
@@ -275,6 +292,7 @@ function openaiToolCall(spec: ToolCallSpec, body: Json): OpenAiCall {
 		if (applyPatch?.type === 'custom') return { type: 'custom_tool_call', name: 'apply_patch', input: patch };
 		return { type: 'function_call', name: 'apply_patch', arguments: JSON.stringify({ input: patch }) };
 	}
+	if (spec.background) throw new Error('codex exec has no background tasks: background is a claude-only tool call');
 	const command = spec.writeFile ? writeFileCommand(spec.writeFile.path, spec.writeFile.content) : spec.shell;
 	if (command === undefined) throw new Error('toolCall needs writeFile, shell or openai');
 	if (tools.has('exec_command') || tools.size === 0) return { type: 'function_call', name: 'exec_command', arguments: JSON.stringify({ cmd: command }) };
@@ -536,8 +554,13 @@ export async function startModelServer(script: ModelScript): Promise<ModelServer
 		}
 		const text = turn ? turn.text : (script.fallbackText ?? 'OK');
 		rec.answer = !turn ? 'fallback' : 'toolCall' in turn ? 'toolCall' : 'text';
-		if (rec.api === 'anthropic') anthropicAnswer(res, body, turn, text, n);
-		else openaiAnswer(res, body, turn, text, n);
+		const answer = () => {
+			if (res.destroyed) return;
+			if (rec.api === 'anthropic') anthropicAnswer(res, body, turn, text, n);
+			else openaiAnswer(res, body, turn, text, n);
+		};
+		if (turn?.delayMs) setTimeout(answer, turn.delayMs);
+		else answer();
 	}
 
 	server.on('connection', (socket) => {
