@@ -1,18 +1,9 @@
 import emojiRegex from 'emoji-regex';
 import { eastAsianWidth } from 'get-east-asian-width';
 import type { Cost, RunRecord } from './contracts/index.js';
+import { sanitize } from './sanitize.js';
 
-/**
- * Removes terminal control sequences and control characters (ESC, BEL, C1…)
- * from text that came from agents or files, keeping newlines and tabs, so
- * printing it can never recolour, retitle or clear the operator's terminal.
- */
-export function sanitize(text: string): string {
-  return text
-    .replace(/\x1b\[[0-?]*[ -/]*[@-~]/g, '')
-    .replace(/\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g, '')
-    .replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '');
-}
+export { sanitize, SanitizeStream } from './sanitize.js';
 
 /** True for text of printable ASCII only, whose width is its length. */
 function isPlainAscii(text: string): boolean {

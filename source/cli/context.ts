@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { loadGarden, type Garden } from '../garden/index.js';
+import { sanitize } from '../sanitize.js';
 import type { CliIO } from './main.js';
 
 /**
@@ -14,7 +15,7 @@ export function gardenOf(command: Command, io: CliIO): Garden {
   return dir ? loadGarden(path.resolve(io.cwd, dir)) : loadGarden(io.cwd, { search: true });
 }
 
-/** Prints `value` as pretty JSON. */
+/** Prints `value` as pretty JSON, sanitized: DEL and C1 characters, which JSON.stringify leaves raw, as `\u009b` escapes (the same value). */
 export function printJson(io: CliIO, value: unknown): void {
-  io.out(JSON.stringify(value, null, 2));
+  io.out(sanitize(JSON.stringify(value, null, 2)));
 }

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Help } from 'commander';
 import { UserError } from '../errors.js';
 import { PACKAGE_VERSION } from '../package-root.js';
+import { sanitize } from '../sanitize.js';
 
 /** Where a command writes; tests pass their own. */
 export interface CliIO {
@@ -16,7 +17,11 @@ export interface CliIO {
 
 /**
  * The process's own streams. A closed stdout (`pak2 goals | head -1`) ends
- * output quietly instead of throwing EPIPE.
+ * output quietly instead of throwing EPIPE. Everything written is
+ * {@link sanitize}d (issue 23): whatever a command prints, no control
+ * sequence an agent wrote reaches the terminal; JSON stays JSON of the same
+ * value. The commands sanitize what they print themselves too (a test's own
+ * `CliIO` gets the same text); this is the one exit that makes it certain.
  */
 export function processIO(): CliIO {
   let stdoutOpen = true;
@@ -46,10 +51,14 @@ export function processIO(): CliIO {
   });
   return {
     out: (text) => {
-      if (stdoutOpen) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      if (!stdoutOpen) return;
+      const printed = sanitize(text);
+      process.stdout.write(printed.endsWith('\n') ? printed : `${printed}\n`);
     },
     err: (text) => {
-      if (stderrOpen) process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+      if (!stderrOpen) return;
+      const printed = sanitize(text);
+      process.stderr.write(printed.endsWith('\n') ? printed : `${printed}\n`);
     },
     env: process.env,
     cwd: process.cwd(),

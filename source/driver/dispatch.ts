@@ -35,6 +35,7 @@ import {
 } from '../store/index.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import type { LineSignal } from './liveness.js';
+import { sanitize, SanitizeStream } from '../sanitize.js';
 import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
@@ -467,6 +468,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     await appendEvent(paths, { type: 'AgentEnvironmentCleaned', run: runId, goal: goal.id, detail: `removed ${removed.join(', ')} from the agents' environment: agents work in the garden's own repository (set by a git hook or a wrapper?)` }, now()).catch(() => undefined);
   }
   const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
+    const printed = new SanitizeStream();
     let spec;
     try {
       spec = phase === 'main' ? plugin.buildLaunchCommand(launchCtx) : plugin.buildReflectionCommand({ ...launchCtx, sessionId });
@@ -487,10 +489,10 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       resultGraceMs: config.coordinator.resultGraceSeconds * 1000,
       resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
       classifyLine: lineClassifier(plugin),
-      // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr).
+      // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
       onStderr: (chunk: string) => {
         if (ctx.onStderr) ctx.onStderr(runId, chunk);
-        else process.stderr.write(chunk);
+        else process.stderr.write(printed.push(chunk));
       },
       onStart: (handle) => {
         if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
@@ -500,12 +502,13 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot },
     });
     ctx.onRunEnd?.(runId);
+    if (!ctx.onStderr && printed.holding) process.stderr.write(printed.end());
     if (result.survivors.length > 0) {
       const named = result.survivors.map((p) => `${p.pid} ${p.command}`);
       leftovers.push(...named);
       const line = `pak2: run ${runId}: ${named.length} process(es) outlived the sweep and were left: ${named.join('; ')}\n`;
       if (ctx.onStderr) ctx.onStderr(runId, line);
-      else process.stderr.write(line);
+      else process.stderr.write(sanitize(line));
       await appendEvent(paths, { type: 'RunLeftovers', run: runId, goal: goal.id, plant: run.plant, detail: named.join('; ') }, now()).catch(() => undefined);
     }
     if (result.spawnError) {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
+import { SanitizeStream } from '../sanitize.js';
 import { decideLinger, describeOpenWork, RunLiveness, type LineSignal, type LingerEnd } from './liveness.js';
 
 /** An executable and its arguments, plus environment additions for one launch. */
@@ -79,7 +80,7 @@ export interface LaunchOptions {
   stdoutFile: string;
   /** The agent's stderr is this file itself (opened for append). */
   stderrFile: string;
-  /** Told each new stderr chunk as it lands in `stderrFile` (default: this process's stderr). */
+  /** Told each new stderr chunk as it lands in `stderrFile`, raw (default: this process's stderr, sanitized). */
   onStderr?: (chunk: string) => void;
   /** Classifies one stdout line for liveness and the terminal result; default: every line is progress. */
   classifyLine?: (line: string) => LineSignal;
@@ -228,7 +229,8 @@ function endWithNewline(file: string): void {
 export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<LaunchResult> {
   const started = Date.now();
   const classify = options.classifyLine ?? ((): LineSignal => ({ progress: true, label: 'output' }));
-  const onStderr = options.onStderr ?? ((chunk: string) => process.stderr.write(chunk));
+  const printed = new SanitizeStream();
+  const onStderr = options.onStderr ?? ((chunk: string) => process.stderr.write(printed.push(chunk)));
   for (const file of [options.stdoutFile, options.stderrFile]) {
     fs.closeSync(fs.openSync(file, 'a'));
     endWithNewline(file);
@@ -346,6 +348,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   if (rest.trim()) liveness.observe(classify(rest), Date.now());
   forwardStderr(stderr.rest());
   if (stderrOpenLine) onStderr('\n');
+  if (!options.onStderr && printed.holding) process.stderr.write(printed.end());
   // Reap what the agent left behind, in its group, in sessions of their own, or holding its files.
   const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile]);
 

@@ -24,6 +24,7 @@ import {
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { commandOf, fileHolders } from '../proc.js';
+import { sanitize } from '../sanitize.js';
 import { authoredGitEnv, describeFailure, runGit, runtimeGitEnv, type GitResult } from './git.js';
 
 /** What one capture did. `commit` is the new runtime HEAD (only with `committed`); `record` the record file once written. */
@@ -383,7 +384,8 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>, git
 export function historyNotice(runId: string, result: RuntimeHistoryResult): string | undefined {
   const cleared = result.cleared?.length ? ` (removed ${result.cleared.length} stale git lock(s) a dead process left: ${result.cleared.join(', ')})` : '';
   if (result.outcome === 'committed' || result.outcome === 'runtime_root_not_split') return cleared ? `pak2: runtime history ${runId}: ${result.outcome}${cleared}` : undefined;
-  const detail = result.detail ? ` (${result.detail.replace(/\s+/g, ' ').trim()})${cleared}` : cleared;
+  // git's own words may quote a path an agent named: sanitized, as everything pak2 prints of text it did not write.
+  const detail = result.detail ? ` (${sanitize(result.detail).replace(/\s+/g, ' ').trim()})${cleared}` : cleared;
   const line = `pak2: runtime history ${runId}: ${result.outcome}${detail}`;
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }

@@ -68,7 +68,7 @@ export interface SessionOptions {
   readOnly?: boolean;
   /** Whether views read this session (the snapshot source runs); headless prints events only. Default true. */
   snapshot?: boolean;
-  /** Where agent stderr goes besides the run's stderr.log (the workbench drops it; headless forwards it). */
+  /** Where agent stderr goes besides the run's stderr.log (the workbench drops it; headless forwards it, sanitized). */
   onStderr?: DriverContext['onStderr'];
   /**
    * Where pak2's one-line notices about a run (a runtime-history capture

@@ -81,7 +81,7 @@ export function registerChat(program: Command, io: CliIO): void {
           return false;
         }
         if ('failed' in reply) {
-          io.err(`pak2: ${reply.failed}`);
+          io.err(sanitize(`pak2: ${reply.failed}`));
           return false;
         }
         return true;

@@ -3,7 +3,7 @@ import type { Garden } from '../../garden/index.js';
 import { UserError } from '../../errors.js';
 import { Session } from '../../session/index.js';
 import { gardenOf } from '../context.js';
-import { formatEventLine } from '../headless.js';
+import { formatEventLine, StderrForward } from '../headless.js';
 import type { CliIO } from '../main.js';
 
 interface CycleOptions {
@@ -31,7 +31,9 @@ export function headlessReason(opts: CycleOptions, io: CliIO): string | undefine
 
 /**
  * Runs the garden's session headless: one line (or JSON object) per event in
- * the garden's log, whoever wrote it, and problems said once each.
+ * the garden's log, whoever wrote it, problems said once each, and the
+ * agents' stderr on stderr, sanitized a whole line at a time
+ * ({@link StderrForward}; docs/run/level2.md, "Printed text").
  */
 export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO): Promise<void> {
   // Each distinct problem is said once, not on every pass.
@@ -41,10 +43,13 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     said.add(line);
     io.err(line);
   };
+  // Agents' stderr, sanitized (the workbench drops it; stderr.log keeps it raw either way).
+  const stderr = new StderrForward((text) => io.err(text));
   const session = new Session({
     garden,
     command: 'pak2 cycle --no-ui',
     snapshot: false,
+    onStderr: (runId, chunk) => stderr.push(runId, chunk),
     onError: (error) => sayOnce(`pak2: ${error.message}`),
     onPass: (summary) => {
       for (const problem of summary.problems) sayOnce(`pak2: skipped ${problem.message}`);
@@ -81,6 +86,7 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
   } finally {
     await server?.close();
     await session.close();
+    stderr.end();
     unhandle();
     unsubscribe();
   }

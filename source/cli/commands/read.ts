@@ -104,7 +104,7 @@ async function listAll(paths: GardenPaths, open: GoalRecord[], json: boolean, io
     const emit = (goal: GoalRecord, last: boolean) => {
       if (!any) io.out('[');
       any = true;
-      io.out(`  ${JSON.stringify(goal, null, 2).replace(/\n/g, '\n  ')}${last ? '' : ','}`);
+      io.out(`  ${sanitize(JSON.stringify(goal, null, 2)).replace(/\n/g, '\n  ')}${last ? '' : ','}`);
     };
     for (const goal of open) {
       if (pending) emit(pending, false);

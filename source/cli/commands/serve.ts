@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Garden } from '../../garden/index.js';
 import { UserError } from '../../errors.js';
+import { sanitize } from '../../sanitize.js';
 import type { RunningServer } from '../../server/index.js';
 import type { OperatorActions } from '../../session/index.js';
 import type { ServerView } from '../../snapshot/index.js';
@@ -94,7 +95,7 @@ export function serveForWorkbench(garden: Garden, flags: ServeFlags, io: CliIO) 
       onStatus: (view) => session.setServerStatus(view),
       onNotice: (line) => {
         try {
-          fs.appendFileSync(log, `${new Date().toISOString()} ${line}\n`);
+          fs.appendFileSync(log, `${new Date().toISOString()} ${sanitize(line)}\n`);
         } catch {
           // nowhere to say it
         }
