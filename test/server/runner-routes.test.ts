@@ -294,6 +294,35 @@ describe('runs_finish', () => {
   });
 });
 
+describe('runs_finish: how the agent\'s work ended', () => {
+  it('a failure background_unfinished carries its background tasks, how the agent was ended and how its turn stopped into the garden\'s record', async () => {
+    const { g, server, runId, lease } = await claimed();
+    const background_tasks = [{ id: 'b1', type: 'local_bash', description: 'npm test', status: 'stopped', unfinished: true }];
+    const done = await call(server, 'POST', `/runs/${runId}/finish`, {
+      ...SUCCESS,
+      lease: lease.id,
+      status: 'failure',
+      failure_reason: 'background_unfinished',
+      reflection: null,
+      lingered: true,
+      linger: { ended_by: 'cap', open_work: ['background task local_bash "npm test"'] },
+      background_tasks,
+      stop_reason: 'end_turn',
+      terminal_reason: 'completed',
+    });
+    expect(done.status).toBe(200);
+    expect(await readRun(g.paths, runId)).toMatchObject({
+      status: 'failure',
+      failure_reason: 'background_unfinished',
+      lingered: true,
+      linger: { ended_by: 'cap', open_work: ['background task local_bash "npm test"'] },
+      background_tasks,
+      stop_reason: 'end_turn',
+      terminal_reason: 'completed',
+    });
+  });
+});
+
 describe('lease expiry', () => {
   it('the server reaps a lease past its TTL: the run is abandoned / lease_expired, the goal requeued; late calls are 409; the next claim opens r2', async () => {
     const { g, server, goalId, runId, lease } = await claimed({ ttl: 3 });
