@@ -44,6 +44,10 @@ export const REASON_CODES = [
   // active threads (docs/active-threads/level2.md)
   'DUPLICATE_THREAD_ID',
   'VALUE_TOO_LARGE',
+  // landing (docs/landing/level2.md)
+  'INVALID_LANDING_STATE',
+  'INVALID_LANDING_REASON',
+  'INVALID_COMMIT',
 ] as const;
 
 /**
@@ -219,6 +223,9 @@ const MESSAGES: Record<ReasonCode, string> = {
   KIND_FIELD_MISMATCH: 'field belongs to the other operator-message kind',
   DUPLICATE_THREAD_ID: 'thread id appears more than once',
   VALUE_TOO_LARGE: 'value is larger than its documented bound',
+  INVALID_LANDING_STATE: 'state is not a landing state',
+  INVALID_LANDING_REASON: 'failure_reason is not a landing reason code',
+  INVALID_COMMIT: 'not a full git commit id (40 or 64 lower-case hex digits)',
 };
 
 function describe(code: ReasonCode): string {

@@ -22,6 +22,13 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'runners.lease_ttl_seconds': `a whole number of seconds from 3 to ${MAX_SECONDS}`,
+  'coordinator.isolation': '"worktree" (a git worktree per run) or "tree" (every run in the garden\'s own tree)',
+  'worktree.setup': 'a command: a string (run by the shell) or an array of the executable and its arguments',
+  'worktree.setup_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'worktree.keep_days': 'a whole number of days from 0 to 3650',
+  'merge.mode': '"auto" or "review"',
+  'merge.on_conflict': '"requeue" or "fail"',
+  'merge.verify_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -61,6 +68,49 @@ export const GuardConfigSchema = lazySchema(() =>
       timeout_seconds: seconds(1).optional(),
       env_passthrough: z.array(z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(ENV_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), { error: 'INVALID_CONFIG_VALUE' }).optional(),
       redact: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
+);
+
+/** A command: a shell line, or an executable and its arguments. */
+const commandValue = () => z.union([text(), z.array(text()).min(1, { error: 'INVALID_CONFIG_VALUE' })], { error: 'INVALID_CONFIG_VALUE' });
+
+/**
+ * `[worktree]` (docs/landing/level2.md, "Worktrees"): how a run's worktree is
+ * made ready: `setup` (a command run in the new worktree before the agent,
+ * within `setup_timeout_seconds`), `copy` (globs of untracked files copied
+ * in from the garden, never committed), `keep_days` (how long a landed or
+ * rejected run's branch is kept).
+ */
+export const WorktreeConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      setup: commandValue().optional(),
+      setup_timeout_seconds: seconds(1).optional(),
+      copy: textList().optional(),
+      keep_days: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(3650, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
+);
+
+/**
+ * `[merge]` (docs/landing/level2.md): the merge queue. `base` (the branch
+ * runs start from and land on; default the garden checkout's branch),
+ * `mode` (`auto`, or `review`: each landing waits for the operator),
+ * `verify` (run on every merged result; a guarded goal's own verify wins),
+ * `verify_timeout_seconds`, `on_conflict` (`requeue` the goal on the new
+ * base, or `fail` it).
+ */
+export const MergeConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      base: text().optional(),
+      mode: z.enum(['auto', 'review'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      verify: text().optional(),
+      verify_timeout_seconds: seconds(1).optional(),
+      on_conflict: z.enum(['requeue', 'fail'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
     },
     section,
   ),
@@ -109,10 +159,13 @@ export const ConfigSchema = lazySchema(() =>
         tool_silence_seconds: seconds(1).optional(),
         result_grace_seconds: seconds(0).optional(),
         result_grace_cap_seconds: seconds(1).optional(),
+        isolation: z.enum(['worktree', 'tree'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
       }, section)
       .optional(),
     drivers: z.record(z.string(), DriverConfigSchema, section).optional(),
     guard: GuardConfigSchema.optional(),
+    worktree: WorktreeConfigSchema.optional(),
+    merge: MergeConfigSchema.optional(),
     routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
     /** `[runners]` (seed 004; docs/runners/level2.md): remote runners' leases. */
     runners: z.strictObject({ lease_ttl_seconds: seconds(3).optional() }, section).optional(),

@@ -35,6 +35,16 @@ export const EVENT_TYPES = [
   'CommentPosted',
   'ArtifactAttached',
   'DocumentUpserted',
+  // worktrees and landing (docs/landing/level2.md)
+  'WorktreeCreated',
+  'WorktreeRemoved',
+  'LandingQueued',
+  'LandingVerified',
+  'Landed',
+  'LandingConflict',
+  'LandingRejected',
+  'LandingFailed',
+  'LandingWaiting',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

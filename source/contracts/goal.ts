@@ -36,13 +36,17 @@ export type ClosedReason = (typeof CLOSED_REASONS)[number];
  * `queued → closed` is an operator cancel. A blocking comment moves a queued
  * or running goal to `blocked`; the answer returns it (`blocked → running`
  * while its run is live, else `blocked → queued`); `blocked → closed` is a
- * cancel (docs/runners/level2.md, "Comments").
+ * cancel (docs/runners/level2.md, "Comments"). A goal whose run succeeded in
+ * a worktree stays `completed` until its work lands; `completed → queued`
+ * takes it back for another attempt when the landing conflicted or the
+ * operator rejected it with requeue (docs/landing/level2.md).
  */
 export const GOAL_TRANSITIONS: Readonly<Record<GoalStatus, readonly GoalStatus[]>> = {
   queued: ['dispatched', 'closed', 'blocked'],
   dispatched: ['running', 'queued'],
   running: ['completed', 'queued', 'blocked'],
-  completed: ['closed'],
+  // A completed goal whose work did not land (a conflict, a rejection with requeue) goes back to the queue.
+  completed: ['closed', 'queued'],
   closed: [],
   blocked: ['queued', 'running', 'closed'],
 };

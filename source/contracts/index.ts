@@ -10,3 +10,4 @@ export * from './active-threads.js';
 export * from './goal-metadata.js';
 export * from './guard.js';
 export * from './runner.js';
+export * from './landing.js';

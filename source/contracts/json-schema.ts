@@ -3,6 +3,7 @@ import { ActiveThreadsSchema } from './active-threads.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
+import { LandingSchema } from './landing.js';
 import { ExecutionEnvelopeSchema, PhaseEventSchema, TaskOutcomeSchema } from './guard.js';
 import { RuntimeHistoryRecordSchema } from './history.js';
 import { OperatorMessageSchema } from './operator-message.js';
@@ -45,6 +46,7 @@ export const SCHEMA_FILES = {
   'lease.schema.json': { schema: LeaseSchema, title: 'pak2 remote run lease (leases/<run-id>.json, seed 004)' },
   'comment.schema.json': { schema: CommentSchema, title: 'pak2 goal comment (comments/<goal-id>.jsonl line, seed 004)' },
   'artifact.schema.json': { schema: ArtifactSchema, title: 'pak2 run artifact (runs/<run-id>/artifacts.jsonl line, seed 004)' },
+  'landing.schema.json': { schema: LandingSchema, title: 'pak2 landing record (landings/<run-id>.json)' },
 } as const;
 
 /**

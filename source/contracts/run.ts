@@ -44,6 +44,8 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `lease_expired`: a remote run's runner sent no heartbeat within its lease (status `abandoned`; docs/runners/level2.md)
  * - `turn_unfinished`: the agent reported success, but its turn stopped before finishing (claude `stop_reason` `tool_use`, `max_tokens`, …, or a `terminal_reason` other than `completed`)
  * - `background_unfinished`: the agent reported success, but background tasks it started were stopped, failed unseen, or never finished (`background_tasks`)
+ * - `worktree_failed`: pak2 could not create the run's git worktree (the agent never started)
+ * - `setup_failed`: `[worktree] setup` failed or ran past its limit in the new worktree (the agent never started; `setup.log`)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -66,6 +68,9 @@ export const FAILURE_REASONS = [
   // a run ends when the agent's work ends (docs/run/level2.md, "When a run has ended")
   'turn_unfinished',
   'background_unfinished',
+  // a worktree per run (docs/landing/level2.md, "Worktrees")
+  'worktree_failed',
+  'setup_failed',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -178,6 +183,8 @@ export const RunSchema = lazySchema(() =>
     permission_denials: z.array(z.looseObject({ tool: z.string(), path: z.string().optional() })).optional(),
     /** A remote run (seed 004): the runner that holds it and its lease id. Its liveness is the lease, not a local process. */
     runner: RunRunnerSchema.optional(),
+    /** Where the run worked, when in its own git worktree (docs/landing/level2.md): the worktree's path, its branch, and the base branch and commit it started from. */
+    worktree: z.looseObject({ path: z.string().min(1), branch: z.string().min(1), base_branch: z.string().min(1), base_commit: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/) }).optional(),
     /** What the runner actually verified (seed 004, `runs_finish`): each item checked or not, with the evidence it saw. */
     acceptance: z.array(z.looseObject({ item: z.string().min(1), verified: z.boolean(), evidence: z.string().optional() })).optional(),
   }),

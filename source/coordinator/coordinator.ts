@@ -10,6 +10,9 @@ import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
+import { Lander } from './lander.js';
+import { decideIsolation, probeRepository, type Isolation } from '../worktree/index.js';
+import { pruneLandedBranches } from './prune.js';
 
 /** Options of a {@link Coordinator}. */
 export interface CoordinatorOptions {
@@ -69,6 +72,8 @@ export class Coordinator extends EventEmitter {
   private lastSummary: ReconcileSummary | undefined;
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
+  private lander: Lander | undefined;
+  private isolationValue: Isolation = { mode: 'tree' };
 
   constructor(private readonly options: CoordinatorOptions) {
     super();
@@ -97,6 +102,11 @@ export class Coordinator extends EventEmitter {
   /** The last pass's summary. */
   get summary(): ReconcileSummary | undefined {
     return this.lastSummary;
+  }
+
+  /** How this coordinator isolates runs (decided at start; docs/landing/level2.md, "Worktrees"). */
+  get isolation(): Isolation {
+    return this.isolationValue;
   }
 
   private setState(state: CoordinatorState): void {
@@ -150,6 +160,12 @@ export class Coordinator extends EventEmitter {
     const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);
     if (recovered.length > 0) this.emit('recovered', recovered);
     await reclaimOrphans(this.options.garden, this.options.now, this.scanner);
+    // Worktrees or the one tree: decided once, from what the repository is now.
+    const env = this.options.env ?? process.env;
+    this.isolationValue = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
+    if (this.isolationValue.reason) this.emit('notice', this.isolationValue.reason);
+    this.lander = new Lander(this.options.garden, env, this.options.now);
+    if (this.isolationValue.mode === 'worktree') await pruneLandedBranches(this.options.garden, env, this.options.now).catch((error: Error) => this.options.onError?.(new Error(`pruning landed branches: ${error.message}`)));
     await this.options.hooks?.beforeFirstPass?.();
     // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
     this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));
@@ -182,6 +198,8 @@ export class Coordinator extends EventEmitter {
           dispatch: this.dispatchFn,
           live: this.live,
           scanner: this.scanner,
+          isolation: this.isolationValue,
+          ...(this.lander ? { lander: this.lander } : {}),
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
         });
@@ -216,7 +234,7 @@ export class Coordinator extends EventEmitter {
   private async settle(): Promise<void> {
     const { paths } = this.options.garden;
     const { goals } = await this.scanner.scan();
-    await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), this.options.now ?? (() => new Date()));
+    await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), this.options.now ?? (() => new Date()), { garden: this.options.garden, env: this.options.env ?? process.env });
   }
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
@@ -256,6 +274,7 @@ export class Coordinator extends EventEmitter {
     await this.passing;
     this.live.stopAll('coordinator_stopped');
     await Promise.allSettled([...this.pending]);
+    await this.lander?.idle();
     const { paths } = this.options.garden;
     // Put the interrupted goals back in the queue (and close finished ones) now, not at the next start.
     await this.settle().catch((error: Error) => this.options.onError?.(new Error(`settling goals at stop: ${error.message}`)));

@@ -34,6 +34,11 @@ import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
 import { isGuarded, planRoute } from '../guard/index.js';
 import type { LiveRuns } from './live-runs.js';
+import { isTerminalLandingState, type LandingRecord } from '../contracts/index.js';
+import { nextLanding } from '../landing/index.js';
+import { readLanding } from '../store/index.js';
+import { branchTip, type Isolation } from '../worktree/index.js';
+import type { Lander } from './lander.js';
 import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type WithheldTend } from './tend-policy.js';
 
 /**
@@ -54,6 +59,14 @@ export interface ReconcileOptions {
   env?: NodeJS.ProcessEnv;
   /** Wait for each dispatch to finish inside the pass (the seed's sequential execution model). */
   awaitDispatch?: boolean;
+  /**
+   * How runs are isolated (docs/landing/level2.md, "Worktrees"): the
+   * coordinator decides it at start (`decideIsolation`); absent, every run
+   * works in the garden's tree, as the seeds' single tree.
+   */
+  isolation?: Isolation;
+  /** Land in the background, at most one at a time (the coordinator's merge queue); absent, a pass lands nothing. */
+  lander?: Lander;
 }
 
 /** What one pass did. Ids are goal ids unless named run. */
@@ -85,6 +98,8 @@ export interface ReconcileSummary {
   tends: { goal: string; trigger: string; key: string }[];
   /** Automatic tend triggers that fired but queued no tend, with why. */
   tendsWithheld: WithheldTend[];
+  /** Landings by state among open goals' runs (docs/landing/level2.md), and the run a landing began for this pass, if one did. */
+  landings: { queued: number; awaiting_review: number; verifying: number; waiting: number; started?: string };
 }
 
 async function lastActivity(run: RunRecord, eventsFile: string): Promise<number> {
@@ -129,7 +144,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [] };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
+  const worktrees = options.isolation?.mode === 'worktree' ? options.isolation : undefined;
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -227,15 +243,27 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
     }
-    if (inFlight >= config.coordinator.maxConcurrentRuns || guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))) {
+    // In worktree mode each guarded run has its own tree: the rule that one holds back the queue goes.
+    if (inFlight >= config.coordinator.maxConcurrentRuns || (!worktrees && (guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))))) {
       // A guarded goal that waits for the tree holds back the goals after it in the order, so the tree drains for it.
       if (isGuarded(goal) && !guardedLive) guardWaiting = true;
       // With no local slots at all (max_concurrent_runs = 0) the goal waits for a runner, not for this coordinator.
       if (config.coordinator.maxConcurrentRuns > 0) summary.queued += 1;
       continue;
     }
-    // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000).
-    const worktreeBaseline = goal.type === 'converse' ? undefined : await captureWorktreeBaseline(paths.gardenRoot, paths.runtimeRoot, options.env ?? process.env);
+    // A standard-route goal in worktree mode gets its own worktree from the base branch's tip now; a reply to a conversation works in the tree (its session resumes there).
+    const ownTree = worktrees && !goal.conversation_id;
+    let base: { base_branch: string; base_commit: string } | undefined;
+    if (ownTree) {
+      const tip = await branchTip(paths.gardenRoot, worktrees.base!, options.env ?? process.env).catch(() => undefined);
+      if (!tip) {
+        summary.rolledBack.push({ goal: goal.id, reason: `the base branch ${worktrees.base} has no commit to start a worktree from` });
+        continue;
+      }
+      base = { base_branch: worktrees.base!, base_commit: tip };
+    }
+    // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000). A fresh worktree starts clean: no baseline.
+    const worktreeBaseline = goal.type === 'converse' || ownTree ? undefined : await captureWorktreeBaseline(paths.gardenRoot, paths.runtimeRoot, options.env ?? process.env);
     // The claim re-reads the goal under its lock: the agent is told what the file says at dispatch.
     let claimed: GoalRecord;
     try {
@@ -266,6 +294,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
           model: settings.model ?? 'unknown',
           ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
           ...(worktreeBaseline ? { worktreeBaseline } : {}),
+          ...(base ? { worktree: base } : {}),
         },
         now(),
       );
@@ -332,9 +361,10 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // 3. Close completed goals
   runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh
-  const settled = await settleGoals(paths, goals, loadRun, now);
+  const settled = await settleGoals(paths, goals, loadRun, now, { garden, env: options.env ?? process.env });
   summary.closed = settled.closed;
   summary.requeued = settled.requeued;
+  summary.problems.push(...settled.problems);
   const closedRuns = settled.closedRuns;
 
   // 4. Automatic tends (docs/automatic-tend/level2.md): run_failure for the
@@ -359,8 +389,28 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     summary.tendsWithheld = decision.withheld;
   }
 
+  // 5. Landings: the merge queue takes the next landing of a completed goal's run, one at a time (docs/landing/level2.md).
+  const held = new Set<string>();
+  const open: LandingRecord[] = [];
+  for (const goal of goals.filter((g) => g.status === 'completed')) {
+    const run = await loadRun(goal);
+    const landing = run?.worktree ? await readLanding(paths, run.id).catch(() => undefined) : undefined;
+    if (!landing || isTerminalLandingState(landing.state)) continue;
+    open.push(landing);
+    if (landing.state in summary.landings) summary.landings[landing.state as 'queued' | 'awaiting_review' | 'verifying' | 'waiting'] += 1;
+    // Held for the operator (review, or their checkout in the way): not work in flight for `--until-idle`.
+    if (landing.state === 'awaiting_review' || landing.state === 'waiting') held.add(goal.id);
+  }
+  const next = options.lander && !options.lander.busy ? nextLanding(open.filter((l) => options.lander!.ready(l))) : undefined;
+  if (next && options.lander) {
+    summary.landings.started = next.run;
+    const work = options.lander.land(next);
+    if (options.awaitDispatch) await work;
+    else summary.pending.push(work);
+  }
+
   await reportBlocked(paths, summary.blocked, now());
-  summary.inFlight = goals.filter((g) => g.status === 'running' || g.status === 'dispatched' || g.status === 'completed').length;
+  summary.inFlight = goals.filter((g) => (g.status === 'running' || g.status === 'dispatched' || g.status === 'completed') && !held.has(g.id)).length;
   return summary;
 }
 

@@ -1,6 +1,8 @@
 import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
-import { readGoal, StoreError, transitionGoal } from '../store/index.js';
+import { appendComment, readComments, readGoal, readLanding, StoreError, transitionGoal } from '../store/index.js';
+import { goalAfterLanding, queueLanding, retireWorktree, workMessage } from '../landing/index.js';
+import { commitRunWork, removeWorktree } from '../worktree/index.js';
 import { routingContinues } from '../guard/index.js';
 import type { ClosedGoalInput } from './tend-policy.js';
 
@@ -19,21 +21,106 @@ export async function settleGoals(
   goals: GoalRecord[],
   loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>,
   now: () => Date,
-): Promise<{ closed: { goal: string; reason: string }[]; requeued: string[]; closedRuns: ClosedGoalInput[] }> {
-  const out = { closed: [] as { goal: string; reason: string }[], requeued: [] as string[], closedRuns: [] as ClosedGoalInput[] };
+  landing?: LandingContext,
+): Promise<SettleOut> {
+  const out: SettleOut = { closed: [], requeued: [], closedRuns: [], problems: [] };
   for (const goal of goals) {
     if (goal.status !== 'running' && goal.status !== 'completed') continue;
     const run = await loadRun(goal);
     if (!run || !isTerminalRunStatus(run.status)) continue;
     try {
-      await settleOne(paths, goal, run, out, now);
+      if (run.worktree && landing) await settleWorktreeRun(landing, goal, run, out, now);
+      else await settleOne(paths, goal, run, out, now);
     } catch (error) {
       // Settled meanwhile by someone else (a runner's finish, the server's lease reaper, an operator stop): the goal file says where it is.
-      if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
+      if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) {
+        if (!landing) throw error;
+        // A landing step git refused (a locked index, a full disk): said, and taken up again next pass.
+        out.problems.push({ file: goal.id, message: `${run.id}: ${(error as Error).message}` });
+        continue;
+      }
       goal.status = (await readGoal(paths, goal.id)).status;
     }
   }
   return out;
+}
+
+/** What settling did. */
+export interface SettleOut {
+  closed: { goal: string; reason: string }[];
+  requeued: string[];
+  closedRuns: ClosedGoalInput[];
+  problems: { file: string; message: string }[];
+}
+
+/** What settling a worktree run needs beyond the paths: the garden's config and the git environment. */
+export interface LandingContext {
+  garden: Garden;
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * A goal whose run worked in its own worktree (docs/landing/level2.md, "The
+ * goal"). A success: running → completed, its work queued for landing
+ * (`queueLanding`); the goal stays completed until the landing ends, then
+ * closes success (landed), or failure, or goes back to the queue (a
+ * conflict under `on_conflict = "requeue"`, told of it in a comment the
+ * next run's prompt carries; a rejection with requeue). A run that changed
+ * nothing closes success at once. A run that did not succeed closes as any
+ * other, its changes committed on its branch first (kept, never landed).
+ * The worktree is removed once the goal leaves `completed`.
+ */
+async function settleWorktreeRun(ctx: LandingContext, goal: GoalRecord, run: RunRecord, out: SettleOut, now: () => Date): Promise<void> {
+  const { garden, env } = ctx;
+  const { paths, config } = garden;
+  const close = async (reason: 'success' | 'failure' | 'cancelled') => {
+    if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
+    await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
+    goal.status = 'closed';
+    out.closed.push({ goal: goal.id, reason });
+    out.closedRuns.push({ goal, run });
+    await retireWorktree(garden, run, env, now);
+  };
+  if (run.status !== 'success') {
+    // The attempt's changes stay on its branch, where the operator can look at them; nothing of it lands.
+    if (run.worktree) await commitRunWork(run.worktree, `${workMessage(goal, run.id)}\nNot landed: the run ended ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}.\n`, run.plant, config.worktree.copy, env).catch(() => undefined);
+    await settleOne(paths, goal, run, out, now);
+    if (goal.status !== 'running') await retireWorktree(garden, run, env, now);
+    return;
+  }
+  if (goal.status === 'running') {
+    await transitionGoal(paths, goal.id, 'completed', { now: now() });
+    goal.status = 'completed';
+  }
+  let landing = await readLanding(paths, run.id);
+  if (!landing) {
+    const queued = await queueLanding(garden, goal, run, env, now);
+    if (queued.kind === 'empty') {
+      await close('success');
+      await removeWorktree(paths.gardenRoot, run.worktree!.path, env, run.worktree!.branch);
+      return;
+    }
+    landing = queued.landing;
+  }
+  const next = goalAfterLanding(landing, config.merge.onConflict);
+  if (next === 'wait') return;
+  if (next === 'close_success') return close('success');
+  if (next === 'close_failure') return close('failure');
+  // Back to the queue: the next attempt starts from the base as it is now, told why its last work did not land.
+  if (landing.state === 'conflict') {
+    const said = (await readComments(paths, goal.id)).some((c) => c.author === 'pak2' && c.run === run.id);
+    if (!said) {
+      await appendComment(
+        paths,
+        { goal: goal.id, run: run.id, author: 'pak2', blocking: false, body: `The work of ${run.id} did not land: ${landing.message ?? 'merging it conflicted'}. Its branch ${landing.branch} is kept. This attempt starts from ${landing.base_branch} as it is now; make the change again on top of what landed meanwhile.` },
+        now(),
+      );
+    }
+  }
+  await transitionGoal(paths, goal.id, 'queued', { now: now() });
+  goal.status = 'queued';
+  out.requeued.push(goal.id);
+  await retireWorktree(garden, run, env, now);
 }
 
 /** One goal whose latest run is terminal: requeued, or completed then closed; `out` collects what was done. */

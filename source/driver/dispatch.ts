@@ -36,6 +36,7 @@ import {
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import type { LineSignal } from './liveness.js';
 import { sanitize, SanitizeStream } from '../sanitize.js';
+import { prepareRunWorktree } from '../worktree/index.js';
 import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
@@ -399,6 +400,18 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   const plugin = getDriverPlugin(run.driver, config);
   if (!plugin) return failLaunch(`unknown driver ${JSON.stringify(run.driver)}: use claude, codex, command, or configure [drivers.${run.driver}].command in PAK2.toml`);
 
+  // A run in its own worktree works there (docs/landing/level2.md): made ready before anything of the agent's.
+  let workDir = paths.gardenRoot;
+  if (run.worktree) {
+    const prepared = await prepareRunWorktree(ctx.garden, run, ctx.env ?? process.env, now);
+    if (!prepared.ok) {
+      await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message: prepared.message });
+      await guard?.afterMain({ launched: false, status: 'failure', failureReason: prepared.failureReason, errorText: prepared.message, exitCode: null });
+      return close({ status: 'failure', failureReason: prepared.failureReason, cost: { source: 'unknown' }, errorText: prepared.message });
+    }
+    workDir = prepared.path;
+  }
+
   const route = routeOf(goal);
   let prompt: string;
   let resumeSessionId: string | undefined;
@@ -434,7 +447,8 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       runId,
       plant,
       runDirectory: dir,
-      workingDirectory: paths.gardenRoot,
+      workingDirectory: workDir,
+      ...(run.worktree ? { worktree: run.worktree } : {}),
       replyDirectory: replyDir(paths, config),
       extraBlocks,
     });
@@ -456,7 +470,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     model: run.model,
     reasoningEffort: run.reasoning_effort,
     runDir: dir,
-    cwd: paths.gardenRoot,
+    cwd: workDir,
     configCommand: config.drivers[run.driver]?.command,
     resumeSessionId,
   };
@@ -481,7 +495,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
       await fsp.writeFile(stdinFile, REFLECTION_PROMPT);
     }
     const result = await launch(spec, {
-      cwd: paths.gardenRoot,
+      cwd: workDir,
       stdinFile,
       stdoutFile: eventsFile,
       stderrFile: stderrLog,
@@ -499,7 +513,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
-      env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot },
+      env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
     });
     ctx.onRunEnd?.(runId);
     if (!ctx.onStderr && printed.holding) process.stderr.write(printed.end());

@@ -50,6 +50,8 @@ export interface PromptInput {
   extraBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string; conversation?: string; guard?: string };
   /** The reply directory, named in the run block so the agent can leave reply notes there. */
   replyDirectory?: string;
+  /** The run's own worktree, when it has one (docs/landing/level2.md): its branch and what it started from. */
+  worktree?: { branch: string; base_branch: string; base_commit: string };
 }
 
 /** True when the plant has no memory yet: no `memory/MEMORY.md`, or a blank one (seed 002). */
@@ -93,6 +95,11 @@ export function buildPrompt(input: PromptInput): string {
       `- Plant: ${plant.name}`,
       `- Run directory: ${input.runDirectory}`,
       ...(input.replyDirectory ? [`- Reply notes for the operator go in: ${input.replyDirectory}`] : []),
+      ...(input.worktree
+        ? [
+            `- Worktree: your own git worktree on branch ${input.worktree.branch}, from ${input.worktree.base_branch} at ${input.worktree.base_commit.slice(0, 12)}. Other agents work in worktrees of their own. When you finish, pak2 commits what you changed here (your own commits are kept) and lands it on ${input.worktree.base_branch} after it is verified on the merged result.`,
+          ]
+        : []),
     ].join('\n'),
   );
   if (input.extraBlocks?.tend) sections.push(`${PROMPT_HEADINGS.tend}\n\n${input.extraBlocks.tend.trim()}`);

@@ -54,7 +54,17 @@ export interface GardenConfig {
   routing: Record<string, { tiers: { driver: string; model?: string; effort?: string }[]; maxEscalations: number; budgetUsd?: number }>;
   /** `[runners]`: a remote run's lease, seconds without a heartbeat before it is `abandoned`. */
   runners: { leaseTtlSeconds: number };
+  /** `[coordinator].isolation` as written; absent: `worktree` in a git garden with a commit, else `tree` (decided by `isolationOf`). */
+  isolation?: 'worktree' | 'tree';
+  /** `[worktree]`: setup command (argv, or a shell line as `['sh', '-c', line]`), its limit (s), copied globs, days a branch is kept. */
+  worktree: { setup?: string[]; setupTimeoutSeconds: number; copy: string[]; keepDays: number };
+  /** `[merge]`: base branch (absent: the garden checkout's), review or auto, verify and its limit (s), what a conflict does. */
+  merge: { base?: string; mode: 'auto' | 'review'; verify?: string; verifyTimeoutSeconds: number; onConflict: 'requeue' | 'fail' };
 }
+
+/** `[worktree]` and `[merge]` defaults (docs/landing/level2.md). */
+export const WORKTREE_DEFAULTS = { setup_timeout_seconds: 600, keep_days: 7 } as const;
+export const MERGE_DEFAULTS = { mode: 'auto', verify_timeout_seconds: 600, on_conflict: 'requeue' } as const;
 
 /** The verify command's default limit, seconds. */
 export const GUARD_VERIFY_TIMEOUT_DEFAULT = 600;
@@ -104,6 +114,13 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       if (problem) semantic.push(`guard.${key}.${i}: INVALID_CONFIG_VALUE (${problem}; got ${JSON.stringify(glob)})`);
     });
   }
+  (cfg.worktree?.copy ?? []).forEach((glob, i) => {
+    const problem = globProblem(glob);
+    if (problem) semantic.push(`worktree.copy.${i}: INVALID_CONFIG_VALUE (${problem}; got ${JSON.stringify(glob)})`);
+  });
+  if (cfg.merge?.base !== undefined && !/^(?!-)(?!.*\.\.)(?!.*\/\/)[^\s~^:?*[\\\x00-\x1f\x7f]+(?<![/.]|\.lock)$/.test(cfg.merge.base)) {
+    semantic.push(`merge.base: INVALID_CONFIG_VALUE (a git branch name; got ${JSON.stringify(cfg.merge.base)})`);
+  }
   const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
   for (const [name, table] of Object.entries(cfg.routing ?? {})) {
     table.tiers.forEach((tier, i) => {
@@ -145,6 +162,20 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       ]),
     ),
     runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
+    ...(cfg.coordinator?.isolation ? { isolation: cfg.coordinator.isolation } : {}),
+    worktree: {
+      ...(cfg.worktree?.setup !== undefined ? { setup: Array.isArray(cfg.worktree.setup) ? cfg.worktree.setup : ['sh', '-c', cfg.worktree.setup] } : {}),
+      setupTimeoutSeconds: cfg.worktree?.setup_timeout_seconds ?? WORKTREE_DEFAULTS.setup_timeout_seconds,
+      copy: cfg.worktree?.copy ?? [],
+      keepDays: cfg.worktree?.keep_days ?? WORKTREE_DEFAULTS.keep_days,
+    },
+    merge: {
+      ...(cfg.merge?.base ? { base: cfg.merge.base } : {}),
+      mode: cfg.merge?.mode ?? MERGE_DEFAULTS.mode,
+      ...(cfg.merge?.verify ? { verify: cfg.merge.verify } : {}),
+      verifyTimeoutSeconds: cfg.merge?.verify_timeout_seconds ?? MERGE_DEFAULTS.verify_timeout_seconds,
+      onConflict: cfg.merge?.on_conflict ?? MERGE_DEFAULTS.on_conflict,
+    },
   };
 }
 

@@ -58,3 +58,18 @@ export function gardenPaths(gardenRoot: string, runtimeRootSetting?: string): Ga
 export function runDir(paths: GardenPaths, runId: string): string {
   return path.join(paths.runsDir, runId);
 }
+
+/** `<runtime-root>/worktrees/<run-id>/`: a run's git worktree (docs/landing/level2.md, "Worktrees"). */
+export function worktreeDir(paths: GardenPaths, runId: string): string {
+  return path.join(paths.runtimeRoot, 'worktrees', runId);
+}
+
+/** `pak2/<run-id>`: the branch a run's worktree is on. */
+export function runBranch(runId: string): string {
+  return `pak2/${runId}`;
+}
+
+/** `<runtime-root>/landings/`: one landing record per run whose work goes onto the base branch. */
+export function landingsDir(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, 'landings');
+}

@@ -98,7 +98,9 @@ export function createRunGuard(setup: Setup): RunGuard {
     enabled: guard.redact,
     secrets: secretNames.filter((n) => setup.env[n]).map((name) => ({ name, value: setup.env[name]! })),
   });
-  const scope: TreeScope = { root: paths.gardenRoot, excluded: pak2OwnedPaths(paths, run.plant), env: authoredGitEnv(setup.env) };
+  // A run in its own worktree is guarded there: the operator's tree, and other runs', are not its to judge or revert.
+  const workTree = run.worktree?.path ?? paths.gardenRoot;
+  const scope: TreeScope = { root: workTree, excluded: pak2OwnedPaths(paths, run.plant), env: authoredGitEnv(setup.env) };
   const startedMs = Date.now();
   let before: TreeSnapshot | undefined;
   let baselineError: string | undefined;
@@ -200,7 +202,7 @@ export function createRunGuard(setup: Setup): RunGuard {
         const named = scopeResult.violations.slice(0, 5).map((v) => `${v.kind} ${v.path}`).join('; ');
         verdict = { status: 'failure', failureReason: 'scope_violation', errorText: `scope violation: ${named}${scopeResult.violations.length > 5 ? ` (+${scopeResult.violations.length - 5} more)` : ''}; the agent's changes were rolled back` };
       } else if (guard.verify) {
-        verify = await runVerify(guard.verify, paths.gardenRoot, verifyEnv, guard.timeoutSeconds, dir);
+        verify = await runVerify(guard.verify, workTree, verifyEnv, guard.timeoutSeconds, dir);
         const outcome = verify.ok ? 'passed' : verify.timedOut ? 'timeout' : verify.unavailable ? 'unavailable' : 'failed';
         await phase('verify', outcome, `${guard.verify} → ${verify.timedOut ? `killed after ${guard.timeoutSeconds} s` : `exit ${verify.exitCode ?? 'by signal'}`}${verify.leftovers.length ? `; ${verify.leftovers.length} process(es) it left could not be ended: ${verify.leftovers.join(', ')}` : ''}`, verify.durationMs);
         if (verify.ok) decision = { state: 'ready', status: 'success', diagnostic: 'ready' };

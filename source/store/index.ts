@@ -12,3 +12,4 @@ export * from './event-log.js';
 export * from './leases.js';
 export * from './comments.js';
 export * from './artifacts.js';
+export * from './landings.js';

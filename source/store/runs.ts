@@ -16,7 +16,7 @@ import {
   type WorktreeBaseline,
   type RunRunner,
 } from '../contracts/index.js';
-import { runDir, type GardenPaths } from '../garden/index.js';
+import { runBranch, runDir, worktreeDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendEvent } from './events.js';
 import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
@@ -67,6 +67,8 @@ export interface OpenRunInput {
   worktreeBaseline?: WorktreeBaseline;
   /** A remote run (docs/runners/level2.md): the runner that holds it and its lease id. */
   runner?: RunRunner;
+  /** A run in its own worktree (docs/landing/level2.md): the base branch and commit it starts from; the path and branch follow from the run id. */
+  worktree?: { base_branch: string; base_commit: string };
 }
 
 /**
@@ -92,6 +94,7 @@ export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenR
       ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
       ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
       ...(input.runner ? { runner: input.runner } : {}),
+      ...(input.worktree ? { worktree: { path: worktreeDir(paths, id), branch: runBranch(id), ...input.worktree } } : {}),
     };
     const issues = validateRun(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0]!)}`);

@@ -21,6 +21,8 @@ const RANK: Record<string, number> = {
   store: 3,
   driver: 4,
   guard: 4,
+  worktree: 4,
+  landing: 4.5,
   coordinator: 5,
   submit: 6,
   snapshot: 6,

@@ -1,0 +1,78 @@
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { formatIssue, isTerminalLandingState, validateLanding, type LandingRecord } from '../contracts/index.js';
+import { landingsDir, type GardenPaths } from '../garden/index.js';
+import { isErrno } from '../errors.js';
+import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+
+/** `<runtime-root>/landings/<run-id>.json`: the landing record of a run (docs/landing/level2.md). */
+export function landingFile(paths: GardenPaths, runId: string): string {
+  return path.join(landingsDir(paths), `${runId}.json`);
+}
+
+/**
+ * The landing record of a run, or undefined when it has none (no worktree,
+ * nothing to land, or not queued yet).
+ *
+ * @throws StoreError INVALID_RECORD naming the file when it is damaged.
+ */
+export async function readLanding(paths: GardenPaths, runId: string): Promise<LandingRecord | undefined> {
+  const file = landingFile(paths, runId);
+  const read = await readJsonFile(file);
+  if (!read.ok) {
+    if (read.missing) return undefined;
+    throw new StoreError('INVALID_RECORD', read.message, file);
+  }
+  const issues = validateLanding(read.value);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
+  return read.value as LandingRecord;
+}
+
+/**
+ * Writes a landing record, validated, atomically. A record in a terminal
+ * state (landed, conflict, rejected, failed) is never written over.
+ *
+ * @throws StoreError INVALID_RECORD (not valid), INVALID_TRANSITION (the
+ *   record on disk is terminal), IO_ERROR.
+ */
+export async function writeLanding(paths: GardenPaths, record: LandingRecord): Promise<LandingRecord> {
+  const issues = validateLanding(record);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `landing ${record.run}: ${formatIssue(issues[0]!)}`);
+  const file = landingFile(paths, record.run);
+  // One lock for the directory: the file may not exist yet, and proper-lockfile keys its state by target.
+  await fsp.mkdir(landingsDir(paths), { recursive: true });
+  return withLock(landingsDir(paths), async () => {
+    const current = await readLanding(paths, record.run).catch(() => undefined);
+    if (current && isTerminalLandingState(current.state) && current.state !== record.state) {
+      throw new StoreError('INVALID_TRANSITION', `landing ${record.run} is ${current.state}; it is never rewritten`);
+    }
+    await writeJsonAtomic(file, record);
+    return record;
+  }, path.join(landingsDir(paths), '.lock'));
+}
+
+/**
+ * Every landing record, oldest queued first. A damaged file is reported in
+ * `problems`, never deleted.
+ */
+export async function listLandings(paths: GardenPaths): Promise<{ landings: LandingRecord[]; problems: { file: string; message: string }[] }> {
+  let names: string[];
+  try {
+    names = await fsp.readdir(landingsDir(paths));
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return { landings: [], problems: [] };
+    throw error;
+  }
+  const landings: LandingRecord[] = [];
+  const problems: { file: string; message: string }[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    try {
+      const record = await readLanding(paths, name.slice(0, -5));
+      if (record) landings.push(record);
+    } catch (error) {
+      problems.push({ file: path.join(landingsDir(paths), name), message: (error as Error).message });
+    }
+  }
+  landings.sort((a, b) => (a.queued_at === b.queued_at ? (a.run < b.run ? -1 : 1) : a.queued_at < b.queued_at ? -1 : 1));
+  return { landings, problems };
+}

@@ -1,0 +1,33 @@
+import { authoredGitEnv, describeFailure, runGit, type GitResult } from '../history/git.js';
+
+/** A git command on the operator's repository that failed: its words (`git worktree: …`). */
+export class WorktreeGitError extends Error {
+  constructor(
+    readonly args: string[],
+    readonly result: GitResult,
+  ) {
+    super(describeFailure(args, result));
+  }
+}
+
+/**
+ * Runs git on the operator's repository (the authored repo's environment:
+ * their config and identity apply, no inherited `GIT_*` variable).
+ *
+ * `pin` sets git's own variables pak2 chose (a scratch `GIT_INDEX_FILE`);
+ * nothing of the kind is ever taken from `env`.
+ *
+ * @throws WorktreeGitError when git exits non-zero (unless `allow` lists the code) or cannot start.
+ */
+export async function git(args: string[], cwd: string, env: NodeJS.ProcessEnv, allow: number[] = [], pin: { GIT_INDEX_FILE?: string } = {}): Promise<GitResult> {
+  const result = await runGit(args, cwd, { ...authoredGitEnv(env), ...pin });
+  if (!result.ok && (result.spawnError || !allow.includes(result.exitCode))) throw new WorktreeGitError(args, result);
+  return result;
+}
+
+/** The identity pak2 commits as when the repository has none configured (`-c` arguments, else none). */
+export async function identityArgs(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const name = await git(['config', 'user.name'], cwd, env, [1]);
+  const email = await git(['config', 'user.email'], cwd, env, [1]);
+  return [...(name.stdout.trim() ? [] : ['-c', 'user.name=pak2']), ...(email.stdout.trim() ? [] : ['-c', 'user.email=pak2@localhost'])];
+}

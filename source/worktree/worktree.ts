@@ -1,0 +1,195 @@
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { execa } from 'execa';
+import picomatch from 'picomatch';
+import type { RunRecord } from '../contracts/index.js';
+import { git, identityArgs } from './git.js';
+
+/** A run's worktree as its record names it. */
+export type RunWorktree = NonNullable<RunRecord['worktree']>;
+
+/** First line of pak2's block in the repository's `info/attributes` and `info/exclude`. */
+export const REPO_BLOCK_MARKER = '# pak2: worktrees and landing (docs/landing/level2.md)';
+
+/**
+ * Plant documents merge by union (docs/landing/level2.md, "Plant
+ * documents"): two runs of one plant that each add lines to its memory both
+ * land, their lines one after the other, instead of every second landing
+ * conflicting. Kept in the repository's `info/attributes` (never in a
+ * tracked file of the operator's).
+ */
+export const PLANT_MERGE_ATTRIBUTES = ['plants/*/memory/*.md merge=union', 'plants/*/skills/*.md merge=union', 'plants/*/knowledge/*.md merge=union'] as const;
+
+async function commonDir(repo: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const result = await git(['rev-parse', '--git-common-dir'], repo, env);
+  const dir = result.stdout.trim();
+  return path.isAbsolute(dir) ? dir : path.join(repo, dir);
+}
+
+async function ensureLines(file: string, lines: readonly string[]): Promise<void> {
+  const current = await fsp.readFile(file, 'utf8').catch(() => '');
+  const have = new Set(current.split('\n'));
+  const missing = [...(have.has(REPO_BLOCK_MARKER) ? [] : [REPO_BLOCK_MARKER]), ...lines.filter((l) => !have.has(l))];
+  if (missing.length === 0) return;
+  await fsp.mkdir(path.dirname(file), { recursive: true });
+  await fsp.appendFile(file, `${current && !current.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`);
+}
+
+/**
+ * Makes the repository ready for worktrees (idempotent): the union merge of
+ * plant documents in `info/attributes`, and the runtime root (where the
+ * worktrees live) in `info/exclude`, so the operator's `git status` never
+ * lists them. Only files under the repository's git directory are written.
+ */
+export async function prepareRepository(repo: string, runtimeRel: string | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+  const dir = await commonDir(repo, env);
+  await ensureLines(path.join(dir, 'info', 'attributes'), PLANT_MERGE_ATTRIBUTES);
+  if (runtimeRel) await ensureLines(path.join(dir, 'info', 'exclude'), [`/${runtimeRel}/`]);
+}
+
+/** Whether `dir` is a worktree of the repository on `branch` (a `.git` file and the branch checked out). */
+async function isWorktreeOn(dir: string, branch: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (!fs.existsSync(path.join(dir, '.git'))) return false;
+  const head = await git(['symbolic-ref', '--quiet', '--short', 'HEAD'], dir, env, [1, 128]).catch(() => undefined);
+  return head?.ok === true && head.stdout.trim() === branch;
+}
+
+/**
+ * Creates a run's worktree (docs/landing/level2.md, "Worktrees"):
+ * `git worktree add -b <branch> <path> <base_commit>`. Safe to run again
+ * after a crash at any step: a worktree already there on its branch is
+ * kept; a branch made by a create that died is checked out as it is; a
+ * directory left half made is removed first.
+ *
+ * @throws WorktreeGitError when git cannot make it.
+ */
+export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.ProcessEnv): Promise<'created' | 'existing'> {
+  if (await isWorktreeOn(wt.path, wt.branch, env)) return 'existing';
+  // A directory a killed create left behind (or a stale registration) goes first.
+  await fsp.rm(wt.path, { recursive: true, force: true });
+  await git(['worktree', 'prune'], repo, env);
+  await fsp.mkdir(path.dirname(wt.path), { recursive: true });
+  const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
+  if (exists.ok && exists.stdout.trim()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
+  else await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env);
+  return 'created';
+}
+
+/**
+ * Removes a worktree (and, with `branch`, its branch). Safe to run twice:
+ * a worktree already gone is pruned from git's list; a branch already gone
+ * is no error.
+ */
+export async function removeWorktree(repo: string, wtPath: string, env: NodeJS.ProcessEnv, branch?: string): Promise<void> {
+  if (fs.existsSync(wtPath)) await git(['worktree', 'remove', '--force', '--force', wtPath], repo, env, [128]);
+  await fsp.rm(wtPath, { recursive: true, force: true });
+  await git(['worktree', 'prune'], repo, env);
+  if (branch) await git(['branch', '-D', branch], repo, env, [1]);
+}
+
+/**
+ * Copies the garden's untracked (or ignored) files matching `[worktree]
+ * copy` globs into a new worktree (`.env`, local config): files git does
+ * not track, so they are not in the worktree, and that a build needs.
+ * Never committed: the landing commit leaves them out by path.
+ *
+ * @returns the copied paths, relative to the garden.
+ */
+export async function copyIntoWorktree(gardenRoot: string, wtPath: string, globs: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
+  if (globs.length === 0) return [];
+  const isMatch = picomatch(globs, { dot: true });
+  const listed = await git(['ls-files', '-z', '--others', '--exclude-standard'], gardenRoot, env);
+  const ignored = await git(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory'], gardenRoot, env);
+  const candidates = [...listed.stdout.split('\0'), ...ignored.stdout.split('\0')].filter((p) => p && !p.endsWith('/') && isMatch(p));
+  const copied: string[] = [];
+  for (const rel of [...new Set(candidates)].sort()) {
+    const from = path.join(gardenRoot, rel);
+    const to = path.join(wtPath, rel);
+    if (fs.existsSync(to)) continue;
+    await fsp.mkdir(path.dirname(to), { recursive: true });
+    await fsp.copyFile(from, to);
+    copied.push(rel);
+  }
+  return copied;
+}
+
+/** What `[worktree] setup` did. */
+export interface SetupResult {
+  ok: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  /** Why it failed, in one line (the command, the exit or the limit, the log's last line). */
+  message?: string;
+}
+
+/**
+ * Runs `[worktree] setup` in a new worktree before the agent (or before
+ * verify on a merged result): argv, the worktree as cwd, its output in
+ * `logFile`, killed (its whole group) past `timeoutSeconds`.
+ */
+export async function runSetup(argv: string[], cwd: string, timeoutSeconds: number, logFile: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
+  const started = Date.now();
+  await fsp.mkdir(path.dirname(logFile), { recursive: true });
+  const fd = fs.openSync(logFile, 'a');
+  try {
+    const child = execa(argv[0]!, argv.slice(1), { cwd, env, stdin: 'ignore', stdout: fd as 3, stderr: fd as 3, reject: false, detached: true, timeout: timeoutSeconds * 1000, killSignal: 'SIGKILL', forceKillAfterDelay: false });
+    const result = await child;
+    if (child.pid) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone
+      }
+    }
+    const durationMs = Date.now() - started;
+    const timedOut = Boolean(result.timedOut);
+    const exitCode = result.exitCode ?? null;
+    if (!timedOut && exitCode === 0) return { ok: true, exitCode, timedOut, durationMs };
+    const last = lastLogLine(logFile);
+    const how = timedOut ? `ran past setup_timeout_seconds (${timeoutSeconds} s)` : result.failed && exitCode === null && !result.signal ? `could not start (${result.shortMessage ?? 'spawn failed'})` : `exited ${exitCode ?? `by ${result.signal ?? 'signal'}`}`;
+    return { ok: false, exitCode, timedOut, durationMs, message: `[worktree] setup ${JSON.stringify(argv.join(' '))} ${how}${last ? `: ${last}` : ''} (see ${path.basename(logFile)})` };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function lastLogLine(file: string): string {
+  try {
+    const text = fs.readFileSync(file, 'utf8');
+    return (
+      text
+        .slice(-4096)
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .at(-1) ?? ''
+    );
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Commits what a run changed in its worktree onto its branch, leaving out
+ * every untracked file that matches a `[worktree] copy` glob (`copyGlobs`:
+ * what was copied in is never committed): `git add -A`, then one commit
+ * whose message names the goal and the run, authored by the plant. The
+ * agent's own commits stay as they are, under it. Nothing to commit is no
+ * error.
+ *
+ * @returns the branch tip after it (the commit, or the tip as it was).
+ */
+export async function commitRunWork(wt: RunWorktree, message: string, plant: string, copyGlobs: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const isCopied = copyGlobs.length ? picomatch(copyGlobs, { dot: true }) : () => false;
+  const untracked = copyGlobs.length ? (await git(['ls-files', '-z', '--others'], wt.path, env)).stdout.split('\0').filter((p) => p && isCopied(p)) : [];
+  const pathspec = ['.', ...untracked.map((p) => `:(exclude,literal)${p}`)];
+  await git(['add', '-A', '--', ...pathspec], wt.path, env);
+  const staged = await git(['diff', '--cached', '--quiet'], wt.path, env, [1]);
+  if (!staged.ok) {
+    const who = await identityArgs(wt.path, env);
+    await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env);
+  }
+  return (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
+}
