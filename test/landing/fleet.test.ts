@@ -60,3 +60,93 @@ describe('three goals at once on one repository', () => {
     expect(types.filter((t) => t === 'LandingVerified')).toHaveLength(3);
   });
 });
+
+describe('conflicts and failures are facts', () => {
+  it('two goals editing the same lines: one lands, the other ends conflict naming the path and is requeued on the new base, told why; nothing is lost', async () => {
+    const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
+    const a = await submitWork(g, ['write README.md # Project\\n\\nLine by A.', 'sleep 800']);
+    const b = await submitWork(g, ['write README.md # Project\\n\\nLine by B.', 'sleep 800']);
+    await runUntil(g, [a.id, b.id]);
+    const landings = await Promise.all([a, b].map((x) => readLanding(g.paths, `${x.id}-r1`)));
+    const landed = landings.find((l) => l?.state === 'landed')!;
+    const conflicted = landings.find((l) => l?.state === 'conflict')!;
+    expect(landed).toBeDefined();
+    expect(conflicted).toMatchObject({ failure_reason: 'landing_conflict', conflict: { paths: ['README.md'] } });
+    const loser = conflicted.goal;
+    // The loser went back to the queue, ran again from the new base (r2) with the conflict in its prompt, and landed.
+    const r2 = await readRun(g.paths, `${loser}-r2`);
+    expect(r2.status).toBe('success');
+    expect(r2.worktree!.base_commit).not.toBe(conflicted.base_commit);
+    const prompt = fs.readFileSync(path.join(g.paths.runsDir, r2.id, 'prompt.md'), 'utf8');
+    expect(prompt).toContain(`The work of ${loser}-r1 did not land: merging ${conflicted.branch} onto main`);
+    expect(prompt).toContain('conflicts in README.md');
+    expect(await readLanding(g.paths, r2.id)).toMatchObject({ state: 'landed' });
+    expect((await readGoal(g.paths, loser)).closed_reason).toBe('success');
+    // Nothing lost: the conflicted attempt's commit is still on its branch.
+    expect(git(g.root, 'show', `${conflicted.branch}:README.md`)).toContain(loser === a.id ? 'Line by A.' : 'Line by B.');
+    expect(readEventLog(g).some((e) => e.type === 'LandingConflict' && e.run === conflicted.run)).toBe(true);
+  });
+
+  it('with [merge] on_conflict = "fail", the conflicted goal closes failure', async () => {
+    const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 }, toml: '[merge]\non_conflict = "fail"\n' }));
+    const a = await submitWork(g, ['write README.md A', 'sleep 800']);
+    const b = await submitWork(g, ['write README.md B', 'sleep 800']);
+    await runUntil(g, [a.id, b.id]);
+    const reasons = await Promise.all([a, b].map(async (x) => (await readGoal(g.paths, x.id)).closed_reason));
+    expect([...reasons].sort()).toEqual(['failure', 'success']);
+    const failed = [a, b][reasons.indexOf('failure')]!;
+    expect(await readLanding(g.paths, `${failed.id}-r1`)).toMatchObject({ state: 'conflict', failure_reason: 'landing_conflict' });
+    expect(fs.existsSync(path.join(g.paths.runsDir, `${failed.id}-r2`))).toBe(false);
+  });
+
+  it('verify passes in each worktree and fails on the merged result: not landed, landing_verify_failed', async () => {
+    const verify = "sh -c '! (test -f a.txt && test -f b.txt)'";
+    const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
+    const guard = { verify };
+    const a = await submitWork(g, ['write a.txt a', 'sleep 800'], { guard });
+    const b = await submitWork(g, ['write b.txt b', 'sleep 800'], { guard });
+    await runUntil(g, [a.id, b.id]);
+    const runs = await Promise.all([a, b].map((x) => readRun(g.paths, `${x.id}-r1`)));
+    expect(runs.map((r) => r.status)).toEqual(['success', 'success']); // the guard's verify passed in each worktree
+    const landings = await Promise.all(runs.map((r) => readLanding(g.paths, r.id)));
+    expect(landings.map((l) => l!.state).sort()).toEqual(['failed', 'landed']);
+    const failed = landings.find((l) => l!.state === 'failed')!;
+    expect(failed).toMatchObject({ failure_reason: 'landing_verify_failed', verify: { command: verify, ok: false, exit_code: 1 } });
+    expect((await readGoal(g.paths, failed.goal)).closed_reason).toBe('failure');
+    // main has only the landed one's file.
+    const files = git(g.root, 'ls-tree', '-r', '--name-only', 'main').split('\n');
+    expect(files.filter((f) => f === 'a.txt' || f === 'b.txt')).toHaveLength(1);
+    expect(readEventLog(g).some((e) => e.type === 'LandingFailed' && e.run === failed.run && /landing_verify_failed/.test(e.detail ?? ''))).toBe(true);
+  });
+});
+
+describe('guarded runs in their own worktrees', () => {
+  it('the operator edits README.md while a guarded agent works: the edit stays, the run is judged on its own changes only', async () => {
+    const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
+    const guarded = await submitWork(g, ['write src/x.txt x', 'sleep 1500'], { guard: { verify: 'test -f src/x.txt', allowed_files: ['src/**'] } });
+    const other = await submitWork(g, ['write docs/y.txt y', 'sleep 300'], { guard: { allowed_files: ['docs/**'] } });
+    let edited = false;
+    await runUntil(
+      g,
+      [guarded.id, other.id],
+      async () => {
+        // While the guarded agent works in its worktree (its prompt is written: the baseline is taken), the operator edits README.md in their checkout.
+        if (!edited && fs.existsSync(path.join(g.paths.runsDir, `${guarded.id}-r1`, 'prompt_bundle.md'))) {
+          fs.appendFileSync(path.join(g.root, 'README.md'), 'The operator was here.\n');
+          edited = true;
+        }
+        return (await Promise.all([guarded, other].map((x) => readGoal(g.paths, x.id)))).every((x) => x.status === 'closed');
+      },
+    );
+    expect(edited).toBe(true);
+    const run = await readRun(g.paths, `${guarded.id}-r1`);
+    expect(run.status).toBe('success');
+    expect(run.failure_reason).toBeUndefined();
+    expect(fs.readFileSync(path.join(g.root, 'README.md'), 'utf8')).toContain('The operator was here.');
+    expect(fs.existsSync(path.join(g.paths.runsDir, run.id, 'rejected.patch'))).toBe(false);
+    expect(fs.readFileSync(path.join(g.root, 'src/x.txt'), 'utf8')).toBe('x\n');
+    // Two guarded goals ran at once: in worktree mode a guarded goal no longer holds back the queue.
+    expect((await readRun(g.paths, `${other.id}-r1`)).status).toBe('success');
+    expect((await readGoal(g.paths, guarded.id)).closed_reason).toBe('success');
+  });
+});
