@@ -39,6 +39,7 @@ export const EVENT_TYPES = [
   'WorktreeCreated',
   'WorktreeRemoved',
   'LandingQueued',
+  'LandingAccepted',
   'LandingVerified',
   'Landed',
   'LandingConflict',

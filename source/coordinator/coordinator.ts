@@ -239,6 +239,11 @@ export class Coordinator extends EventEmitter {
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
   private async handleRequest(request: CoordinatorRequest): Promise<CoordinatorReply> {
+    // A landing accepted or a record changed outside goals/: look again now.
+    if (request.op === 'wake') {
+      this.wake(0);
+      return { ok: true, detail: 'a pass is on its way' };
+    }
     if (request.op !== 'stop') return { ok: false, error: `unknown request ${JSON.stringify((request as { op?: unknown }).op)}` };
     const handle = this.live.get(request.run);
     if (!handle) return { ok: false, error: `run ${request.run} has no live process in this coordinator` };

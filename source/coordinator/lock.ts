@@ -47,7 +47,7 @@ export function coordinatorSocketName(paths: GardenPaths): string {
 }
 
 /** A request to the coordinator over its socket: who holds the garden, or an operator action on a live run. */
-export type CoordinatorRequest = { op: 'who' } | { op: 'stop'; run: string; requeue?: boolean };
+export type CoordinatorRequest = { op: 'who' } | { op: 'stop'; run: string; requeue?: boolean } | { op: 'wake' };
 /** The coordinator's answer: `ok` with the holder for `who`, or whether the action was taken and why not. */
 export type CoordinatorReply = { ok: true; holder?: LockHolder; detail?: string } | { ok: false; error: string };
 /** Handles the requests other than `who` (the coordinator sets it). */

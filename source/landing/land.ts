@@ -4,7 +4,7 @@ import type { EventType, GoalRecord, LandingRecord, LandingVerify } from '../con
 import { agentEnvironment } from '../driver/index.js';
 import { landingsDir, type Garden } from '../garden/index.js';
 import { runVerify } from '../guard/index.js';
-import { appendEvent, readGoal, StoreError, writeLanding } from '../store/index.js';
+import { appendEvent, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
 import { branchTip, copyIntoWorktree, git, removeWorktree, runSetup, WorktreeGitError } from '../worktree/index.js';
 import { moveBase } from './checkout.js';
 import { mergeOnto } from './merge.js';
@@ -94,17 +94,24 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
         );
         if (!saved) return record;
       }
-      const moved = await moveBase(repo, record.base_branch, record.onto_commit!, record.result_commit!, `pak2: land ${record.run}`, env);
-      if (moved.kind === 'base_moved') continue; // someone moved the base meanwhile: merge again on its new tip
-      if (moved.kind === 'waiting') {
-        if (record.state === 'waiting' && record.message === moved.message) return record;
-        return (await save({ state: 'waiting', message: moved.message }, { type: 'LandingWaiting', detail: moved.message })) ?? record;
-      }
-      const landed = await save(
-        { state: 'landed', landed_at: now().toISOString(), message: `${record.base_branch} moved to ${record.result_commit!.slice(0, 12)}${moved.checkout ? ` (and ${moved.checkout} fast-forwarded)` : ''}` },
-        { type: 'Landed', detail: `${record.branch} → ${record.base_branch} at ${record.result_commit!.slice(0, 12)}` },
-      );
-      return landed ?? record;
+      // The base moves and the record says so under the landing's lock: an operator's reject never falls between.
+      const step = await withLandingLock(paths, record.run, async () => {
+        const current = await readLanding(paths, record.run);
+        if (!current || current.state === 'rejected' || current.state === 'landed') return { done: current ?? record };
+        const moved = await moveBase(repo, record.base_branch, record.onto_commit!, record.result_commit!, `pak2: land ${record.run}`, env);
+        if (moved.kind === 'base_moved') return { again: true };
+        if (moved.kind === 'waiting') {
+          if (record.state === 'waiting' && record.message === moved.message) return { done: record };
+          return { done: (await save({ state: 'waiting', message: moved.message }, { type: 'LandingWaiting', detail: moved.message })) ?? record };
+        }
+        const landed = await save(
+          { state: 'landed', landed_at: now().toISOString(), message: `${record.base_branch} moved to ${record.result_commit!.slice(0, 12)}${moved.checkout ? ` (and ${moved.checkout} fast-forwarded)` : ''}` },
+          { type: 'Landed', detail: `${record.branch} → ${record.base_branch} at ${record.result_commit!.slice(0, 12)}` },
+        );
+        return { done: landed ?? record };
+      });
+      if ('again' in step) continue; // someone moved the base meanwhile: merge again on its new tip
+      return step.done;
     }
     return record; // the base kept moving: the next pass takes it up again
   } catch (error) {

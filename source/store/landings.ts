@@ -76,3 +76,13 @@ export async function listLandings(paths: GardenPaths): Promise<{ landings: Land
   landings.sort((a, b) => (a.queued_at === b.queued_at ? (a.run < b.run ? -1 : 1) : a.queued_at < b.queued_at ? -1 : 1));
   return { landings, problems };
 }
+
+/**
+ * Runs `fn` holding the lock of one run's landing (`<run-id>.json.lock`):
+ * the merge queue's last step (moving the base branch and recording it)
+ * and an operator's reject never interleave, so a landing is never both
+ * on the base branch and recorded rejected. The record must exist.
+ */
+export async function withLandingLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(landingFile(paths, runId), fn);
+}

@@ -16,7 +16,7 @@ export interface AgentGarden extends Garden {
 }
 
 /** Builds a split-root garden whose default driver is `driver`, with a gardener plant. */
-export async function makeAgentGarden(driver: 'claude' | 'codex', coordinator: Record<string, number>, env: (stateDir: string) => NodeJS.ProcessEnv, model?: string): Promise<AgentGarden> {
+export async function makeAgentGarden(driver: 'claude' | 'codex', coordinator: Record<string, number | string>, env: (stateDir: string) => NodeJS.ProcessEnv, model?: string): Promise<AgentGarden> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-e2e-${driver}-`));
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-e2e-${driver}-state-`));
   const toml = [
@@ -26,7 +26,7 @@ export async function makeAgentGarden(driver: 'claude' | 'codex', coordinator: R
     `driver = "${driver}"`,
     ...(model ? [`model = "${model}"`] : []),
     '[coordinator]',
-    ...Object.entries({ interval_seconds: 3600, watchdog_seconds: 120, run_timeout_seconds: 180, ...coordinator }).map(([k, v]) => `${k} = ${v}`),
+    ...Object.entries({ interval_seconds: 3600, watchdog_seconds: 120, run_timeout_seconds: 180, ...coordinator }).map(([k, v]) => `${k} = ${JSON.stringify(v)}`),
   ].join('\n');
   fs.writeFileSync(path.join(root, 'PAK2.toml'), `${toml}\n`);
   fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# Motivation\n\nAn end-to-end test garden.\n');

@@ -110,7 +110,8 @@ function agentEnv(stateDir: string): NodeJS.ProcessEnv {
  * Returns the operator's bytes of notes.txt.
  */
 async function gitGarden(driver: 'claude' | 'codex', extraToml = ''): Promise<{ g: AgentGarden; root: string; operatorBytes: Buffer }> {
-  const made = await makeAgentGarden(driver, { watchdog_seconds: 60, run_timeout_seconds: 90 }, agentEnv, driver === 'codex' ? 'gpt-5' : undefined);
+  // The seeds' single tree: the guard's tree-mode rules against the real CLIs (worktree mode: test/e2e/worktree.test.ts).
+  const made = await makeAgentGarden(driver, { watchdog_seconds: 60, run_timeout_seconds: 90, isolation: 'tree' }, agentEnv, driver === 'codex' ? 'gpt-5' : undefined);
   garden = made;
   const root = made.paths.gardenRoot;
   if (extraToml) fs.appendFileSync(path.join(root, 'PAK2.toml'), `${extraToml}\n`);

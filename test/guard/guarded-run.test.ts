@@ -38,6 +38,8 @@ async function gitGarden(drivers: Record<string, string[]>, extraToml = '', opti
     `driver = "${Object.keys(drivers)[0]}"`,
     '[coordinator]',
     options.coordinator?.includes('interval_seconds') ? '' : 'interval_seconds = 3600',
+    // The seeds' single tree: these are the guard's tree-mode rules (worktree mode has its own tests, test/landing/).
+    options.coordinator?.includes('isolation') ? '' : 'isolation = "tree"',
     options.coordinator ?? '',
     ...Object.entries(drivers).map(([name, argv]) => `[drivers.${name}]\ncommand = ${JSON.stringify(argv)}`),
     extraToml,

@@ -72,6 +72,7 @@ function runEvents(g: TestGarden, runId: string) {
 describe('1. the coordinator owns the record: an agent cannot write its own verdict', () => {
   it('an agent that rewrites meta.json to success and exits 3 is recorded failure / nonzero_exit, with the tampering named', async () => {
     const g = await gardenFor('tamper', 'command');
+    g.config.isolation = 'tree'; // the record's truth in the one tree; worktrees: test/landing/
     git(g.paths.gardenRoot, 'init', '-q');
     git(g.paths.gardenRoot, 'add', '-A');
     git(g.paths.gardenRoot, 'commit', '-qm', 'garden');

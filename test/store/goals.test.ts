@@ -69,7 +69,7 @@ function ledger(paths: GardenPaths): string[] {
   }
 }
 
-/** The seed state machine (seed 002 "The reconcile loop", plus rollback and cancel; seed 004's blocking questions). */
+/** The seed state machine (seed 002 "The reconcile loop", plus rollback and cancel; seed 004's blocking questions; landing's requeue). */
 const ALLOWED: Array<[GoalStatus, GoalStatus]> = [
   ['queued', 'dispatched'],
   ['dispatched', 'running'],
@@ -83,6 +83,8 @@ const ALLOWED: Array<[GoalStatus, GoalStatus]> = [
   ['blocked', 'queued'],
   ['blocked', 'running'],
   ['blocked', 'closed'],
+  // worktree runs (docs/landing/level2.md): work that did not land sends its goal back to the queue
+  ['completed', 'queued'],
 ];
 const DISALLOWED: Array<[GoalStatus, GoalStatus]> = GOAL_STATUSES.flatMap((from) =>
   GOAL_STATUSES.filter((to) => !ALLOWED.some(([f, t]) => f === from && t === to)).map((to): [GoalStatus, GoalStatus] => [from, to]),
