@@ -13,7 +13,18 @@ export interface CliIO {
   isTTY: boolean;
   /** The exit code a command sets when it ends without throwing (default 0). */
   exitCode?: number;
+  /**
+   * One line of stdout in one of pak2's own colours (a diff's added,
+   * removed, hunk and header lines): the text is sanitized like any other,
+   * then pak2's colour wraps it. Absent (a test's IO): the plain text goes
+   * to `out`.
+   */
+  outStyled?: (text: string, style: OutputStyle) => void;
 }
+
+/** pak2's own colours on the terminal. */
+export type OutputStyle = 'add' | 'del' | 'hunk' | 'head';
+const STYLE_CODES: Record<OutputStyle, string> = { add: '\x1b[32m', del: '\x1b[31m', hunk: '\x1b[36m', head: '\x1b[1m' };
 
 /**
  * The process's own streams. A closed stdout (`pak2 goals | head -1`) ends
@@ -59,6 +70,10 @@ export function processIO(): CliIO {
       if (!stderrOpen) return;
       const printed = sanitize(text);
       process.stderr.write(printed.endsWith('\n') ? printed : `${printed}\n`);
+    },
+    outStyled: (text, style) => {
+      if (!stdoutOpen) return;
+      process.stdout.write(`${STYLE_CODES[style]}${sanitize(text).replace(/\n$/, '')}\x1b[0m\n`);
     },
     env: process.env,
     cwd: process.cwd(),
@@ -122,6 +137,10 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'serve', term: 'serve [options]', description: 'serve the garden over HTTP: REST, server-sent events, webhooks (127.0.0.1:7717, bearer token in <runtime-root>/serve/token)', module: async () => (await import('./commands/serve.js')).registerServe },
   { name: 'comment', term: 'comment [options] <goal> [text...]', description: "a goal's comment thread: post a comment (--blocking: a question the goal waits on), answer the open question (--answer), or print the thread", module: async () => (await import('./commands/comment.js')).registerComment },
   { name: 'runner', term: 'runner [options]', description: "run goals from a garden's server on this machine: claim under a lease, run the agent, heartbeat, finish with the observed outcome", module: async () => (await import('./commands/runner.js')).registerRunner },
+  { name: 'diff', term: 'diff [options] <run>', description: "a run's work for review: its files and the patch against its base", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
+  { name: 'land', term: 'land <run>', description: "accept a run's work for landing (review mode); the coordinator lands it, or this command does when none runs", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
+  { name: 'reject', term: 'reject [options] <run>', description: "discard a run's work: its goal closes failure, or goes back to the queue with --requeue (--comment says why to the next attempt)", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
+  { name: 'landings', term: 'landings [options]', description: 'the merge queue and what became of each landing', module: async () => (await import('./commands/landing.js')).registerLandingCommands },
   { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve', module: async () => (await import('./commands/webhook.js')).registerWebhook },
 ];
 
