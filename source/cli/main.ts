@@ -112,7 +112,7 @@ type Register = (program: Command, io: CliIO) => void;
  * modules' own registrations.
  */
 const COMMANDS: { name: string; term: string; description: string; module: () => Promise<Register> }[] = [
-  { name: 'init', term: 'init [options] <dir>', description: 'create a new garden in DIR (which must be new or empty)', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
+  { name: 'init', term: 'init [options] [dir]', description: 'create a garden in DIR (default .): a new or empty directory gets the whole template; your own git repository is adopted (PAK2.toml, .pak2/, .runtime/ ignored)', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
   { name: 'genesis', term: 'genesis [options]', description: 'set up the garden: runtime directories, the gardener plant, its first goal (no dispatch)', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
   { name: 'publish', term: 'publish [options] <dir>', description: 'write the clean authored export of pak2 (code, tests, docs, template) into DIR: new, empty, or a git checkout whose worktree it replaces; runs no git command', module: async () => (await import('./commands/garden.js')).registerGardenCommands },
   { name: 'submit', term: 'submit [options]', description: 'queue a goal for a plant; prints the goal id', module: async () => (await import('./commands/submit.js')).registerSubmit },

@@ -20,6 +20,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
   'coordinator.result_grace_cap_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
+  'garden.home': 'a directory relative to the garden root, inside it (e.g. ".pak2")',
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'runners.lease_ttl_seconds': `a whole number of seconds from 3 to ${MAX_SECONDS}`,
   'coordinator.isolation': '"worktree" (a git worktree per run) or "tree" (every run in the garden\'s own tree)',
@@ -145,7 +146,14 @@ export const ConfigSchema = lazySchema(() =>
   z.strictObject({
     runtime: z.strictObject({ root: text().optional() }, section).optional(),
     garden: z
-      .strictObject({ name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional() }, section)
+      .strictObject(
+        {
+          name: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(GARDEN_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+          /** pak2's own folder in an adopted repository (`.pak2`): seeds/, plants/, MOTIVATION.md, CHARTER.md… (docs/garden/level2.md). */
+          home: text().optional(),
+        },
+        section,
+      )
       .optional(),
     defaults: z
       .strictObject({ driver: text().optional(), model: text().optional(), reasoning_effort: text().optional() }, section)

@@ -9,6 +9,7 @@ import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
+import { checkIgnore } from './ignore.js';
 import { checkLeases } from './leases.js';
 import { checkLock } from './lock.js';
 import { checkPlants } from './plants.js';
@@ -62,7 +63,8 @@ function publicFinding(problem: Problem): Finding {
  * does not load), the coordinator lock, goal files, the closed ledger, run
  * records against their seals and running runs, remote runners' leases
  * (and goals their finish left unsettled), plants, the event log,
- * orphan agent processes and the runtime git repository. With `fix`, makes
+ * orphan agent processes, the runtime git repository and whether git
+ * ignores the runtime root. With `fix`, makes
  * each finding's safe fix in that order and marks it `fixed`; a fix that
  * fails leaves `fixed: false` and says why in `fix`.
  *
@@ -92,6 +94,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   problems.push(...(await checkEvents(ctx)));
   problems.push(...checkProcesses(ctx));
   problems.push(...(await checkRuntimeGit(ctx)));
+  problems.push(...(await checkIgnore(ctx)));
 
   if (!options.fix) return { gardenRoot: garden.paths.gardenRoot, findings: problems.map(publicFinding), fixRan: false };
 

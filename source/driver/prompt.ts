@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GoalRecord, PlantRecord } from '../contracts/index.js';
-import type { GardenPaths } from '../garden/index.js';
+import { gardenRelative, type GardenPaths } from '../garden/index.js';
 import { indexMarkdown, plantDir, seedFile } from '../store/index.js';
 
 /** Prompt section headings, in the order seed 002 ("Prompt structure") fixes. */
@@ -93,6 +93,8 @@ export function buildPrompt(input: PromptInput): string {
       `- Goal type: ${goal.type}`,
       `- Goal priority: ${goal.priority}`,
       `- Plant: ${plant.name}`,
+      // In an adopted repository plants live under [garden].home (`.pak2/plants/`), not `plants/`: say where.
+      ...(paths.homeDir !== paths.gardenRoot ? [`- Plant directory: ${gardenRelative(paths, dir)}/ (memory/MEMORY.md, skills/, knowledge/; pak2's files in this repository are under ${gardenRelative(paths, paths.homeDir)}/)`] : []),
       `- Run directory: ${input.runDirectory}`,
       ...(input.replyDirectory ? [`- Reply notes for the operator go in: ${input.replyDirectory}`] : []),
       ...(input.worktree

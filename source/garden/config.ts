@@ -26,6 +26,8 @@ export const DEFAULT_GARDEN_NAME = 'garden';
 export interface GardenConfig {
   gardenName: string;
   runtimeRoot: string | undefined;
+  /** `[garden].home`: pak2's own folder in an adopted repository (`.pak2`); undefined: the garden root (a garden of its own). */
+  home: string | undefined;
   defaults: { driver?: string; model?: string; reasoning_effort?: string };
   coordinator: {
     intervalSeconds: number;
@@ -121,6 +123,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   if (cfg.merge?.base !== undefined && !/^(?!-)(?!.*\.\.)(?!.*\/\/)[^\s~^:?*[\\\x00-\x1f\x7f]+(?<![/.]|\.lock)$/.test(cfg.merge.base)) {
     semantic.push(`merge.base: INVALID_CONFIG_VALUE (a git branch name; got ${JSON.stringify(cfg.merge.base)})`);
   }
+  const home = cfg.garden?.home;
+  if (home !== undefined && homeProblem(home)) semantic.push(`garden.home: INVALID_CONFIG_VALUE (${homeProblem(home)}; got ${JSON.stringify(home)})`);
   const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
   for (const [name, table] of Object.entries(cfg.routing ?? {})) {
     table.tiers.forEach((tier, i) => {
@@ -136,6 +140,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   return {
     gardenName: cfg.garden?.name ?? DEFAULT_GARDEN_NAME,
     runtimeRoot: cfg.runtime?.root,
+    home,
     defaults: { ...cfg.defaults },
     coordinator: {
       intervalSeconds: cfg.coordinator?.interval_seconds ?? COORDINATOR_DEFAULTS.interval_seconds,
@@ -177,6 +182,15 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       onConflict: cfg.merge?.on_conflict ?? MERGE_DEFAULTS.on_conflict,
     },
   };
+}
+
+/** Why `[garden].home` cannot be pak2's folder: it must be a relative path inside the garden, below its root. */
+function homeProblem(home: string): string | undefined {
+  if (path.isAbsolute(home) || /^[a-zA-Z]:/.test(home)) return 'a path relative to the garden root, not an absolute one';
+  const segments = home.split(/[\\/]+/).filter((s) => s !== '' && s !== '.');
+  if (segments.length === 0) return 'a folder below the garden root (leave the key out for the root itself)';
+  if (segments.includes('..')) return "a folder inside the garden (no '..' segment)";
+  return undefined;
 }
 
 /** The value at a dotted key of a parsed TOML table (`coordinator.watchdog_seconds`). */
@@ -240,7 +254,7 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
       );
     }
   }
-  const paths = gardenPaths(root, config.runtimeRoot);
+  const paths = gardenPaths(root, config.runtimeRoot, config.home);
   // A runtime root moved (or mistyped) away from a .runtime/ that holds goals: those goals would silently vanish.
   const usual = path.join(root, '.runtime');
   if (config.runtimeRoot !== undefined && paths.runtimeRoot !== usual && holdsGoalFile(path.join(usual, 'goals')) && !holdsGoalFile(paths.goalsDir)) {

@@ -21,6 +21,12 @@ export interface GardenPaths {
   inboxDir: string;
   conversationsDir: string;
   dashboardDir: string;
+  /**
+   * Where the garden's authored files live (seeds/, plants/, MOTIVATION.md,
+   * CHARTER.md, GARDEN.md, DONE.md): the garden root, or `<garden>/<[garden].home>`
+   * (`.pak2`) in a repository pak2 adopted.
+   */
+  homeDir: string;
   plantsDir: string;
   seedsDir: string;
   motivationFile: string;
@@ -30,10 +36,13 @@ export interface GardenPaths {
  * Resolves the layout of a garden. `runtimeRootSetting` is `[runtime].root`
  * from PAK2.toml, relative to the garden root (absolute is allowed); absent
  * means the legacy unified layout (runtime root = garden root).
+ * `homeSetting` is `[garden].home` (relative to the garden root): where
+ * seeds/, plants/ and MOTIVATION.md live; absent means the garden root.
  */
-export function gardenPaths(gardenRoot: string, runtimeRootSetting?: string): GardenPaths {
+export function gardenPaths(gardenRoot: string, runtimeRootSetting?: string, homeSetting?: string): GardenPaths {
   const root = path.resolve(gardenRoot);
   const runtimeRoot = runtimeRootSetting ? path.resolve(root, runtimeRootSetting) : root;
+  const home = homeSetting ? path.resolve(root, homeSetting) : root;
   const eventsDir = path.join(runtimeRoot, 'events');
   return {
     gardenRoot: root,
@@ -48,10 +57,18 @@ export function gardenPaths(gardenRoot: string, runtimeRootSetting?: string): Ga
     inboxDir: path.join(runtimeRoot, 'inbox'),
     conversationsDir: path.join(runtimeRoot, 'conversations'),
     dashboardDir: path.join(runtimeRoot, 'dashboard'),
-    plantsDir: path.join(root, 'plants'),
-    seedsDir: path.join(root, 'seeds'),
-    motivationFile: path.join(root, 'MOTIVATION.md'),
+    homeDir: home,
+    plantsDir: path.join(home, 'plants'),
+    seedsDir: path.join(home, 'seeds'),
+    motivationFile: path.join(home, 'MOTIVATION.md'),
   };
+}
+
+/** A garden path as an agent or a person in the garden root writes it: relative, with `/` (`.pak2/plants/gardener`); absolute when outside. */
+export function gardenRelative(paths: Pick<GardenPaths, 'gardenRoot'>, file: string): string {
+  const rel = path.relative(paths.gardenRoot, file);
+  if (rel === '') return '.';
+  return rel.startsWith('..') || path.isAbsolute(rel) ? file : rel.split(path.sep).join('/');
 }
 
 /** `<runtime-root>/runs/<run-id>/`. */

@@ -5,7 +5,7 @@ import { agentEnvironment } from '../driver/index.js';
 import { landingsDir, type Garden } from '../garden/index.js';
 import { runVerify } from '../guard/index.js';
 import { appendEvent, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
-import { branchTip, copyIntoWorktree, git, removeWorktree, runSetup, WorktreeGitError } from '../worktree/index.js';
+import { branchTip, copyIntoWorktree, git, plantsRelative, removeWorktree, runSetup, WorktreeGitError } from '../worktree/index.js';
 import { moveBase } from './checkout.js';
 import { mergeOnto } from './merge.js';
 
@@ -73,7 +73,7 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
       const ready = record.onto_commit === onto && record.result_commit && record.head_commit === head && (!verifyCommand || record.verify?.ok);
       if (!ready) {
         if (!(await save({ state: 'verifying', attempts: record.attempts + 1, head_commit: head }))) return record;
-        const merged = await mergeOnto(repo, onto, head, `pak2: land ${record.run} (${record.goal})`, env);
+        const merged = await mergeOnto(repo, onto, head, `pak2: land ${record.run} (${record.goal})`, env, plantsRelative(garden));
         if (merged.kind === 'conflict') {
           const message = `merging ${record.branch} onto ${record.base_branch} at ${onto.slice(0, 12)} conflicts in ${merged.paths.join(', ')}`;
           return (await save({ state: 'conflict', failure_reason: 'landing_conflict', onto_commit: onto, conflict: { paths: merged.paths }, message }, { type: 'LandingConflict', detail: message })) ?? record;

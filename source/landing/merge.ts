@@ -9,8 +9,10 @@ export type MergeResult =
   | { kind: 'merged'; result: string; fastForward: boolean; upToDate: boolean }
   | { kind: 'conflict'; paths: string[] };
 
-/** The plant document pak2 merges itself, thread by thread (JSON: a line-wise union would break it). */
-const ACTIVE_THREADS = /^plants\/[^/]+\/memory\/active-threads\.json$/;
+/** The plant document pak2 merges itself, thread by thread (JSON: a line-wise union would break it): `<plants>/<plant>/memory/active-threads.json`. */
+function isActiveThreads(file: string, plantsRel: string): boolean {
+  return file.startsWith(`${plantsRel}/`) && /^[^/]+\/memory\/active-threads\.json$/.test(file.slice(plantsRel.length + 1));
+}
 
 /**
  * Merges `head` (a run's branch tip) onto `onto` (the base branch's tip) in
@@ -22,7 +24,7 @@ const ACTIVE_THREADS = /^plants\/[^/]+\/memory\/active-threads\.json$/;
  * any branch. Plant markdown documents merge by union (the repository's
  * info/attributes, set when worktrees were prepared).
  */
-export async function mergeOnto(repo: string, onto: string, head: string, message: string, env: NodeJS.ProcessEnv): Promise<MergeResult> {
+export async function mergeOnto(repo: string, onto: string, head: string, message: string, env: NodeJS.ProcessEnv, plantsRel = 'plants'): Promise<MergeResult> {
   const ancestor = async (a: string, b: string) => (await git(['merge-base', '--is-ancestor', a, b], repo, env, [1])).ok;
   if (await ancestor(head, onto)) return { kind: 'merged', result: onto, fastForward: true, upToDate: true };
   if (await ancestor(onto, head)) return { kind: 'merged', result: head, fastForward: true, upToDate: false };
@@ -32,7 +34,7 @@ export async function mergeOnto(repo: string, onto: string, head: string, messag
   let resultTree = tree;
   if (!merged.ok) {
     const conflicted = [...new Set(rest)];
-    const others = conflicted.filter((p) => !ACTIVE_THREADS.test(p));
+    const others = conflicted.filter((p) => !isActiveThreads(p, plantsRel));
     if (others.length > 0) return { kind: 'conflict', paths: conflicted.sort() };
     resultTree = await resolveThreads(repo, onto, head, tree, conflicted, env);
   }

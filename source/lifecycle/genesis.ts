@@ -1,25 +1,30 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import type { Garden } from '../garden/index.js';
-import { resolveSettings } from '../garden/index.js';
+import { gardenRelative, resolveSettings, type Garden, type GardenPaths } from '../garden/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { appendEvent, commissionPlant, listGoalIds, readPlant, StoreError } from '../store/index.js';
 import { submitGoal } from '../submit/index.js';
 import { UserError } from '../errors.js';
-import { simpleGit } from 'simple-git';
+import { authoredGitEnv, describeFailure, runGit } from '../history/index.js';
+import { ADOPT_TEMPLATE_ENTRIES } from './adopt.js';
 import { findExecutable } from './which.js';
 
 /** The plant genesis commissions, and its seed. */
 export const GARDENER = 'gardener';
 
-/** The body of the gardener's first goal. */
-export const FIRST_GARDENER_GOAL = `Survey this garden and start your memory.
+/** The body of the gardener's first goal; `home` is where pak2's own files are, as the agent writes it (`''` for the garden root, `.pak2/` in an adopted repository). */
+export function firstGardenerGoal(home = ''): string {
+  return `Survey this garden and start your memory.
 
-1. Read MOTIVATION.md and look over the repository: its layout, how it builds and tests, what state it is in.
-2. Write plants/gardener/memory/MEMORY.md: what this garden is, how to work in it, and what you would do next.
-3. Read CHARTER.md (what the operator wants from this garden) and DONE.md (what done means here) if they exist, and keep them in mind.
+1. Read ${home}MOTIVATION.md and look over the repository: its layout, how it builds and tests, what state it is in.
+2. Write ${home}plants/gardener/memory/MEMORY.md: what this garden is, how to work in it, and what you would do next.
+3. Read ${home}CHARTER.md (what the operator wants from this garden) and ${home}DONE.md (what done means here) if they exist, and keep them in mind.
 4. Finish with a short report for the operator: what you found, and the three goals you would queue next.`;
+}
+
+/** The body of the gardener's first goal in a garden of its own. */
+export const FIRST_GARDENER_GOAL = firstGardenerGoal();
 
 /** What genesis did; every list is empty when the garden was already set up. */
 export interface GenesisReport {
@@ -76,12 +81,13 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
   }
   if ((await listGoalIds(paths)).length === 0) {
     // Through the one public submit API, like every goal an operator command creates.
-    const goal = await submitGoal(garden, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: FIRST_GARDENER_GOAL }, new Date(), env);
+    const goal = await submitGoal(garden, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: firstGardenerGoal(paths.homeDir === paths.gardenRoot ? '' : `${gardenRelative(paths, paths.homeDir)}/`) }, new Date(), env);
     report.queued.push(goal.id);
   }
   try {
-    const committed = await commitScaffold(paths.gardenRoot, report.commissioned.length > 0);
-    if (committed) report.committed = committed;
+    const committed = await commitScaffold(paths, report.commissioned.length > 0, env);
+    if ('warning' in committed) report.warnings.push(committed.warning);
+    else if (committed.commit) report.committed = committed.commit;
   } catch (error) {
     report.warnings.push(`the garden is a git repo, but the scaffold was not committed: ${(error as Error).message.split('\n')[0]}`);
   }
@@ -91,42 +97,96 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
   return report;
 }
 
-async function isGitRepo(root: string): Promise<boolean> {
-  if (!findExecutable('git')) return false;
+/** The git repository whose top is the garden root, or undefined (none, another top, no git). */
+async function isGitRepo(root: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (!findExecutable('git', env)) return false;
+  const result = await runGit(['rev-parse', '--show-toplevel'], root, authoredGitEnv(env));
+  if (!result.ok) return false;
   try {
-    const top = (await simpleGit(root).revparse(['--show-toplevel'])).trim();
-    return path.resolve(top) === path.resolve(root);
+    return fs.realpathSync(result.stdout.trim()) === fs.realpathSync(root);
   } catch {
     return false;
   }
 }
 
+/** Runs git in the garden root with the operator's own config; throws the first line of what went wrong. */
+async function git(root: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  const result = await runGit(args, root, authoredGitEnv(env));
+  if (!result.ok) throw new Error(describeFailure(args, result));
+  return result.stdout;
+}
+
+const lines = (text: string) => text.split('\n').filter(Boolean);
+
+/**
+ * The paths genesis may commit: only what pak2 itself wrote. In a garden of
+ * its own (seed 002): the gardener it just commissioned, and CHARTER.md
+ * when git does not track it yet. In an adopted repository: PAK2.toml and
+ * the files `pak2 init` wrote in `.pak2/` while git does not track them yet,
+ * and the gardener it just commissioned; files the project ignores are left
+ * out.
+ */
+async function scaffoldPaths(paths: GardenPaths, commissioned: boolean, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const root = paths.gardenRoot;
+  const gardener = gardenRelative(paths, path.join(paths.plantsDir, GARDENER));
+  if (paths.homeDir === root) {
+    const candidates: string[] = [];
+    if (commissioned) candidates.push(gardener);
+    if (fs.existsSync(path.join(root, 'CHARTER.md')) && !(await git(root, ['ls-files', '--', 'CHARTER.md'], env)).trim()) candidates.push('CHARTER.md');
+    return candidates;
+  }
+  const home = gardenRelative(paths, paths.homeDir);
+  const adoption = ['PAK2.toml', ...[...ADOPT_TEMPLATE_ENTRIES, 'CHARTER.md'].map((entry) => `${home}/${entry}`)];
+  const untracked = lines(await git(root, ['ls-files', '--others', '--exclude-standard', '--', ...adoption.map((p) => `:(literal)${p}`)], env));
+  // The adoption is committed once, with the gardener; later runs commit only a gardener they commission.
+  const adopting = untracked.includes('PAK2.toml');
+  const own = adopting ? untracked : [];
+  if (commissioned) own.push(...lines(await git(root, ['ls-files', '--others', '--exclude-standard', '--', `:(literal)${gardener}`], env)));
+  return own;
+}
+
 /**
  * Commits the durable source-side bootstrap scaffold genesis just
  * materialised, when the garden root is the top of a git repo (seed 002,
- * "Startup contract"): the commissioned gardener (meta and seed assets), and
- * CHARTER.md when it is present but not yet tracked. Only those paths are
- * staged; anything else the operator has staged or changed is left alone.
- * A repo without an identity commits as `pak2 genesis`.
+ * "Startup contract"), with a pathspec of exactly those paths
+ * ({@link scaffoldPaths}): `git commit --only`, so whatever else the
+ * operator has staged stays staged and uncommitted, and whatever they changed
+ * stays changed. It commits nothing when one of those paths has a change
+ * staged already (that change is the operator's), and skips the pre-commit
+ * and commit-msg hooks (`--no-verify`: a project's pre-commit hook formats or
+ * stashes the operator's files; this commit holds only pak2's). A commit that
+ * fails unstages what genesis staged. A repo without an identity commits as
+ * `pak2 genesis`.
  *
- * @returns the commit and the paths, or undefined when there was nothing to commit or no repo.
+ * @returns the commit and its paths; `{}` when there was nothing to commit or no repo; a warning when it would not commit.
  */
-async function commitScaffold(root: string, commissioned: boolean): Promise<{ commit: string; paths: string[] } | undefined> {
-  if ((await isGitRepo(root)) !== true) return undefined;
-  const git = simpleGit(root);
-  const candidates: string[] = [];
-  if (commissioned) candidates.push(path.join('plants', GARDENER));
-  if (fs.existsSync(path.join(root, 'CHARTER.md'))) {
-    const tracked = (await git.raw(['ls-files', '--', 'CHARTER.md'])).trim();
-    if (!tracked) candidates.push('CHARTER.md');
+async function commitScaffold(paths: GardenPaths, commissioned: boolean, env: NodeJS.ProcessEnv): Promise<{ commit?: { commit: string; paths: string[] } } | { warning: string }> {
+  const root = paths.gardenRoot;
+  if ((await isGitRepo(root, env)) !== true) return {};
+  const candidates = await scaffoldPaths(paths, commissioned, env);
+  if (candidates.length === 0) return {};
+  const pathspec = candidates.map((p) => `:(literal)${p}`);
+  const stagedBefore = lines(await git(root, ['diff', '--cached', '--name-only', '--', ...pathspec], env));
+  if (stagedBefore.length > 0) {
+    return { warning: `not committed: ${stagedBefore.join(', ')} has a change staged already; commit ${candidates.join(', ')} yourself` };
   }
-  if (candidates.length === 0) return undefined;
-  await git.raw(['add', '--', ...candidates]);
-  const staged = (await git.raw(['diff', '--cached', '--name-only', '--', ...candidates])).split('\n').filter(Boolean);
-  if (staged.length === 0) return undefined;
-  const identity = async (key: string) => (await git.raw(['config', '--get', key]).catch(() => '')).trim();
+  await git(root, ['add', '--', ...pathspec], env);
+  const staged = lines(await git(root, ['diff', '--cached', '--name-only', '--', ...pathspec], env));
+  if (staged.length === 0) return {};
+  const identity = async (key: string) => {
+    const result = await runGit(['config', '--get', key], root, authoredGitEnv(env));
+    return result.ok ? result.stdout.trim() : '';
+  };
   const extra = [...((await identity('user.name')) ? [] : ['-c', 'user.name=pak2 genesis']), ...((await identity('user.email')) ? [] : ['-c', 'user.email=pak2@localhost'])];
-  await git.raw([...extra, 'commit', '-m', 'pak2 genesis: commission the gardener', '--', ...candidates]);
-  const commit = (await git.revparse(['HEAD'])).trim();
-  return { commit, paths: staged };
+  const adopted = paths.homeDir !== root && staged.includes('PAK2.toml');
+  const message = adopted ? `pak2 genesis: adopt this repository (PAK2.toml, ${gardenRelative(paths, paths.homeDir)}/)${commissioned ? ' and commission the gardener' : ''}` : 'pak2 genesis: commission the gardener';
+  try {
+    await git(root, [...extra, 'commit', '--only', '--no-verify', '--quiet', '-m', message, '--', ...pathspec], env);
+  } catch (error) {
+    // Back to how they were: untracked (every candidate was, and nothing of them was staged).
+    await runGit(['rm', '--cached', '-r', '-q', '--ignore-unmatch', '--', ...pathspec], root, authoredGitEnv(env));
+    throw error;
+  }
+  const commit = (await git(root, ['rev-parse', 'HEAD'], env)).trim();
+  return { commit: { commit, paths: staged } };
 }

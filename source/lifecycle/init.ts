@@ -24,10 +24,13 @@ export function gardenNameFor(dir: string): string {
   return GARDEN_NAME_PATTERN.test(base) ? base : 'garden';
 }
 
-/** The PAK2.toml `pak2 init` writes. */
-export function initialConfig(name: string, driver: string): string {
+/**
+ * The PAK2.toml `pak2 init` writes. `home` is `[garden].home`, written only
+ * when pak2 adopts a repository (`.pak2`): pak2's own files live there.
+ */
+export function initialConfig(name: string, driver: string, home?: string): string {
   return [
-    '# pak2 garden configuration. Every key is documented in PAK2.toml.example.',
+    `# pak2 garden configuration. Every key is documented in ${home ? `${home}/` : ''}PAK2.toml.example.`,
     '',
     '[runtime]',
     '# Goals, runs, events and the inbox live here, apart from authored files.',
@@ -35,6 +38,7 @@ export function initialConfig(name: string, driver: string): string {
     '',
     '[garden]',
     `name = "${name}"`,
+    ...(home ? ['# pak2\'s own files in this repository: seeds/, plants/, MOTIVATION.md, CHARTER.md, GARDEN.md, DONE.md.', `home = "${home}"`] : []),
     '',
     '[defaults]',
     `driver = "${driver}"`,
@@ -46,7 +50,7 @@ export function initialConfig(name: string, driver: string): string {
     'max_concurrent_runs = 1',
     '',
     ...(driver === 'command'
-      ? ['# The command driver runs your executable with the prompt on stdin (docs/run/level2.md).', '[drivers.command]', '# command = ["node", "tools/my-agent.mjs"]', '']
+      ? [`# The command driver runs your executable with the prompt on stdin (${home ? "pak2's " : ''}docs/run/level2.md).`, '[drivers.command]', '# command = ["node", "tools/my-agent.mjs"]', '']
       : []),
   ].join('\n');
 }
@@ -76,12 +80,47 @@ export const QUICKSTART_CHARTER = 'examples/charter-quickstart.md';
 /** The .gitignore `pak2 init` writes. */
 export const GARDEN_GITIGNORE = '# pak2 runtime state: goals, runs, events (not authored files)\n.runtime/\n';
 
+/** The refusal of a directory that is neither empty nor a git repository: it says how to adopt it. */
+export const NOT_EMPTY = (dir: string) =>
+  `DIR ${dir}: not empty and not a git repository; pak2 init creates a garden in a new or empty directory, or adopts a git repository (to adopt this one: git init, then pak2 init again)`;
+
+/** True when `root` holds nothing but, at most, `.git`. */
+export function isEmptyDir(root: string): boolean {
+  return fs.readdirSync(root).every((name) => name === '.git');
+}
+
+/** Refuses a garden inside a garden: its agents would work in the outer garden's repository and the two runtimes would mix. */
+export function refuseInsideGarden(dir: string, root: string): void {
+  for (let above = path.dirname(root); ; above = path.dirname(above)) {
+    if (fs.existsSync(path.join(above, 'PAK2.toml'))) throw new UserError(`DIR ${dir}: inside the garden at ${above} (it holds PAK2.toml); create the new garden outside it`);
+    if (path.dirname(above) === above) break;
+  }
+}
+
+/** `--name` (default: from the directory's name) and `--driver` (default claude), checked. */
+export function checkOptions(root: string, options: InitOptions): { name: string; driver: string } {
+  const name = options.name ?? gardenNameFor(root);
+  if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
+  const driver = options.driver ?? 'claude';
+  if (!['claude', 'codex', 'command'].includes(driver)) throw new UserError(`--driver ${driver}: must be claude, codex or command`);
+  return { name, driver };
+}
+
+/** Refuses a package that lacks part of the template (before anything is written). */
+export function checkTemplate(packageRoot: string, entries: readonly string[]): void {
+  const missing = entries.filter((entry) => !fs.existsSync(path.join(packageRoot, entry)));
+  if (missing.length) throw new UserError(`the pak2 package at ${packageRoot} lacks ${missing.join(', ')}; reinstall pak2`, { exitCode: 1 });
+}
+
 /**
  * Creates a fresh garden in `dir` (seed 002, "Startup contract": `pak2 init`):
  * the garden template ({@link GARDEN_TEMPLATE_ENTRIES}) copied from the
  * package, a ready-to-run CHARTER.md from examples/charter-quickstart.md,
  * PAK2.toml with a split runtime root and a .gitignore for the runtime root.
  * The code stays in the installed package.
+ *
+ * A repository with files of its own is adopted instead ({@link initOrAdopt},
+ * adopt.ts); this function only makes a garden of its own.
  *
  * @throws UserError when `dir` exists and is not empty (only `.git` is
  *   allowed), names a file, its parent does not exist, or it lies inside
@@ -95,22 +134,14 @@ export function initGarden(dir: string, options: InitOptions = {}): string[] {
   if (fs.existsSync(root)) {
     if (!fs.statSync(root).isDirectory()) throw new UserError(`DIR ${dir}: exists and is not a directory`);
     // An empty git checkout (only .git) counts as empty: a fresh repository can become a garden.
-    if (fs.readdirSync(root).some((name) => name !== '.git')) throw new UserError(`DIR ${dir}: not empty; pak2 init only writes into a new or empty directory (one holding only .git is fine)`);
+    if (!isEmptyDir(root)) throw new UserError(NOT_EMPTY(dir));
   } else {
     const parent = path.dirname(root);
     if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) throw new UserError(`DIR ${dir}: its parent ${parent} is not an existing directory`);
   }
-  // A garden inside a garden: its agents would work in the outer garden's repository and the two runtimes would mix.
-  for (let above = path.dirname(root); ; above = path.dirname(above)) {
-    if (fs.existsSync(path.join(above, 'PAK2.toml'))) throw new UserError(`DIR ${dir}: inside the garden at ${above} (it holds PAK2.toml); create the new garden outside it`);
-    if (path.dirname(above) === above) break;
-  }
-  const name = options.name ?? gardenNameFor(root);
-  if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
-  const driver = options.driver ?? 'claude';
-  if (!['claude', 'codex', 'command'].includes(driver)) throw new UserError(`--driver ${driver}: must be claude, codex or command`);
-  const missing = [...GARDEN_TEMPLATE_ENTRIES, QUICKSTART_CHARTER].filter((entry) => !fs.existsSync(path.join(packageRoot, entry)));
-  if (missing.length) throw new UserError(`the pak2 package at ${packageRoot} lacks ${missing.join(', ')}; reinstall pak2`, { exitCode: 1 });
+  refuseInsideGarden(dir, root);
+  const { name, driver } = checkOptions(root, options);
+  checkTemplate(packageRoot, [...GARDEN_TEMPLATE_ENTRIES, QUICKSTART_CHARTER]);
   if (!fs.existsSync(root)) fs.mkdirSync(root);
   const written: string[] = [];
   const write = (rel: string, text: string) => {

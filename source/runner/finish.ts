@@ -6,6 +6,7 @@ import { getDriverPlugin } from '../driver/plugins/index.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { plantDir, readPlantDocuments, runEventsFile } from '../store/index.js';
 import { RunnerApiError, type AcceptanceItem, type FinishBody, type RunnerClient } from './client.js';
+import { workdirPlantDir } from './scratch.js';
 import { changedDocuments, type ClaimState } from './state.js';
 import type { LogUploader } from './uploader.js';
 import { workdirDiff } from './workdir-diff.js';
@@ -144,7 +145,7 @@ export async function finishRun(input: FinishInput): Promise<FinishOutcome> {
     if (input.claim) {
       const plant = run.plant;
       const scratch = changedDocuments(input.claim.documents, readPlantDocuments(plantDir(input.garden.paths, plant)));
-      const checkout = changedDocuments(input.claim.workdirDocuments, readPlantDocuments(path.join(input.workdir, 'plants', plant)));
+      const checkout = changedDocuments(input.claim.workdirDocuments, readPlantDocuments(workdirPlantDir(input.workdir, input.garden.config, plant)));
       const byPath = new Map([...checkout, ...scratch].map((d) => [d.path, d]));
       for (const doc of byPath.values()) {
         await optional(log, `${prefix}: document ${doc.path} not upserted`, () => client.upsertDocument(plant, { lease, run: run.id, path: doc.path, content: doc.content }));

@@ -9,7 +9,7 @@ import { RunnerApiError, RunnerClient, type ClaimAnswer, type GardenEvent } from
 import { carry, diffExcludes, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
 import type { ExitObservation } from './finish.js';
 import { reapStaleRuns, resumeLease } from './resume.js';
-import { scratchGarden, workdirConfig, writeClaim } from './scratch.js';
+import { scratchGarden, workdirConfig, workdirPlantDir, writeClaim } from './scratch.js';
 import { oneLine } from './outbox.js';
 import { inboxDir, lockStateDir, outboxDir, readCursor, runnerInstance, writeClaimState, writeCursor, type ClaimState } from './state.js';
 import { isGitWorkTree, snapshotTree } from './workdir-diff.js';
@@ -345,7 +345,7 @@ export async function executeClaim(ctx: RunnerContext, claim: ClaimAnswer): Prom
     goal,
     context: { ...context, documents: [] },
     documents: Object.fromEntries((context.documents ?? []).map((d) => [d.path, d.content])),
-    workdirDocuments: readPlantDocuments(path.join(ctx.workdir, 'plants', plant.name)),
+    workdirDocuments: readPlantDocuments(workdirPlantDir(ctx.workdir, ctx.config, plant.name)),
     baselineTree: await snapshotTree(ctx.workdir, diffExcludes(ctx), ctx.env),
     claimed_at: new Date().toISOString(),
   };

@@ -24,6 +24,7 @@ export function scratchPaths(workdir: string, stateDir: string): GardenPaths {
   return {
     ...base,
     split: false,
+    homeDir: root,
     plantsDir: path.join(root, 'plants'),
     seedsDir: path.join(root, 'seeds'),
     motivationFile: path.join(root, 'MOTIVATION.md'),
@@ -47,6 +48,11 @@ export function workdirConfig(workdir: string): GardenConfig {
     }
   }
   return parseConfig('');
+}
+
+/** A plant's directory in the workdir (the checkout): `plants/<plant>`, or under `[garden].home` (`.pak2/plants/<plant>`) in an adopted repository. */
+export function workdirPlantDir(workdir: string, config: GardenConfig, plant: string): string {
+  return path.join(gardenPaths(workdir, undefined, config.home).plantsDir, plant);
 }
 
 /** `config` with the garden's `[coordinator]` limits applied (seconds). */

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { GOAL_TYPES, PLANT_NAME_PATTERN, type GoalRecord, type GoalType } from '../contracts/index.js';
 import { UserError } from '../errors.js';
-import type { Garden } from '../garden/index.js';
+import { gardenRelative, type Garden } from '../garden/index.js';
 import { createGoal, plantDir, readPlant, seedFile, StoreError } from '../store/index.js';
 import { COMMISSION_GOAL_TYPE, commissionMetadataOf, type CommissionFirstGoal, type CommissionMetadata } from '../contracts/index.js';
 import { shellQuote } from '../driver/context-blocks.js';
@@ -30,15 +30,15 @@ export interface PlantCommissionInput {
 
 
 
-/** The task body of a commissioning goal. */
-export function renderCommissionBody(meta: CommissionMetadata): string {
+/** The task body of a commissioning goal; `seedsDir` is the seeds folder as the agent writes it (`seeds`, or `.pak2/seeds` in an adopted repository). */
+export function renderCommissionBody(meta: CommissionMetadata, seedsDir = 'seeds'): string {
   return [
     `Commission a new plant ${meta.plant} from seed ${meta.seed}.`,
     '',
     `Purpose: ${meta.purpose}`,
     '',
     'Steps:',
-    `1. Read seeds/${meta.seed}.md and check that the seed fits the purpose above. If it does not, do not commission; say why in your final message.`,
+    `1. Read ${seedsDir}/${meta.seed}.md and check that the seed fits the purpose above. If it does not, do not commission; say why in your final message.`,
     `2. Commission the plant: pak2 plant commission ${meta.plant} --seed ${meta.seed}`,
     `3. Queue exactly one bounded first goal for it: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellQuote(meta.first_goal.body)}`,
     '4. Report the new goal id in your final message.',
@@ -60,7 +60,7 @@ export async function submitPlantCommissionGoal(garden: Garden, input: PlantComm
   const { paths } = garden;
   if (!PLANT_NAME_PATTERN.test(input.plant)) throw new UserError(`plant ${JSON.stringify(input.plant)}: not a valid plant name (lower-case letters, digits and inner hyphens, starting with a letter)`);
   if (fs.existsSync(plantDir(paths, input.plant))) throw new UserError(`plant ${input.plant}: a plant of that name already exists`);
-  if (!PLANT_NAME_PATTERN.test(input.seed) || !fs.existsSync(seedFile(paths, input.seed))) throw new UserError(`seed ${JSON.stringify(input.seed)}: no such seed (seeds/${input.seed}.md does not exist)`);
+  if (!PLANT_NAME_PATTERN.test(input.seed) || !fs.existsSync(seedFile(paths, input.seed))) throw new UserError(`seed ${JSON.stringify(input.seed)}: no such seed (${gardenRelative(paths, paths.seedsDir)}/${input.seed}.md does not exist)`);
   if (!input.purpose.trim()) throw new UserError('purpose: empty');
   if (!(GOAL_TYPES as readonly string[]).includes(input.firstGoal.type)) throw new UserError(`first-type ${JSON.stringify(input.firstGoal.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
   if (!input.firstGoal.body.trim()) throw new UserError('first-body: the first goal\'s task is empty');
@@ -82,7 +82,7 @@ export async function submitPlantCommissionGoal(garden: Garden, input: PlantComm
     {
       type: COMMISSION_GOAL_TYPE,
       plant: COMMISSION_PLANT,
-      body: renderCommissionBody(commission),
+      body: renderCommissionBody(commission, gardenRelative(paths, paths.seedsDir)),
       priority: COMMISSION_PRIORITY,
       title: `commission ${input.plant}`,
       commission,

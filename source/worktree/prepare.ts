@@ -16,6 +16,11 @@ export function runtimeRelative(garden: Garden): string | undefined {
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : undefined;
 }
 
+/** The garden's plants directory relative to its root (`plants`, or `.pak2/plants` in an adopted repository). */
+export function plantsRelative(garden: Garden): string {
+  return path.relative(garden.paths.gardenRoot, garden.paths.plantsDir).split(path.sep).join('/');
+}
+
 /**
  * Makes a run's worktree ready before its agent starts (docs/landing/level2.md,
  * "Worktrees"): the repository prepared (plant documents' union merge, the
@@ -35,7 +40,7 @@ export async function prepareRunWorktree(garden: Garden, run: RunRecord, env: No
   const { paths, config } = garden;
   let copied: string[];
   try {
-    await prepareRepository(paths.gardenRoot, runtimeRelative(garden), env);
+    await prepareRepository(paths.gardenRoot, runtimeRelative(garden), env, plantsRelative(garden));
     const made = await createWorktree(paths.gardenRoot, wt, env);
     if (made === 'created') await appendEvent(paths, { type: 'WorktreeCreated', run: run.id, goal: run.goal, plant: run.plant, detail: `${wt.branch} from ${wt.base_branch} at ${wt.base_commit.slice(0, 12)} in ${wt.path}` }, now());
     copied = await copyIntoWorktree(paths.gardenRoot, wt.path, config.worktree.copy, env);

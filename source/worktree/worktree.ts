@@ -19,7 +19,9 @@ export const REPO_BLOCK_MARKER = '# pak2: worktrees and landing (docs/landing/le
  * conflicting. Kept in the repository's `info/attributes` (never in a
  * tracked file of the operator's).
  */
-export const PLANT_MERGE_ATTRIBUTES = ['plants/*/memory/*.md merge=union', 'plants/*/skills/*.md merge=union', 'plants/*/knowledge/*.md merge=union'] as const;
+export function plantMergeAttributes(plantsRel: string): string[] {
+  return ['memory', 'skills', 'knowledge'].map((dir) => `/${plantsRel}/*/${dir}/*.md merge=union`);
+}
 
 async function commonDir(repo: string, env: NodeJS.ProcessEnv): Promise<string> {
   const result = await git(['rev-parse', '--git-common-dir'], repo, env);
@@ -38,13 +40,14 @@ async function ensureLines(file: string, lines: readonly string[]): Promise<void
 
 /**
  * Makes the repository ready for worktrees (idempotent): the union merge of
- * plant documents in `info/attributes`, and the runtime root (where the
+ * plant documents (under `plantsRel`, the garden's plants directory) in
+ * `info/attributes`, and the runtime root (where the
  * worktrees live) in `info/exclude`, so the operator's `git status` never
  * lists them. Only files under the repository's git directory are written.
  */
-export async function prepareRepository(repo: string, runtimeRel: string | undefined, env: NodeJS.ProcessEnv): Promise<void> {
+export async function prepareRepository(repo: string, runtimeRel: string | undefined, env: NodeJS.ProcessEnv, plantsRel = 'plants'): Promise<void> {
   const dir = await commonDir(repo, env);
-  await ensureLines(path.join(dir, 'info', 'attributes'), PLANT_MERGE_ATTRIBUTES);
+  await ensureLines(path.join(dir, 'info', 'attributes'), plantMergeAttributes(plantsRel));
   if (runtimeRel) await ensureLines(path.join(dir, 'info', 'exclude'), [`/${runtimeRel}/`]);
 }
 

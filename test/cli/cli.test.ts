@@ -168,7 +168,7 @@ describe('garden errors', () => {
 });
 
 describe('init and genesis', () => {
-  it('init refuses a non-empty directory; genesis is idempotent', async () => {
+  it('init refuses a garden already there; genesis is idempotent', async () => {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-init-'));
     try {
       const dir = path.join(base, 'my-garden');
@@ -177,7 +177,7 @@ describe('init and genesis', () => {
       expect(fs.readFileSync(path.join(dir, 'PAK2.toml'), 'utf8')).toContain('name = "my-garden"');
       const again = await runCli(['init', dir]);
       expect(again.code).toBe(2);
-      expect(oneLineError(again.stderr)).toContain('not empty');
+      expect(oneLineError(again.stderr)).toBe(`pak2: ${path.join(dir, 'PAK2.toml')}: exists; this directory is a garden already (next: pak2 genesis, then pak2); pak2 init changed nothing`);
       const noCommand = await runCli(['genesis', '--garden', dir]);
       expect(noCommand.code).toBe(1);
       expect(oneLineError(noCommand.stderr)).toContain('driver command has no command: set [drivers.command].command');

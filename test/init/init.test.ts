@@ -145,7 +145,7 @@ describe('initGarden: the checks it always made', () => {
   it('refuses a non-empty directory and leaves it as it was', () => {
     const dir = path.join(base, 'busy');
     writeTree(dir, { 'notes.md': 'mine\n' });
-    expect(() => initGarden(dir)).toThrow(`DIR ${dir}: not empty; pak2 init only writes into a new or empty directory (one holding only .git is fine)`);
+    expect(() => initGarden(dir)).toThrow(`DIR ${dir}: not empty and not a git repository; pak2 init creates a garden in a new or empty directory, or adopts a git repository (to adopt this one: git init, then pak2 init again)`);
     expect(fs.readdirSync(dir)).toEqual(['notes.md']);
   });
 

@@ -1,9 +1,20 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { genesis, initGarden } from '../../lifecycle/index.js';
+import { genesis, initOrAdopt } from '../../lifecycle/index.js';
 import { publishExport } from '../../lifecycle/publish.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
+
+/** The paths genesis committed, for a person: each one, or past five, by top folder with a count (`PAK2.toml, .pak2/ (12 files)`). */
+function describeCommitted(paths: string[]): string {
+  if (paths.length <= 5) return paths.join(', ');
+  const groups = new Map<string, number>();
+  for (const p of paths) {
+    const top = p.includes('/') ? `${p.split('/')[0]}/` : p;
+    groups.set(top, (groups.get(top) ?? 0) + 1);
+  }
+  return [...groups].map(([top, n]) => (top.endsWith('/') ? `${top} (${n} file${n === 1 ? '' : 's'})` : top)).join(', ');
+}
 
 /**
  * `pak2 init DIR` and `pak2 genesis` (seed 002, "Startup contract"), and
@@ -12,14 +23,21 @@ import type { CliIO } from '../main.js';
 export function registerGardenCommands(program: Command, io: CliIO): void {
   program
     .command('init')
-    .description('create a new garden in DIR (which must be new or empty)')
-    .argument('<dir>', 'the directory to create the garden in')
+    .description('create a garden in DIR (default .): a new or empty directory gets the whole template; your own git repository is adopted (PAK2.toml, .pak2/, .runtime/ ignored)')
+    .argument('[dir]', 'the directory: new, empty, or the top of your git repository', '.')
     .option('--name <name>', '[garden].name (default: the directory name)')
     .option('--driver <driver>', '[defaults].driver: claude, codex or command', 'claude')
-    .action((dir: string, opts: { name?: string; driver: string }) => {
+    .action(async (dir: string, opts: { name?: string; driver: string }) => {
       const root = path.resolve(io.cwd, dir);
-      const written = initGarden(root, { ...(opts.name ? { name: opts.name } : {}), driver: opts.driver });
-      io.out(`created garden in ${root}: ${written.join(', ')}`);
+      const report = await initOrAdopt(root, { ...(opts.name ? { name: opts.name } : {}), driver: opts.driver }, io.env);
+      if (report.mode === 'fresh') {
+        io.out(`created garden in ${root}: ${report.written.join(', ')}`);
+      } else {
+        io.out(`adopted the git repository ${root}: wrote ${report.written.join(', ')}`);
+        const kept = `no file git tracks was changed${report.uncommitted ? `; your ${report.uncommitted} uncommitted change(s) are as they were` : ''}`;
+        if (report.ignore.added) io.out(`ignored .runtime/ with ${report.ignore.pattern} in ${path.relative(root, report.ignore.file).startsWith('..') ? report.ignore.file : path.relative(root, report.ignore.file)}; ${kept}`);
+        else io.out(`.runtime/ is ignored by git already${report.ignore.by ? ` (${report.ignore.by})` : ''}; ${kept}`);
+      }
       io.out(root === path.resolve(io.cwd) ? 'next: pak2 genesis' : `next: cd ${dir} && pak2 genesis`);
     });
 
@@ -39,7 +57,7 @@ export function registerGardenCommands(program: Command, io: CliIO): void {
       if (report.created.length) io.out(`created ${report.created.join(', ')}`);
       for (const plant of report.commissioned) io.out(`commissioned plant ${plant}`);
       for (const goal of report.queued) io.out(`queued goal ${goal}`);
-      if (report.committed) io.out(`committed ${report.committed.paths.join(', ')} as ${report.committed.commit.slice(0, 12)}`);
+      if (report.committed) io.out(`committed ${describeCommitted(report.committed.paths)} as ${report.committed.commit.slice(0, 12)}`);
       io.out('next: pak2 cycle');
     });
   program
