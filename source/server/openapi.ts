@@ -25,6 +25,7 @@ function recordSchemas(): Json {
     Lease: pick('lease.schema.json'),
     Comment: pick('comment.schema.json'),
     Artifact: pick('artifact.schema.json'),
+    Landing: pick('landing.schema.json'),
     Error: {
       type: 'object',
       required: ['error'],

@@ -16,7 +16,7 @@ import {
 } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
-import { VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
+import { gardenLandings, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
 import {
   compareGoalIds,
   dispatchOrder,
@@ -388,6 +388,81 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     async (request: FastifyRequest<{ Params: { id: string } }>) => {
       return ctx.actions.cancelGoal(request.params.id).catch((error: unknown) => refusal(error, { ID: 'id' }, 'id'));
     },
+  );
+
+  app.get(
+    '/landings',
+    {
+      schema: {
+        summary: 'The merge queue and what became of each landing, newest queued first (docs/landing/level2.md)',
+        operationId: 'listLandings',
+        response: { 200: { type: 'object', properties: { landings: { type: 'array', items: ref('Landing') }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR },
+      },
+    },
+    async () => {
+      const { landings, problems } = await gardenLandings(ctx.garden);
+      return { landings, problems: problems.map((p) => p.message) };
+    },
+  );
+
+  app.get(
+    '/runs/:id/diff',
+    {
+      schema: {
+        summary: "A run's work for review: its files and the patch against its base (capped at 4 MiB; `truncatedBytes` says what was left out)",
+        operationId: 'getRunDiff',
+        params: idParam(RUN_ID_PATTERN, 'a run id (N-slug-rN)'),
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              run: { type: 'string' },
+              source: { type: 'string', enum: ['landing', 'worktree'] },
+              base: { type: 'string' },
+              head: { type: 'string' },
+              files: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, status: { type: 'string' }, insertions: { type: ['integer', 'null'] }, deletions: { type: ['integer', 'null'] } } } },
+              patch: { type: 'string' },
+              truncatedBytes: { type: 'integer' },
+            },
+          },
+          ...ERROR,
+          404: ref('Error'),
+          409: ref('Error'),
+        },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>) => ctx.actions.runDiff(request.params.id).catch((error: unknown) => refusal(error, { RUN: 'id' }, 'id')),
+  );
+
+  app.post(
+    '/runs/:id/land',
+    {
+      schema: {
+        summary: "Accept a run's landing (review mode): the coordinator lands it, or the server does when no coordinator runs",
+        description: '`by` says who lands it: `coordinator` (woken; its merge queue lands it), or `here` (no coordinator runs: landed during this request; `landing.state` says how it ended). A landing that already ended is 409.',
+        operationId: 'landRun',
+        params: idParam(RUN_ID_PATTERN, 'a run id (N-slug-rN)'),
+        response: { 200: { type: 'object', properties: { landing: ref('Landing'), by: { type: 'string', enum: ['coordinator', 'here', 'queued'] }, detail: { type: 'string' } } }, ...ERROR, 404: ref('Error'), 409: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>) => ctx.actions.landRun(request.params.id, { by: 'operator' }).catch((error: unknown) => refusal(error, { RUN: 'id' }, 'id')),
+  );
+
+  app.post(
+    '/runs/:id/reject',
+    {
+      schema: {
+        summary: "Reject a run's work: its landing ends rejected; the goal goes back to the queue (`requeue`) or closes failure; `comment` goes to the goal's thread for the next attempt",
+        operationId: 'rejectRun',
+        params: idParam(RUN_ID_PATTERN, 'a run id (N-slug-rN)'),
+        body: { type: ['object', 'null'], additionalProperties: false, properties: { requeue: { type: 'boolean' }, comment: { type: 'string', minLength: 1, maxLength: 65536 } } },
+        response: { 200: { type: 'object', properties: { landing: ref('Landing'), goal: { type: 'string', enum: ['queued', 'closed'] } } }, ...ERROR, 404: ref('Error'), 409: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string }; Body: { requeue?: boolean; comment?: string } | null }>) =>
+      ctx.actions
+        .rejectRun(request.params.id, { ...(request.body?.requeue ? { requeue: true } : {}), ...(request.body?.comment ? { comment: request.body.comment } : {}), by: 'operator' })
+        .catch((error: unknown) => refusal(error, { RUN: 'id' }, 'id')),
   );
 
   app.get(

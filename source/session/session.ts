@@ -10,6 +10,12 @@ import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
   appendGoalSupplement,
   cancelGoal,
+  landRun,
+  rejectRun,
+  runDiff,
+  type LandResult,
+  type RejectResult,
+  type RunDiff,
   postComment,
   answerQuestion,
   type CommentInput,
@@ -43,6 +49,12 @@ export interface OperatorActions {
   postComment(goalId: string, input: CommentInput): Promise<CommentResult>;
   /** Answers the goal's open question (`questionId`, else the oldest); the last answer unblocks the goal. */
   answerQuestion(goalId: string, text: string, options?: { questionId?: string; author?: string }): Promise<CommentResult>;
+  /** Accepts a run's landing (review mode); the coordinator lands it, or this call does when none runs (docs/landing/level2.md, "Review"). */
+  landRun(runId: string, options?: { by?: string }): Promise<LandResult>;
+  /** Rejects a run's work: the goal back to the queue (`requeue`) or closed failure; the comment goes to the goal's thread. */
+  rejectRun(runId: string, options?: { requeue?: boolean; comment?: string; by?: string }): Promise<RejectResult>;
+  /** A run's diff for review (files and the patch, capped). */
+  runDiff(runId: string): Promise<RunDiff>;
 }
 
 /** The actions bound to a garden. */
@@ -56,6 +68,9 @@ export function operatorActions(garden: Garden): OperatorActions {
     markNoteRead: (name) => markNoteRead(garden.paths, garden.config, name),
     postComment: (goalId, input) => postComment(garden, goalId, input),
     answerQuestion: (goalId, text, options) => answerQuestion(garden, goalId, text, options),
+    landRun: (runId, options) => landRun(garden, runId, options ?? {}),
+    rejectRun: (runId, options) => rejectRun(garden, runId, options ?? {}),
+    runDiff: (runId) => runDiff(garden, runId),
   };
 }
 
