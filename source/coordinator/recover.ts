@@ -2,12 +2,15 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { GOAL_TRANSITIONS, isTerminalRunStatus, type EventRecord, type GoalRecord, type GoalStatus } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile } from '../store/index.js';
+import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readLanding, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile } from '../store/index.js';
 
 /** How much of the event log's end recovery reads (bytes): a crash's missing events are among the last written. */
 export const RECOVERY_TAIL_BYTES = 4 * 1024 * 1024;
 /** How many recently closed goals recovery looks at besides the open ones. */
 export const RECOVERY_RECENT_CLOSED = 50;
+
+/** The event a landing's end state is announced by. */
+const LANDING_END_EVENTS: Partial<Record<string, 'Landed' | 'LandingConflict' | 'LandingRejected' | 'LandingFailed'>> = { landed: 'Landed', conflict: 'LandingConflict', rejected: 'LandingRejected', failed: 'LandingFailed' };
 
 /** What {@link recoverInterruptedWrites} repaired, in words, one entry each. */
 export type Recovered = string[];
@@ -73,7 +76,9 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
   const goalClosedEvent = new Set<string>();
   const runStarted = new Set<string>();
   const runClosed = new Set<string>();
+  const landingEvents = new Map<string, Set<string>>();
   for (const e of events) {
+    if (e.run && e.type.startsWith('Land')) landingEvents.set(e.run, (landingEvents.get(e.run) ?? new Set()).add(e.type));
     if (e.type === 'GoalSubmitted' && e.goal) goalAt.set(e.goal, 'queued');
     if (e.type === 'GoalTransitioned' && e.goal && e.to) goalAt.set(e.goal, e.to);
     if (e.type === 'GoalClosed' && e.goal) goalClosedEvent.add(e.goal);
@@ -139,6 +144,17 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
           now(),
         );
         recovered.push(`run ${run.id}: RunClosed appended`);
+      }
+    }
+    // A landing record written without its event (docs/landing/level2.md): its queueing, and how it ended.
+    const landing = run?.worktree && goalAt.has(goal.id) ? await readLanding(paths, run.id).catch(() => undefined) : undefined;
+    if (landing) {
+      const seen = landingEvents.get(landing.run) ?? new Set<string>();
+      const ended = LANDING_END_EVENTS[landing.state];
+      for (const type of ['LandingQueued', ...(ended ? [ended] : [])] as const) {
+        if (seen.has(type)) continue;
+        await appendEvent(paths, { type, run: landing.run, goal: landing.goal, plant: landing.plant, status: landing.state, detail: `recovered: the landing's ${type === 'LandingQueued' ? 'queueing' : 'end'} was interrupted before its event` }, now());
+        recovered.push(`landing ${landing.run}: ${type} appended`);
       }
     }
     if (at !== undefined && at !== goal.status) {

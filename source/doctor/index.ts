@@ -17,6 +17,7 @@ import { coordinatorPresence } from './presence.js';
 import { checkProcesses } from './processes.js';
 import { checkRuns } from './runs.js';
 import { checkRuntimeGit } from './runtime-git.js';
+import { checkWorktrees } from './worktrees.js';
 import { NotFixed, type DoctorContext, type Finding, type Problem } from './types.js';
 
 export { DOCTOR_CHECKS, type DoctorCheck, type Finding } from './types.js';
@@ -95,6 +96,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   problems.push(...checkProcesses(ctx));
   problems.push(...(await checkRuntimeGit(ctx)));
   problems.push(...(await checkIgnore(ctx)));
+  problems.push(...(await checkWorktrees(ctx)));
 
   if (!options.fix) return { gardenRoot: garden.paths.gardenRoot, findings: problems.map(publicFinding), fixRan: false };
 

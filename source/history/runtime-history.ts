@@ -123,8 +123,13 @@ export const RUNTIME_IDENTITY = { name: 'pak2 runtime history', email: 'pak2-run
 
 /** First line of pak2's block in the runtime repo's `.git/info/exclude`. */
 export const RUNTIME_EXCLUDE_MARKER = '# pak2 runtime history: lock files and temp files are never committed';
-/** Patterns the runtime repo never commits: lock files and lock directories (coordinator.lock, <file>.lock), temp files, caches (`.cache/`: the goals listing cache). */
-export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp', '/.cache/'] as const;
+/**
+ * Patterns the runtime repo never commits: lock files and lock directories
+ * (coordinator.lock, <file>.lock), temp files, caches (`.cache/`: the goals
+ * listing cache), the runs' git worktrees (`/worktrees/`: the operator's
+ * repository's, not runtime state) and the landings' scratch worktrees.
+ */
+export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp', '/.cache/', '/worktrees/', '/landings/*/scratch/'] as const;
 
 /** `<runtime-root>/history/commits/`. */
 export function historyCommitsDir(paths: GardenPaths): string {

@@ -4,7 +4,7 @@ import type { EventType, GoalRecord, LandingRecord, LandingVerify } from '../con
 import { agentEnvironment } from '../driver/index.js';
 import { landingsDir, type Garden } from '../garden/index.js';
 import { runVerify } from '../guard/index.js';
-import { appendEvent, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
+import { appendEvent, crashPoint, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
 import { branchTip, copyIntoWorktree, git, plantsRelative, removeWorktree, runSetup, WorktreeGitError } from '../worktree/index.js';
 import { moveBase } from './checkout.js';
 import { mergeOnto } from './merge.js';
@@ -93,12 +93,14 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
           { type: 'LandingVerified', detail: `${merged.upToDate ? 'already on' : merged.fastForward ? 'fast-forward of' : 'merged onto'} ${record.base_branch} at ${onto.slice(0, 12)} → ${merged.result.slice(0, 12)}; ${verify ? `verify passed: ${verifyCommand}` : 'no verify command'}` },
         );
         if (!saved) return record;
+        crashPoint('landing:after-verified');
       }
       // The base moves and the record says so under the landing's lock: an operator's reject never falls between.
       const step = await withLandingLock(paths, record.run, async () => {
         const current = await readLanding(paths, record.run);
         if (!current || current.state === 'rejected' || current.state === 'landed') return { done: current ?? record };
         const moved = await moveBase(repo, record.base_branch, record.onto_commit!, record.result_commit!, `pak2: land ${record.run}`, env);
+        if (moved.kind === 'moved') crashPoint('landing:after-move');
         if (moved.kind === 'base_moved') return { again: true };
         if (moved.kind === 'waiting') {
           if (record.state === 'waiting' && record.message === moved.message) return { done: record };
@@ -108,6 +110,7 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
           { state: 'landed', landed_at: now().toISOString(), message: `${record.base_branch} moved to ${record.result_commit!.slice(0, 12)}${moved.checkout ? ` (and ${moved.checkout} fast-forwarded)` : ''}` },
           { type: 'Landed', detail: `${record.branch} → ${record.base_branch} at ${record.result_commit!.slice(0, 12)}` },
         );
+        crashPoint('landing:after-landed');
         return { done: landed ?? record };
       });
       if ('again' in step) continue; // someone moved the base meanwhile: merge again on its new tip
@@ -154,5 +157,6 @@ export async function retireWorktree(garden: Garden, run: { id: string; goal: st
   if (!run.worktree) return;
   const existed = (await fsp.stat(run.worktree.path).catch(() => undefined)) !== undefined;
   await removeWorktree(garden.paths.gardenRoot, run.worktree.path, env);
+  if (existed) crashPoint('worktree:after-remove');
   if (existed) await appendEvent(garden.paths, { type: 'WorktreeRemoved', run: run.id, goal: run.goal, plant: run.plant, detail: `${run.worktree.path} (branch ${run.worktree.branch} kept for ${garden.config.worktree.keepDays} day(s))` }, now());
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { GoalRecord, LandingRecord, RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
-import { appendEvent, readLanding, writeLanding } from '../store/index.js';
+import { appendEvent, crashPoint, readLanding, writeLanding } from '../store/index.js';
 import { branchTip, commitRunWork, git } from '../worktree/index.js';
 
 /** What queueing a run's work did: a landing record, or nothing to land (the run changed nothing). */
@@ -57,6 +57,7 @@ export async function queueLanding(garden: Garden, goal: GoalRecord, run: RunRec
     files,
     attempts: 0,
   });
+  crashPoint('landing:after-queued');
   await appendEvent(paths, { type: 'LandingQueued', run: run.id, goal: goal.id, plant: run.plant, status: landing.state, detail: `${files.length} file(s) on ${wt.branch} at ${head.slice(0, 12)}${review ? '; awaiting review' : ''}` }, now());
   return { kind: 'queued', landing };
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import picomatch from 'picomatch';
 import type { RunRecord } from '../contracts/index.js';
+import { crashPoint } from '../store/index.js';
 import { git, identityArgs } from './git.js';
 
 /** A run's worktree as its record names it. */
@@ -76,6 +77,7 @@ export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.
   const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
   if (exists.ok && exists.stdout.trim()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
   else await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env);
+  crashPoint('worktree:after-add');
   return 'created';
 }
 
@@ -193,6 +195,7 @@ export async function commitRunWork(wt: RunWorktree, message: string, plant: str
   if (!staged.ok) {
     const who = await identityArgs(wt.path, env);
     await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env);
+    crashPoint('landing:after-commit');
   }
   return (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
 }
