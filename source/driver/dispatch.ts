@@ -566,6 +566,11 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
     if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
     const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model, threadBefore });
     const facts = streamFacts(parsed);
+    // The resumed thread's running total moved on whatever the verdict (a turn that completed, then failed or was stopped, is charged
+    // its tokens): the conversation keeps it, so the next turn is charged from here and this one's tokens never twice.
+    if (route !== 'standard' && parsed.threadTotal && parsed.sessionId && parsed.sessionId === launchCtx.resumeSessionId) {
+      await setConversationContinuity(paths, goal.conversation_id!, run.driver, parsed.sessionId, now(), run.plant, parsed.threadTotal);
+    }
     const extra: CloseRunInput['extra'] = {
       ...facts.extra,
       ...(main.lingered ? { lingered: true, linger: { ended_by: main.lingerEnd ?? 'grace', ...(main.openWork?.length ? { open_work: main.openWork } : {}) } } : {}),

@@ -100,7 +100,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     // Every problem at once, each with its key and the value given.
     const described = issues.map((issue) => {
       const value = valueAt(raw, issue.field);
-      const got = value === undefined ? '' : `; got ${JSON.stringify(value)}`;
+      // TOML's inf and nan are numbers JSON has no word for (JSON.stringify says null): named as the file writes them.
+      const got = value === undefined ? '' : `; got ${typeof value === 'number' && !Number.isFinite(value) ? (Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf') : JSON.stringify(value)}`;
       if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${issue.field}: UNKNOWN_CONFIG_KEY (not a PAK2.toml key${got})`;
       const range = CONFIG_RANGES[issue.field] ? `must be ${CONFIG_RANGES[issue.field]}` : issue.message;
       return `${issue.field || '(document)'}: ${issue.code} (${range}${got})`;

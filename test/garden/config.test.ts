@@ -194,6 +194,12 @@ describe('parseConfig errors', () => {
     expect(error.message).toContain('coordinator.watchdog_seconds: INVALID_CONFIG_VALUE (must be a whole number of seconds from 1 to 2147483; got 0)');
   });
 
+  it('TOML inf and nan are named as written, not as JSON null', () => {
+    expect(userError(() => parseConfig('[coordinator]\nresult_grace_cap_seconds = inf\n')).message).toContain('coordinator.result_grace_cap_seconds: INVALID_CONFIG_VALUE (must be a whole number of seconds from 1 to 2147483; got inf)');
+    expect(userError(() => parseConfig('[coordinator]\nresult_grace_seconds = -inf\n')).message).toContain('got -inf)');
+    expect(userError(() => parseConfig('[coordinator]\nresult_grace_cap_seconds = nan\n')).message).toContain('got nan)');
+  });
+
   it('a bad garden name and an empty command are refused', () => {
     expect(userError(() => parseConfig('[garden]\nname = "../up"\n')).message).toContain('garden.name');
     expect(userError(() => parseConfig('[drivers.x]\ncommand = ""\n')).message).toContain('drivers.x.command');

@@ -225,6 +225,39 @@ describe('5. codex resumed threads report the thread\'s total usage', () => {
   });
 });
 
+describe('5b. a codex conversation turn that completed, then failed', () => {
+  it('is charged its own tokens, and the next turn only its own: the thread is never charged twice', async () => {
+    const g = await gardenFor('codex-thread', 'codex');
+    g.config.defaults.driver = 'codex';
+    const turn = async (text: string) => {
+      const sent = await sendOperatorMessage(g, text);
+      coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+      await coordinator.start();
+      await waitFor(async () => (await readGoal(g.paths, sent.goal.id)).status === 'closed', 20_000);
+      await coordinator.stop();
+      coordinator = undefined;
+      return { run: await readRun(g.paths, `${sent.goal.id}-r1`), conversationId: sent.conversationId };
+    };
+    process.env.WORK_CODEX_FAIL_TURN = '2';
+    let runs;
+    try {
+      runs = [await turn('first?'), await turn('second?'), await turn('third?')];
+    } finally {
+      delete process.env.WORK_CODEX_FAIL_TURN;
+    }
+    expect(runs.map((r) => r.run.status)).toEqual(['success', 'failure', 'success']);
+    expect(runs[1]!.run.failure_reason).toBe('nonzero_exit');
+    const own = [
+      { input_tokens: 16504, cached_input_tokens: 0, output_tokens: 210 },
+      { input_tokens: 85681 - 16504, cached_input_tokens: 8000, output_tokens: 1350 - 210 },
+      { input_tokens: 103779 - 85681, cached_input_tokens: 8000, output_tokens: 1820 - 1350 },
+    ];
+    runs.forEach((r, i) => expect(r.run.cost).toEqual(estimateCodexCost('gpt-5.4', own[i]!)));
+    const sum = runs.reduce((total, r) => total + (r.run.cost?.usd ?? 0), 0);
+    expect(sum).toBeCloseTo(estimateCodexCost('gpt-5.4', { input_tokens: 103779, cached_input_tokens: 16000, output_tokens: 1820 }).usd!, 6);
+  });
+});
+
 describe('6. smaller truths', () => {
   it("claude's errors[] telemetry ([ede_diagnostic]) is not the error: the user-facing one is", async () => {
     const g = await gardenFor('ede-diagnostic', 'claude');

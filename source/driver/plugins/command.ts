@@ -60,13 +60,17 @@ export function commandPlugin(name = 'command'): DriverPlugin {
         if (type === 'result') return { progress: true, terminal: true, label: 'result' };
         const task = line && type === 'task' ? taskLine(line) : undefined;
         if (task?.status === 'started') return { progress: true, taskStart: { id: task.id, type: task.type, description: task.description }, label: `task ${task.type}` };
-        if (task) return { progress: true, taskEnd: { id: task.id, status: task.status }, label: `task ${task.status}` };
+        // Only an ending status ends the task; any other (`running`, `progress`, …) is progress on work still open.
+        if (task && TASK_END_STATUSES.has(task.status)) return { progress: true, taskEnd: { id: task.id, status: task.status }, label: `task ${task.status}` };
+        if (task) return { progress: true, label: `task ${task.status}` };
         // A line after a result is progress (the grace counts from it); the result still stands as the agent's word until a later one.
         return { progress: true, label: type };
       };
     },
     parseEvents(lines): ParsedStream {
       let finalText: string | undefined;
+      /** The last result line's text: it stands as the final text over any text printed after it (docs/run/level2.md, "The last result decides"). */
+      let resultText: string | undefined;
       let sessionId: string | undefined;
       let numTurns: number | undefined;
       let status: 'success' | 'failure' = 'success';
@@ -90,7 +94,7 @@ export function commandPlugin(name = 'command'): DriverPlugin {
         } else if (line.type === 'task') {
           const task = taskLine(line);
           if (task?.status === 'started') tasks.started({ id: task.id, type: task.type, description: task.description });
-          else if (task) tasks.ended(task.id, task.status, true);
+          else if (task && TASK_END_STATUSES.has(task.status)) tasks.ended(task.id, task.status, true);
         } else if (line.type === 'error') {
           errorText = typeof line.message === 'string' ? line.message : JSON.stringify(line);
           if (line.source !== 'pak2') producedOutput = true;
@@ -103,7 +107,8 @@ export function commandPlugin(name = 'command'): DriverPlugin {
             status = 'failure';
             if (line.status !== 'failure') errorText = `result line has status ${JSON.stringify(line.status)}; expected "success" or "failure"`;
           }
-          if (typeof line.text === 'string') finalText = line.text;
+          resultText = typeof line.text === 'string' ? line.text : undefined;
+          if (resultText !== undefined) finalText = resultText;
           if (typeof line.session_id === 'string') sessionId = line.session_id;
           if (typeof line.num_turns === 'number') numTurns = line.num_turns;
           if (typeof line.cost_usd === 'number' && line.cost_usd >= 0) cost = { source: 'provider', usd: line.cost_usd };
@@ -114,10 +119,15 @@ export function commandPlugin(name = 'command'): DriverPlugin {
         }
       }
       const backgroundTasks = tasks.facts();
+      // Text printed after the last result is progress, not the answer: the result's own text stands.
+      if (resultText !== undefined) finalText = resultText;
       return { cost, status, sessionId, finalText, numTurns, producedOutput, errorText, reported, ...(backgroundTasks.length ? { backgroundTasks } : {}) };
     },
   };
 }
+
+/** The statuses of a `task` line that end its task (docs/run/level2.md, "The command driver"); any other is progress on an open task. */
+const TASK_END_STATUSES = new Set(['completed', 'failed', 'stopped']);
 
 /** A command agent's `{"type":"task","id":…,"status":…,"task_type"?:…,"description"?:…}` line, or undefined when it is not one. */
 function taskLine(line: Record<string, unknown>): { id: string; status: string; type: string; description: string } | undefined {
