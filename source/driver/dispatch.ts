@@ -209,7 +209,7 @@ function markerType(line: string): string | undefined {
  * iterated, a line at a time, so a 100 MB stream is never held whole, as
  * text or as values.
  */
-export function readPhases(eventsFile: string): { main: Iterable<unknown>; reflection: Iterable<unknown>; freshSession: boolean } {
+export function readPhases(eventsFile: string, options: { mainUntil?: number } = {}): { main: Iterable<unknown>; reflection: Iterable<unknown>; freshSession: boolean } {
   let mainFrom = 0;
   let mainTo = Number.POSITIVE_INFINITY;
   let reflectionFrom: number | undefined;
@@ -238,6 +238,8 @@ export function readPhases(eventsFile: string): { main: Iterable<unknown>; refle
     }
   };
   const reflectionStart = reflectionFrom;
+  // Only what the agent said up to pak2's own stop of a lingering agent (its report), when asked.
+  if (options.mainUntil !== undefined) mainTo = Math.min(mainTo, options.mainUntil);
   return {
     freshSession: mainFrom > 0,
     main: mainEmpty ? [] : { [Symbol.iterator]: () => values(mainFrom, mainTo) },
@@ -564,7 +566,10 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
 
   async function finish(main: LaunchResult): Promise<RunRecord | undefined> {
     if (isTerminalRunStatus((await readRun(paths, runId)).status)) return undefined;
-    const parsed = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model, threadBefore });
+    const whole = plugin!.parseEvents(readPhases(eventsFile).main, { phase: 'main', runDir: dir, model: run.model, threadBefore });
+    // An agent pak2 ended after it reported is judged by what it reported before pak2's SIGINT; what it spent after, and how its tasks ended, still count.
+    const reported = main.lingerAt !== undefined ? plugin!.parseEvents(readPhases(eventsFile, { mainUntil: main.lingerAt }).main, { phase: 'main', runDir: dir, model: run.model, threadBefore }) : undefined;
+    const parsed: ParsedStream = reported ? { ...reported, cost: whole.cost, ...(whole.threadTotal ? { threadTotal: whole.threadTotal } : {}), ...(whole.backgroundTasks ? { backgroundTasks: whole.backgroundTasks } : {}) } : whole;
     const facts = streamFacts(parsed);
     // The resumed thread's running total moved on whatever the verdict (a turn that completed, then failed or was stopped, is charged
     // its tokens): the conversation keeps it, so the next turn is charged from here and this one's tokens never twice.

@@ -47,6 +47,13 @@ export interface LaunchResult {
   lingerEnd?: LingerEnd;
   /** The tool calls and background tasks still open when pak2 ended a lingering agent at the cap. */
   openWork?: string[];
+  /**
+   * Where in the stdout file the agent's stream stood when pak2 decided to
+   * end it (byte offset past the last whole line read): what the agent
+   * says after pak2's own SIGINT is a reaction to pak2, not its report, and
+   * is not judged (its cost still counts).
+   */
+  lingerAt?: number;
   /** Set when the process could not be started at all (ENOENT, EACCES, …). */
   spawnError: string | undefined;
   /** Bytes of stdout the agent wrote in this launch. */
@@ -124,6 +131,11 @@ class FileFollower {
     private readonly file: string,
     private offset: number,
   ) {}
+
+  /** The file offset just past the last complete line handed out (lines mode). */
+  get lineEnd(): number {
+    return this.offset - this.partial.reduce((sum, piece) => sum + piece.length, 0);
+  }
 
   /**
    * Reads what is new, at most `budget` bytes, a piece at a time, and hands
@@ -244,6 +256,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   let stopDetail: StopDetail | undefined;
   let lingered = false;
   let lingerEnd: LingerEnd | undefined;
+  let lingerAt: number | undefined;
   let openWork: string[] | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
@@ -317,21 +330,23 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     return behind;
   };
   const poll = () => {
-    // A follower still catching up on a burst has not seen the latest lines: no linger judged on a stale view.
-    if (follow() || stoppedBy || lingered) return;
+    const behind = follow();
+    if (stoppedBy || lingered) return;
     const now = Date.now();
     const end = decideLinger({
       nowMs: now,
       reportedAtMs: liveness.reportedAt,
       lastProgressAtMs: liveness.lastProgressAt,
       openWork: liveness.openWork,
-      graceMs: options.resultGraceMs ?? 10_000,
+      // A follower still catching up on a burst has not seen the latest lines: no grace judged on a stale view; the cap holds whatever the agent floods.
+      graceMs: behind ? Number.POSITIVE_INFINITY : (options.resultGraceMs ?? 10_000),
       capMs: options.resultGraceCapMs ?? 1_800_000,
     });
     if (!end) return;
     // The agent reported and its work has ended (or the cap came): its result stands; end the group.
     lingered = true;
     lingerEnd = end;
+    lingerAt = stdout.lineEnd;
     if (liveness.openWork > 0) openWork = describeOpenWork(liveness);
     signalGroup(pid, 'SIGINT');
     killTimer = setTimeout(kill, options.killGraceMs ?? 3000);
@@ -363,6 +378,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     stopDetail,
     lingered,
     ...(lingerEnd ? { lingerEnd } : {}),
+    ...(lingerAt !== undefined ? { lingerAt } : {}),
     ...(openWork ? { openWork } : {}),
     spawnError,
     outputBytes: sizeOf(options.stdoutFile) - outStart,

@@ -23,6 +23,14 @@ export interface TailUsage {
   phaseBaseUsd?: number;
   /** The last claude `total_cost_usd` of this phase: a result's own share is what it adds (claude writes a running total). */
   lastTotalUsd?: number;
+  /** Background tasks' descriptions by id, from their start lines: a later line naming only the id is shown by its description. */
+  taskNames?: Record<string, string>;
+}
+
+/** A background task's name for a line that carries only its id. */
+function taskName(usage: TailUsage, id: string | undefined, description: string | undefined): string {
+  if (id && description) (usage.taskNames ??= {})[id] = description;
+  return description ?? (id ? usage.taskNames?.[id] : undefined) ?? id ?? '';
 }
 
 type Json = Record<string, unknown>;
@@ -64,10 +72,10 @@ function claudeLine(line: Json, usage: TailUsage): TailLine[] {
     case 'system':
       if (line.subtype === 'init') return [{ kind: 'info', text: `session ${str(line.session_id) ?? '?'} · model ${str(line.model) ?? '?'}` }];
       if (line.subtype === 'api_retry') return [{ kind: 'error', text: `API retry ${num(line.attempt) ?? '?'}/${num(line.max_retries) ?? '?'}: ${str(line.error) ?? ''} ${num(line.error_status) ?? ''}`.trim() }];
-      if (line.subtype === 'task_started') return [{ kind: 'info', text: `⧗ background ${str(line.task_type) ?? 'task'} ${JSON.stringify(clip(str(line.description) ?? str(line.task_id) ?? '', 80))} started` }];
+      if (line.subtype === 'task_started') return [{ kind: 'info', text: `⧗ background ${str(line.task_type) ?? 'task'} ${JSON.stringify(clip(taskName(usage, str(line.task_id), str(line.description)), 80))} started` }];
       if (line.subtype === 'task_notification') {
         const status = str(line.status) ?? 'ended';
-        return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(str(line.summary) ?? str(line.task_id) ?? '', 140)}` }];
+        return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(str(line.summary) ?? taskName(usage, str(line.task_id), undefined), 140)}` }];
       }
       return [];
     case 'assistant': {
@@ -206,8 +214,11 @@ function renderValue(value: unknown, usage: TailUsage): TailLine[] {
   }
   if (type === 'task' && str(value.id) && str(value.status)) {
     const status = str(value.status)!;
-    if (status === 'started') return [{ kind: 'info', text: `⧗ background ${str(value.task_type) ?? 'task'} ${JSON.stringify(clip(str(value.description) ?? str(value.id)!, 80))} started` }];
-    return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(str(value.description) ?? str(value.id)!, 140)}` }];
+    const name = taskName(usage, str(value.id), str(value.description));
+    if (status === 'started') return [{ kind: 'info', text: `⧗ background ${str(value.task_type) ?? 'task'} ${JSON.stringify(clip(name, 80))} started` }];
+    // Only these end a task (docs/run/level2.md); any other status is its progress.
+    if (status === 'completed' || status === 'failed' || status === 'stopped') return [{ kind: status === 'completed' ? 'result' : 'error', text: `◂ background task ${status}: ${clip(name, 140)}` }];
+    return [{ kind: 'info', text: `· background task ${JSON.stringify(clip(name, 80))} ${clip(status, 40)}` }];
   }
   if (type === 'error') return [{ kind: 'error', text: clip(str(value.message) ?? JSON.stringify(value), 200) }];
   if (type === 'text') return str(value.text)?.trim() ? [{ kind: 'text', text: str(value.text)!.trim() }] : [];

@@ -47,7 +47,7 @@ describe('kill -9 at every step of a worktree and its landing, then a restart', 
     expect(closing).toMatchObject({ status: 'closed', closed_reason: 'success' });
     // Landed exactly once: main holds the file, and one landing is `landed`.
     expect(git(g.root, 'show', 'main:src/feature.txt')).toBe('the feature');
-    const landed = [];
+    const landed: string[] = [];
     for (const run of runs) if ((await readLanding(g.paths, run))?.state === 'landed') landed.push(run);
     expect(landed).toHaveLength(1);
     const history = git(g.root, 'log', '--format=%s', 'main');

@@ -284,6 +284,15 @@ describe('6. smaller truths', () => {
   });
 });
 
+describe("pak2's own stop is not the agent's report", () => {
+  it('an agent that reports success, idles, and prints a failure when pak2 ends it after the grace: success, lingered; the cost it reported after still counts', async () => {
+    const g = await gardenFor('command-reacts-to-sigint', 'command');
+    const { run } = await runGoal(g, 'w', 'spike');
+    expect(run).toMatchObject({ status: 'success', lingered: true, linger: { ended_by: 'grace' }, outputs: { final_text: 'all done' }, cost: { source: 'provider', usd: 0.03 } });
+    expect(run.failure_reason).toBeUndefined();
+  });
+});
+
 describe('the watchdog and the cap: open background work', () => {
   it('an open background task is open work: silent past watchdog_seconds (1 s) but within tool_silence_seconds, it is not killed', async () => {
     const g = await gardenFor('bg-silent', 'claude', { watchdog_seconds: 1, interval_seconds: 1, tool_silence_seconds: 60 });

@@ -214,7 +214,9 @@ export const claudePlugin: DriverPlugin = {
         spend.add(line);
         if (isDrain(line, sawAssistant)) continue;
         standing = line;
-        numTurns = num(line.num_turns) ?? numTurns;
+        // Each result counts the turns since the one before (claude 2.1.x): the process's turns are their sum.
+        const turns = num(line.num_turns);
+        if (turns !== undefined) numTurns = (numTurns ?? 0) + turns;
         standingText = typeof line.result === 'string' && line.result.trim() ? line.result : undefined;
         if (standingText) producedOutput = true;
         if (Array.isArray(line.permission_denials)) for (const d of line.permission_denials.map(denialOf)) denials.set(`${d.tool}\u0000${d.path ?? ''}`, d);

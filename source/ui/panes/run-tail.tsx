@@ -112,8 +112,9 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
   // The run's background tasks as its record keeps them: an unfinished one is why a success is not one.
   const tasks = run.background_tasks ?? [];
   const unfinished = tasks.filter((t) => t.unfinished);
+  // Up to three rows: several unfinished tasks each keep their name readable.
   const taskLines = tasks.length && h > 2
-    ? [{ text: `background: ${(unfinished.length ? unfinished : tasks).map((t) => `${t.type} ${t.description ? JSON.stringify(t.description) : t.id} ${t.status === 'running' ? 'never finished' : t.status}`).join('; ')}${unfinished.length ? ` (${unfinished.length} unfinished${tasks.length > unfinished.length ? ` of ${tasks.length}` : ''})` : ''}`, unfinished: unfinished.length > 0 }]
+    ? wrapLines(`background: ${(unfinished.length ? unfinished : tasks).map((t) => `${t.type} ${t.description ? JSON.stringify(t.description) : t.id} ${t.status === 'running' ? 'never finished' : t.status}`).join('; ')}${unfinished.length ? ` (${unfinished.length} unfinished${tasks.length > unfinished.length ? ` of ${tasks.length}` : ''})` : ''}`, w, { maxRows: Math.min(3, Math.max(1, Math.floor((h - 1) / 3))) }).map((text) => ({ text, unfinished: unfinished.length > 0 }))
     : [];
   const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length);
   const body = tailRows(tail, w, Math.max(1, room), room + asked);
