@@ -146,12 +146,12 @@ describe('validateGoal: reason codes', () => {
 });
 
 describe('goal state machine', () => {
-  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, requeue after an interrupted run, cancel of a queued goal, blocking questions)', () => {
+  it('allows exactly the seed transitions (forward lifecycle, dispatch rollback, requeue after an interrupted run, cancel of a queued goal, blocking questions, requeue of work that did not land)', () => {
     const expected: Record<string, string[]> = {
       queued: ['blocked', 'closed', 'dispatched'],
       dispatched: ['queued', 'running'],
       running: ['blocked', 'completed', 'queued'],
-      completed: ['closed'],
+      completed: ['closed', 'queued'],
       closed: [],
       blocked: ['closed', 'queued', 'running'],
     };

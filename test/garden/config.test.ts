@@ -91,6 +91,17 @@ describe('parseConfig values', () => {
         'budget_usd = 1.5',
         '[runners]',
         'lease_ttl_seconds = 90',
+        '[worktree]',
+        'setup = "npm ci"',
+        'setup_timeout_seconds = 300',
+        'copy = [".env"]',
+        'keep_days = 3',
+        '[merge]',
+        'base = "trunk"',
+        'mode = "review"',
+        'verify = "npm test"',
+        'verify_timeout_seconds = 120',
+        'on_conflict = "fail"',
       ].join('\n'),
     );
     expect(config).toEqual({
@@ -102,7 +113,22 @@ describe('parseConfig values', () => {
       guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
       routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },
       runners: { leaseTtlSeconds: 90 },
+      worktree: { setup: ['sh', '-c', 'npm ci'], setupTimeoutSeconds: 300, copy: ['.env'], keepDays: 3 },
+      merge: { base: 'trunk', mode: 'review', verify: 'npm test', verifyTimeoutSeconds: 120, onConflict: 'fail' },
     });
+  });
+
+  it('refuses bad [coordinator] isolation, [worktree] and [merge] values, naming each key', () => {
+    expect(() => parseConfig('[coordinator]\nisolation = "box"\n')).toThrow('coordinator.isolation: INVALID_CONFIG_VALUE (must be "worktree" (a git worktree per run) or "tree" (every run in the garden\'s own tree); got "box")');
+    expect(() => parseConfig('[merge]\nmode = "yolo"\n')).toThrow(/merge\.mode: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[merge]\non_conflict = "merge"\n')).toThrow(/merge\.on_conflict: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[merge]\nbase = "../main"\n')).toThrow(/merge\.base: INVALID_CONFIG_VALUE \(a git branch name/);
+    expect(() => parseConfig('[worktree]\ncopy = ["/etc/passwd"]\n')).toThrow(/worktree\.copy\.0: INVALID_CONFIG_VALUE \(an absolute path/);
+    expect(() => parseConfig('[worktree]\nsetup = []\n')).toThrow(/worktree\.setup: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[worktree]\nkeep_days = -1\n')).toThrow(/worktree\.keep_days: INVALID_CONFIG_VALUE/);
+    expect(() => parseConfig('[merge]\nverfy = "x"\n')).toThrow(/merge\.verfy: UNKNOWN_CONFIG_KEY/);
+    expect(parseConfig('').isolation).toBeUndefined();
+    expect(parseConfig('').merge).toEqual({ mode: 'auto', verifyTimeoutSeconds: 600, onConflict: 'requeue' });
   });
 
   it('refuses bad [guard] and [routing] values, naming each key', () => {
