@@ -164,8 +164,11 @@ describe('pak2 init in an existing repository: adopt it', () => {
     const run = JSON.parse((await runCli(['show', '1-survey-the-garden-r1', '--json'], { cwd: repo })).stdout);
     expect(JSON.stringify(run)).toContain('surveyed; memory in .pak2/plants/gardener');
     expect(fs.readFileSync(path.join(repo, '.pak2/plants/gardener/memory/MEMORY.md'), 'utf8')).toContain('an adopted repository');
-    // After the run: the operator's changes as they were, and pak2's one new file, the gardener's memory.
-    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe([' M src/app.js', 'A  staged.txt', '?? .pak2/plants/gardener/memory/MEMORY.md', '?? notes.txt'].join('\n'));
+    // After the run: the operator's changes as they were. The run worked in a worktree of its own, and its one new
+    // file, the gardener's memory, landed on the branch as a commit of pak2's (their checkout fast-forwarded around their changes).
+    expect(git(repo, 'status', '--porcelain', '--untracked-files=all')).toBe([' M src/app.js', 'A  staged.txt', '?? notes.txt'].join('\n'));
+    expect(git(repo, 'log', '-1', '--format=%s%n%an')).toBe('pak2: 1-survey-the-garden (1-survey-the-garden-r1)\npak2 gardener');
+    expect(JSON.parse(fs.readFileSync(path.join(repo, '.runtime/landings/1-survey-the-garden-r1.json'), 'utf8'))).toMatchObject({ state: 'landed', files: [{ path: '.pak2/plants/gardener/memory/MEMORY.md', status: 'A' }] });
     expect(readTree(repo, PAK2_OWN)).toEqual(files);
     expect(operatorGitState(repo)).toEqual(state);
   }, 120_000);
