@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
@@ -11,7 +12,7 @@ import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Lander } from './lander.js';
-import { decideIsolation, probeRepository, type Isolation } from '../worktree/index.js';
+import { decideIsolation, emptyTrash, probeRepository, type Isolation } from '../worktree/index.js';
 import { pruneLandedBranches } from './prune.js';
 
 /** Options of a {@link Coordinator}. */
@@ -165,7 +166,11 @@ export class Coordinator extends EventEmitter {
     this.isolationValue = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
     if (this.isolationValue.reason) this.emit('notice', this.isolationValue.reason);
     this.lander = new Lander(this.options.garden, env, this.options.now);
-    if (this.isolationValue.mode === 'worktree') await pruneLandedBranches(this.options.garden, env, this.options.now).catch((error: Error) => this.options.onError?.(new Error(`pruning landed branches: ${error.message}`)));
+    if (this.isolationValue.mode === 'worktree') {
+      await pruneLandedBranches(this.options.garden, env, this.options.now).catch((error: Error) => this.options.onError?.(new Error(`pruning landed branches: ${error.message}`)));
+      // What removed worktrees left to delete when the process that removed them ended first.
+      void emptyTrash(path.join(paths.runtimeRoot, 'worktrees'));
+    }
     await this.options.hooks?.beforeFirstPass?.();
     // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
     this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { git } from '../worktree/index.js';
 
@@ -19,20 +20,25 @@ async function worktrees(repo: string, env: NodeJS.ProcessEnv): Promise<{ path: 
   return out;
 }
 
-/** Paths a landing from `onto` to `result` would write that sit in `checkout` untracked or ignored: a fast-forward could overwrite them. */
+/**
+ * Paths a landing from `onto` to `result` would add that already sit in
+ * `checkout` (whose HEAD is `onto`): not tracked at `onto`, so each is an
+ * untracked or ignored file of the operator's, which a fast-forward could
+ * overwrite. (A path the landing modifies or deletes is tracked: git itself
+ * refuses to overwrite its uncommitted changes.)
+ */
 async function untrackedInTheWay(checkout: string, onto: string, result: string, env: NodeJS.ProcessEnv): Promise<string[]> {
-  const changed = (await git(['diff', '--name-only', '-z', '--no-renames', onto, result], checkout, env)).stdout.split('\0').filter(Boolean);
-  const found: string[] = [];
-  for (let i = 0; i < changed.length; i += 200) {
-    const slice = changed.slice(i, i + 200).map((p) => `:(literal)${p}`);
-    for (const args of [
-      ['ls-files', '-z', '--others', '--exclude-standard', '--', ...slice],
-      ['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--', ...slice],
-    ]) {
-      found.push(...(await git(args, checkout, env)).stdout.split('\0').filter(Boolean));
+  const added = (await git(['diff', '--name-only', '-z', '--no-renames', '--diff-filter=A', onto, result], checkout, env)).stdout.split('\0').filter(Boolean);
+  const inWay = (rel: string) => {
+    // Any part of the path that exists is in the way: a file where the landing needs a directory, too.
+    const parts = rel.split('/');
+    for (let i = parts.length; i > 0; i -= 1) {
+      const stat = fs.lstatSync(path.join(checkout, ...parts.slice(0, i)), { throwIfNoEntry: false });
+      if (stat) return i === parts.length || !stat.isDirectory();
     }
-  }
-  return [...new Set(found)].sort();
+    return false;
+  };
+  return added.filter(inWay).sort();
 }
 
 /**

@@ -25,9 +25,17 @@ export async function git(args: string[], cwd: string, env: NodeJS.ProcessEnv, a
   return result;
 }
 
-/** The identity pak2 commits as when the repository has none configured (`-c` arguments, else none). */
+const identities = new Map<string, { at: number; args: string[] }>();
+/** How long a repository's identity, once read, is taken as it is (ms): a commit is not worth two more git processes. */
+const IDENTITY_TTL_MS = 60_000;
+
+/** The identity pak2 commits as when the repository has none configured (`-c` arguments, else none); read once a minute per directory. */
 export async function identityArgs(cwd: string, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const known = identities.get(cwd);
+  if (known && Date.now() - known.at < IDENTITY_TTL_MS) return known.args;
   const name = await git(['config', 'user.name'], cwd, env, [1]);
   const email = await git(['config', 'user.email'], cwd, env, [1]);
-  return [...(name.stdout.trim() ? [] : ['-c', 'user.name=pak2']), ...(email.stdout.trim() ? [] : ['-c', 'user.email=pak2@localhost'])];
+  const args = [...(name.stdout.trim() ? [] : ['-c', 'user.name=pak2']), ...(email.stdout.trim() ? [] : ['-c', 'user.email=pak2@localhost'])];
+  identities.set(cwd, { at: Date.now(), args });
+  return args;
 }

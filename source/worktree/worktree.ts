@@ -69,14 +69,20 @@ async function isWorktreeOn(dir: string, branch: string, env: NodeJS.ProcessEnv)
  * @throws WorktreeGitError when git cannot make it.
  */
 export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.ProcessEnv): Promise<'created' | 'existing'> {
-  if (await isWorktreeOn(wt.path, wt.branch, env)) return 'existing';
-  // A directory a killed create left behind (or a stale registration) goes first.
-  await fsp.rm(wt.path, { recursive: true, force: true });
-  await git(['worktree', 'prune'], repo, env);
+  if (fs.existsSync(wt.path)) {
+    if (await isWorktreeOn(wt.path, wt.branch, env)) return 'existing';
+    // A directory a killed create left behind (and its stale registration) goes first.
+    await fsp.rm(wt.path, { recursive: true, force: true });
+  }
   await fsp.mkdir(path.dirname(wt.path), { recursive: true });
-  const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
-  if (exists.ok && exists.stdout.trim()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
-  else await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env);
+  const made = await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env, [128]);
+  if (!made.ok) {
+    // The branch a killed create made, or a registration of a directory now gone: taken as they are.
+    await git(['worktree', 'prune'], repo, env);
+    const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
+    if (exists.ok && exists.stdout.trim()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
+    else await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env);
+  }
   crashPoint('worktree:after-add');
   return 'created';
 }
@@ -87,10 +93,27 @@ export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.
  * is no error.
  */
 export async function removeWorktree(repo: string, wtPath: string, env: NodeJS.ProcessEnv, branch?: string): Promise<void> {
-  if (fs.existsSync(wtPath)) await git(['worktree', 'remove', '--force', '--force', wtPath], repo, env, [128]);
-  await fsp.rm(wtPath, { recursive: true, force: true });
+  if (fs.existsSync(wtPath)) {
+    // Out of the way at once (a rename), then git forgets it; the files go in the background: a large tree takes its time.
+    const trash = path.join(path.dirname(wtPath), TRASH_DIR, `${path.basename(wtPath)}-${process.pid}-${Date.now()}`);
+    await fsp.mkdir(path.dirname(trash), { recursive: true });
+    try {
+      await fsp.rename(wtPath, trash);
+      void fsp.rm(trash, { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+    } catch {
+      await fsp.rm(wtPath, { recursive: true, force: true });
+    }
+  }
   await git(['worktree', 'prune'], repo, env);
   if (branch) await git(['branch', '-D', branch], repo, env, [1]);
+}
+
+/** Where removed worktrees wait to be deleted, beside them (`.trash/`): what a process that ended left there is emptied by {@link emptyTrash}. */
+export const TRASH_DIR = '.trash';
+
+/** Deletes what removed worktrees left in `<dir>/.trash/` (a process that exited before its background delete finished). */
+export async function emptyTrash(dir: string): Promise<void> {
+  await fsp.rm(path.join(dir, TRASH_DIR), { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
 }
 
 /**

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readComments, readGoal, readLanding, readRun } from '../../source/store/index.js';
+import { api, serve } from '../server/support.js';
 import { runCli } from '../support/cli.js';
 import { readEventLog } from '../support/garden.js';
 import { git, makeGitGarden, runUntil, submitWork, type GitGarden } from './support.js';
@@ -85,4 +86,45 @@ describe('review mode through the CLI', () => {
     expect(none.stderr.trim()).toBe('pak2: RUN 99-nope-r1: no such run');
     expect((await readRun(g.paths, `${goal.id}-r1`)).status).toBe('success');
   }, 60_000);
+});
+
+describe('review over HTTP', () => {
+  it('GET /landings, GET /runs/:id/diff, POST /runs/:id/land and /reject; refusals are 4xx with one line and no machine path', async () => {
+    const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 }, toml: '[merge]\nmode = "review"\n' }));
+    const a = await submitWork(g, ['write web/a.txt from a']);
+    const b = await submitWork(g, ['write web/b.txt from b']);
+    await runUntil(g, [], async () => (await Promise.all([a, b].map((x) => readLanding(g.paths, `${x.id}-r1`)))).every((l) => l?.state === 'awaiting_review'));
+    const cleanups: (() => unknown)[] = [];
+    try {
+      const server = await serve(g, cleanups, { webhooks: false });
+      const list = (await (await api(server, '/landings')).json()) as { landings: { run: string; state: string }[] };
+      expect(list.landings.map((l) => l.state)).toEqual(['awaiting_review', 'awaiting_review']);
+      const diff = (await (await api(server, `/runs/${a.id}-r1/diff`)).json()) as { files: { path: string; status: string }[]; patch: string; source: string };
+      expect(diff).toMatchObject({ source: 'landing', files: [{ path: 'web/a.txt', status: 'A', insertions: 1, deletions: 0 }] });
+      expect(diff.patch).toContain('+from a');
+      const landed = await api(server, `/runs/${a.id}-r1/land`, { method: 'POST' });
+      expect(landed.status).toBe(200);
+      expect(((await landed.json()) as { landing: { state: string }; by: string })).toMatchObject({ by: 'here', landing: { state: 'landed' } });
+      const rejected = await api(server, `/runs/${b.id}-r1/reject`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ comment: 'not this way' }) });
+      expect(rejected.status).toBe(200);
+      expect(((await rejected.json()) as { goal: string })).toMatchObject({ goal: 'closed' });
+      expect((await readGoal(g.paths, b.id))).toMatchObject({ status: 'closed', closed_reason: 'failure' });
+      // Refusals: an ended landing is 409, an unknown run 404, a bad id 400; one line, no machine path.
+      for (const [route, status] of [
+        [`/runs/${b.id}-r1/land`, 409],
+        ['/runs/77-none-r1/land', 404],
+        ['/runs/..%2Fetc/land', 400],
+      ] as const) {
+        const res = await api(server, route, { method: 'POST' });
+        expect(res.status, route).toBe(status);
+        const body = (await res.json()) as { error: string };
+        expect(body.error.split('\n')).toHaveLength(1);
+        expect(body.error).not.toContain(g.root);
+      }
+      const badBody = await api(server, `/runs/${a.id}-r1/reject`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ requeue: 'yes' }) });
+      expect(badBody.status).toBe(400);
+    } finally {
+      for (const cleanup of cleanups.reverse()) await cleanup();
+    }
+  }, 90_000);
 });

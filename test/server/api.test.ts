@@ -246,6 +246,11 @@ describe('openapi.json', () => {
         'GET /api/v1/runs',
         'GET /api/v1/runs/:id',
         'GET /api/v1/runs/:id/events',
+        // Review (docs/landing/level2.md).
+        'GET /api/v1/landings',
+        'GET /api/v1/runs/:id/diff',
+        'POST /api/v1/runs/:id/land',
+        'POST /api/v1/runs/:id/reject',
         'GET /api/v1/plants',
         'GET /api/v1/events',
         'GET /api/v1/events/stream',
