@@ -22,6 +22,14 @@ const FILES = Number(values.files);
 const RUNS = Number(values.runs);
 const git = (cwd, ...args) => execFileSync('git', ['-c', 'user.name=bench', '-c', 'user.email=bench@localhost', ...args], { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim();
 
+function rmQuietly(dir) {
+  try {
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 });
+  } catch (error) {
+    process.stderr.write(`(left ${dir}: ${error.message})\n`);
+  }
+}
+
 function makeRepo(isolation) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-bench-wt-${isolation}-`));
   const agent = path.join(root, '..', `${path.basename(root)}-agent.mjs`);
@@ -40,6 +48,7 @@ function makeRepo(isolation) {
     fs.writeFileSync(path.join(dir, `f${i}.ts`), `export const v${i} = ${i};\n`);
   }
   git(root, 'init', '-q', '-b', 'main');
+  git(root, 'config', 'gc.auto', '0'); // no background gc racing the clean-up
   git(root, 'add', '-A');
   git(root, 'commit', '-qm', 'a large project');
   return { root, agent };
@@ -65,7 +74,7 @@ async function timeRuns(isolation) {
   const elapsed = (performance.now() - t0) / 1000;
   await coordinator.stop();
   const landed = isolation === 'worktree' ? git(root, 'ls-tree', '--name-only', 'main').split('\n').filter((f) => f.startsWith('changed-')).length : undefined;
-  fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+  rmQuietly(root);
   fs.rmSync(agent, { force: true });
   return { perRun: elapsed / RUNS, landed };
 }
@@ -79,7 +88,7 @@ function timeGitSteps() {
   const t1 = performance.now();
   git(root, 'worktree', 'remove', '--force', wt);
   const remove = (performance.now() - t1) / 1000;
-  fs.rmSync(root, { recursive: true, force: true, maxRetries: 5 });
+  rmQuietly(root);
   fs.rmSync(agent, { force: true });
   return { add, remove };
 }

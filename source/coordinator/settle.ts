@@ -2,7 +2,7 @@ import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contrac
 import type { Garden } from '../garden/index.js';
 import { appendComment, readComments, readGoal, readLanding, StoreError, transitionGoal } from '../store/index.js';
 import { goalAfterLanding, queueLanding, retireWorktree, workMessage } from '../landing/index.js';
-import { commitRunWork, removeWorktree } from '../worktree/index.js';
+import { commitRunWork, git } from '../worktree/index.js';
 import { routingContinues } from '../guard/index.js';
 import type { ClosedGoalInput } from './tend-policy.js';
 
@@ -97,7 +97,8 @@ async function settleWorktreeRun(ctx: LandingContext, goal: GoalRecord, run: Run
     const queued = await queueLanding(garden, goal, run, env, now);
     if (queued.kind === 'empty') {
       await close('success');
-      await removeWorktree(paths.gardenRoot, run.worktree!.path, env, run.worktree!.branch);
+      // It holds nothing: its branch goes (its worktree is parked by the close).
+      await git(['branch', '-D', run.worktree!.branch], paths.gardenRoot, env, [1]).catch(() => undefined);
       return;
     }
     landing = queued.landing;

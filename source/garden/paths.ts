@@ -76,9 +76,14 @@ export function runDir(paths: GardenPaths, runId: string): string {
   return path.join(paths.runsDir, runId);
 }
 
+/** `<runtime-root>/worktrees/`: the runs' git worktrees, and the pool of parked ones (`.pool/`). */
+export function worktreesDir(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, 'worktrees');
+}
+
 /** `<runtime-root>/worktrees/<run-id>/`: a run's git worktree (docs/landing/level2.md, "Worktrees"). */
 export function worktreeDir(paths: GardenPaths, runId: string): string {
-  return path.join(paths.runtimeRoot, 'worktrees', runId);
+  return path.join(worktreesDir(paths), runId);
 }
 
 /** `pak2/<run-id>`: the branch a run's worktree is on. */

@@ -2,10 +2,10 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { EventType, GoalRecord, LandingRecord, LandingVerify } from '../contracts/index.js';
 import { agentEnvironment } from '../driver/index.js';
-import { landingsDir, type Garden } from '../garden/index.js';
+import { landingsDir, worktreesDir, type Garden } from '../garden/index.js';
 import { runVerify } from '../guard/index.js';
 import { appendEvent, crashPoint, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
-import { branchTip, copyIntoWorktree, git, plantsRelative, removeWorktree, runSetup, WorktreeGitError } from '../worktree/index.js';
+import { branchTip, copyIntoWorktree, git, parkWorktree, plantsRelative, POOL_DIR, removeWorktree, runSetup, takeFromPool, WorktreeGitError } from '../worktree/index.js';
 import { moveBase } from './checkout.js';
 import { mergeOnto } from './merge.js';
 
@@ -121,8 +121,8 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
     const message = error instanceof WorktreeGitError ? error.message : `${(error as Error).message}`;
     return (await fail('landing_error', message)) ?? record;
   } finally {
-    // The scratch worktree of a verify is never left behind.
-    await removeWorktree(repo, scratchPath(garden, record.run), env).catch(() => undefined);
+    // The scratch worktree of a verify is never left behind: parked for the next one.
+    await parkWorktree(repo, scratchPath(garden, record.run), env, { poolMax: poolSize(garden), pool: path.join(worktreesDir(paths), POOL_DIR) }).catch(() => undefined);
   }
 }
 
@@ -130,14 +130,19 @@ function scratchPath(garden: Garden, runId: string): string {
   return path.join(landingWorkDir(garden, runId), 'scratch');
 }
 
-/** Checks out the merged result in a scratch worktree, makes it ready as a run's worktree is, and runs verify there. */
+/** How many clean worktrees are kept parked for later runs and verifies: a slot's worth for each live run, and one more. */
+export function poolSize(garden: Garden): number {
+  return Math.max(2, garden.config.coordinator.maxConcurrentRuns + 1);
+}
+
+/** Checks out the merged result in a scratch worktree (a parked one when there is one), makes it ready as a run's worktree is, and runs verify there. */
 async function verifyMerged(garden: Garden, record: LandingRecord, result: string, command: string, env: NodeJS.ProcessEnv): Promise<LandingVerify> {
   const { paths, config } = garden;
   const dir = landingWorkDir(garden, record.run);
   const scratch = scratchPath(garden, record.run);
   await fsp.mkdir(dir, { recursive: true });
   await removeWorktree(paths.gardenRoot, scratch, env);
-  await git(['worktree', 'add', '--quiet', '--detach', scratch, result], paths.gardenRoot, env);
+  if (!(await takeFromPool(paths.gardenRoot, path.join(worktreesDir(paths), POOL_DIR), scratch, ['--detach', result], env))) await git(['worktree', 'add', '--quiet', '--detach', scratch, result], paths.gardenRoot, env);
   await copyIntoWorktree(paths.gardenRoot, scratch, config.worktree.copy, env);
   const { env: verifyEnv } = agentEnvironment(env);
   if (config.worktree.setup) {
@@ -150,13 +155,15 @@ async function verifyMerged(garden: Garden, record: LandingRecord, result: strin
 
 /**
  * The run's worktree after its landing ended (landed, conflict, rejected,
- * failed): removed; its branch is kept for `[worktree] keep_days` (pruned
- * later). Safe to run twice.
+ * failed): anything left in it committed onto its branch, then parked in
+ * the pool for a later run (or removed past the pool's size); its branch is
+ * kept for `[worktree] keep_days` (pruned later). Safe to run twice.
  */
 export async function retireWorktree(garden: Garden, run: { id: string; goal: string; plant: string; worktree?: { path: string; branch: string } }, env: NodeJS.ProcessEnv, now: () => Date = () => new Date()): Promise<void> {
   if (!run.worktree) return;
   const existed = (await fsp.stat(run.worktree.path).catch(() => undefined)) !== undefined;
-  await removeWorktree(garden.paths.gardenRoot, run.worktree.path, env);
+  // Parked for the next run (clean, detached), not deleted: the next worktree then costs the files that differ.
+  await parkWorktree(garden.paths.gardenRoot, run.worktree.path, env, { branch: run.worktree.branch, plant: run.plant, poolMax: poolSize(garden) });
   if (existed) crashPoint('worktree:after-remove');
   if (existed) await appendEvent(garden.paths, { type: 'WorktreeRemoved', run: run.id, goal: run.goal, plant: run.plant, detail: `${run.worktree.path} (branch ${run.worktree.branch} kept for ${garden.config.worktree.keepDays} day(s))` }, now());
 }

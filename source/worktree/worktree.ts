@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import picomatch from 'picomatch';
 import type { RunRecord } from '../contracts/index.js';
 import { crashPoint } from '../store/index.js';
-import { git, identityArgs } from './git.js';
+import { git, identityArgs, WorktreeGitError } from './git.js';
 
 /** A run's worktree as its record names it. */
 export type RunWorktree = NonNullable<RunRecord['worktree']>;
@@ -59,12 +59,96 @@ async function isWorktreeOn(dir: string, branch: string, env: NodeJS.ProcessEnv)
   return head?.ok === true && head.stdout.trim() === branch;
 }
 
+/** `<worktrees>/.pool/`: clean worktrees parked for the next run (docs/landing/level2.md, "Worktrees"). */
+export const POOL_DIR = '.pool';
+
+// One pool operation at a time in this process: two dispatches never take the same parked worktree.
+let poolQueue: Promise<unknown> = Promise.resolve();
+function inPool<T>(fn: () => Promise<T>): Promise<T> {
+  const next = poolQueue.then(fn, fn);
+  poolQueue = next.catch(() => undefined);
+  return next;
+}
+
 /**
- * Creates a run's worktree (docs/landing/level2.md, "Worktrees"):
- * `git worktree add -b <branch> <path> <base_commit>`. Safe to run again
- * after a crash at any step: a worktree already there on its branch is
- * kept; a branch made by a create that died is checked out as it is; a
- * directory left half made is removed first.
+ * Takes a parked worktree out of the pool to `dest` (`git worktree move`)
+ * and checks out `ref` there (`checkout` args), clean of every untracked and
+ * ignored file: only the files that differ from what it held are written,
+ * instead of a whole checkout. False when the pool (`pool`, a directory)
+ * is empty or the parked tree cannot be used (it is then removed).
+ */
+export async function takeFromPool(repo: string, pool: string, dest: string, checkout: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
+  return inPool(async () => {
+    const parked = fs.existsSync(pool) ? fs.readdirSync(pool).sort() : [];
+    for (const name of parked) {
+      const from = path.join(pool, name);
+      try {
+        await git(['worktree', 'move', from, dest], repo, env);
+      } catch {
+        await removeWorktree(repo, from, env).catch(() => undefined);
+        continue;
+      }
+      try {
+        // A parked tree is clean (parking ends with the clean and the move is its last step): only the checkout is left.
+        await git(['checkout', '--quiet', '--force', ...checkout], dest, env);
+        return true;
+      } catch {
+        await removeWorktree(repo, dest, env).catch(() => undefined);
+        return false;
+      }
+    }
+    return false;
+  });
+}
+
+/**
+ * Parks a worktree whose run is done in the pool for the next run
+ * (`git worktree move` to `<worktrees>/.pool/`), detached and clean, so the
+ * next run's worktree costs the files that differ, not a whole checkout.
+ * Whatever it still holds (tracked changes, untracked files) is committed
+ * onto `branch` first: nothing of a run is lost. Past `poolMax` parked
+ * trees, it is removed instead. The caller's goal no longer needs it.
+ */
+export async function parkWorktree(repo: string, wtPath: string, env: NodeJS.ProcessEnv, options: { branch?: string; plant?: string; poolMax: number; pool?: string }): Promise<void> {
+  if (!fs.existsSync(wtPath)) {
+    await git(['worktree', 'prune'], repo, env);
+    return;
+  }
+  try {
+    const status = await git(['status', '--porcelain'], wtPath, env);
+    if (status.stdout.trim() && options.branch) {
+      const who = await identityArgs(wtPath, env);
+      await git(['add', '-A'], wtPath, env);
+      await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${options.plant ?? 'pak2'} <pak2-${options.plant ?? 'pak2'}@localhost>`, '-m', `pak2: what was left in the worktree of ${path.basename(wtPath)}`], wtPath, env);
+    }
+  } catch {
+    // A worktree git cannot read is not parked: it is removed below.
+    await removeWorktree(repo, wtPath, env);
+    return;
+  }
+  const pool = options.pool ?? path.join(path.dirname(wtPath), POOL_DIR);
+  await inPool(async () => {
+    const parked = fs.existsSync(pool) ? fs.readdirSync(pool).length : 0;
+    if (parked >= options.poolMax) return removeWorktree(repo, wtPath, env);
+    try {
+      await git(['checkout', '--quiet', '--detach'], wtPath, env);
+      await git(['clean', '-qffdx'], wtPath, env);
+      await fsp.mkdir(pool, { recursive: true });
+      await git(['worktree', 'move', wtPath, path.join(pool, `${path.basename(wtPath)}-${Date.now()}`)], repo, env);
+    } catch {
+      await removeWorktree(repo, wtPath, env);
+    }
+  });
+}
+
+/**
+ * Creates a run's worktree (docs/landing/level2.md, "Worktrees") on its
+ * branch from its base commit: a parked worktree from the pool when there
+ * is one (only the files that differ are written), else `git worktree add
+ * -b <branch> <path> <base_commit>`. Safe to run again after a crash at any
+ * step: a worktree already there on its branch is kept; a branch made by a
+ * create that died is checked out as it is; a directory left half made is
+ * removed first.
  *
  * @throws WorktreeGitError when git cannot make it.
  */
@@ -72,15 +156,22 @@ export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.
   if (fs.existsSync(wt.path)) {
     if (await isWorktreeOn(wt.path, wt.branch, env)) return 'existing';
     // A directory a killed create left behind (and its stale registration) goes first.
-    await fsp.rm(wt.path, { recursive: true, force: true });
+    await removeWorktree(repo, wt.path, env);
   }
   await fsp.mkdir(path.dirname(wt.path), { recursive: true });
+  const branchExists = async () => {
+    const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
+    return exists.ok && exists.stdout.trim().length > 0;
+  };
+  if (await takeFromPool(repo, path.join(path.dirname(wt.path), POOL_DIR), wt.path, (await branchExists()) ? [wt.branch] : ['-b', wt.branch, wt.base_commit], env)) {
+    crashPoint('worktree:after-add');
+    return 'created';
+  }
   const made = await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env, [128]);
   if (!made.ok) {
     // The branch a killed create made, or a registration of a directory now gone: taken as they are.
     await git(['worktree', 'prune'], repo, env);
-    const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
-    if (exists.ok && exists.stdout.trim()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
+    if (await branchExists()) await git(['worktree', 'add', '--quiet', wt.path, wt.branch], repo, env);
     else await git(['worktree', 'add', '--quiet', '-b', wt.branch, wt.path, wt.base_commit], repo, env);
   }
   crashPoint('worktree:after-add');
@@ -214,11 +305,10 @@ export async function commitRunWork(wt: RunWorktree, message: string, plant: str
   const untracked = copyGlobs.length ? (await git(['ls-files', '-z', '--others'], wt.path, env)).stdout.split('\0').filter((p) => p && isCopied(p)) : [];
   const pathspec = ['.', ...untracked.map((p) => `:(exclude,literal)${p}`)];
   await git(['add', '-A', '--', ...pathspec], wt.path, env);
-  const staged = await git(['diff', '--cached', '--quiet'], wt.path, env, [1]);
-  if (!staged.ok) {
-    const who = await identityArgs(wt.path, env);
-    await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env);
-    crashPoint('landing:after-commit');
-  }
+  const who = await identityArgs(wt.path, env);
+  // Nothing staged is git's exit 1 ("nothing to commit"): no commit, no error.
+  const committed = await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env, [1]);
+  if (committed.ok) crashPoint('landing:after-commit');
+  else if (!/nothing to commit|nothing added to commit|no changes added/i.test(`${committed.stdout}\n${committed.stderr}`)) throw new WorktreeGitError(['commit'], committed);
   return (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
 }
