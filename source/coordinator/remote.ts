@@ -61,6 +61,8 @@ import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '.
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
 import { isGuarded } from '../guard/index.js';
 import { settleGoals } from './settle.js';
+import { gardenIsolation, materializeRemoteWork } from '../landing/index.js';
+import { branchTip } from '../worktree/index.js';
 
 /** Who calls: a runner's name and host as it says them (headers `Pak2-Runner`, `Pak2-Runner-Host`). */
 export interface RunnerIdentity {
@@ -167,6 +169,9 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
     const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
+    // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.
+    const isolation = await gardenIsolation(garden, env);
+    const tip = isolation.mode === 'worktree' ? await branchTip(paths.gardenRoot, isolation.base!, env).catch(() => undefined) : undefined;
     const claimed = await withGoalLock(paths, goal.id, async () => {
       // The whole claim under the goal's lock: a coordinator's crash repair of a `dispatched` goal takes the same lock, so it never sees a claim half done.
       let current: GoalRecord;
@@ -189,6 +194,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
             model: settings.model ?? 'unknown',
             ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
             runner: { name: who.name, host: who.host, lease: leaseId },
+            ...(tip ? { worktree: { base_branch: isolation.base!, base_commit: tip } } : {}),
           },
           now(),
         );
@@ -607,6 +613,8 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     await endLease(paths, lease, 'finished', at);
     return run;
   });
+  // Its work joins the merge queue as a local run's does (docs/landing/level2.md, "Remote runners").
+  if (closed.worktree && closed.status === 'success') await materializeRemoteWork(garden, closed, process.env, now).catch((error: Error) => appendEvent(paths, { type: 'LandingFailed', run: closed.id, goal: closed.goal, plant: closed.plant, detail: `landing_error: the runner's diff.patch could not be taken in: ${error.message}` }, now()));
   const goal = await settleOne(garden, closed.goal, now);
   return { run: closed, goal };
 }
@@ -616,7 +624,7 @@ async function settleOne(garden: Garden, goalId: string, now: () => Date): Promi
   const { paths } = garden;
   const goal = await readGoal(paths, goalId);
   try {
-    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), now);
+    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), now, { garden, env: process.env });
   } catch (error) {
     if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
   }
