@@ -4,6 +4,7 @@ import path from 'node:path';
 import { formatCost } from '../format.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
+import { decideIsolation, probeRepository } from '../worktree/index.js';
 import {
   appendConversationMessage,
   deliverReplyNote,
@@ -40,6 +41,7 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
   // The open goals only: a garden's history is not read to say what is queued.
   const goals = (await new OpenGoalScanner(paths).scan()).goals.sort(dispatchOrder);
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
+  const isolation = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'no runtime root apart' }) });
   const lines = [
     `# ${config.gardenName}: pak2 is starting`,
     '',
@@ -48,6 +50,9 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
     `- Queued: ${goals.length} goal${goals.length === 1 ? '' : 's'}${goals.length ? ` — ${goals.slice(0, 5).map((g) => `${g.id} (${g.type}, ${g.assigned_to ?? 'no plant'})`).join('; ')}` : ''}`,
     `- Driver: ${settings.driver}, model ${settings.model ?? 'default'}${settings.reasoningEffort ? `, effort ${settings.reasoningEffort}` : ''}`,
     `- Watchdog ${config.coordinator.watchdogSeconds} s, run limit ${config.coordinator.runTimeoutSeconds} s, ${config.coordinator.maxConcurrentRuns ? `${config.coordinator.maxConcurrentRuns} run(s) at a time` : 'no runs here: remote runners (pak2 runner) take the goals'}`,
+    isolation.mode === 'worktree'
+      ? `- Each run works in a git worktree of its own, from ${isolation.base}; its work lands on ${isolation.base} ${config.merge.mode === 'review' ? 'when you accept it (pak2 land, or a in the diff)' : 'once verified on the merged result'}`
+      : `- Every run works in the garden's own tree${isolation.reason ? ` (${isolation.reason})` : ''}`,
     '',
     'I will post short updates on the first run here until you write. Reply with `pak2 chat` or the chat pane.',
   ];
