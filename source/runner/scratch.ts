@@ -122,7 +122,9 @@ export async function writeClaim(paths: GardenPaths, claim: { goal: GoalRecord; 
   await writePlantDocuments(dir, context.documents ?? []);
   await writeJsonAtomic(path.join(dir, 'meta.json'), plant);
   await writeGoalRecord(paths, goal);
-  await adoptRun(paths, { ...run, status: 'running' });
+  // The garden's worktree is where the runner's diff.patch lands later; the runner works in its own checkout.
+  const { worktree: _gardenWorktree, ...local } = run;
+  await adoptRun(paths, { ...local, status: 'running' });
   return plant;
 }
 

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadGarden, type Garden } from '../../source/garden/index.js';
 import type { RunningServer } from '../../source/server/index.js';
-import { commissionPlant, readComments, readGoal, readRun, readArtifacts } from '../../source/store/index.js';
+import { commissionPlant, readComments, readGoal, readLanding, readRun, readArtifacts } from '../../source/store/index.js';
+import { runUntil } from '../landing/support.js';
 import { PAK2_BIN, startCli } from '../support/cli.js';
 import { isAlive } from '../support/garden.js';
 import { api, serve, until } from '../server/support.js';
@@ -149,7 +150,10 @@ describe('pak2 runner against a real garden server', () => {
       { item: 'result event in the stream', verified: true, evidence: 'the agent reported success' },
       { item: 'reflection recorded', verified: true, evidence: expect.stringMatching(/characters$/) },
     ]);
-    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+    // The garden is a git work tree: the run's work lands through the merge queue, so the goal waits `completed` with its landing queued.
+    expect(run.worktree).toMatchObject({ branch: `pak2/${runId}` });
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('completed');
+    expect(await readLanding(s.garden.paths, runId)).toMatchObject({ state: 'queued' });
 
     // The garden holds the same stream bytes as the runner.
     const gardenDir = path.join(s.garden.paths.runsDir, runId);
@@ -169,6 +173,11 @@ describe('pak2 runner against a real garden server', () => {
 
     // The memory the agent wrote came back to the garden's plant.
     expect(fs.readFileSync(path.join(s.garden.paths.plantsDir, 'gardener', 'memory', 'MEMORY.md'), 'utf8')).toContain('Remote runs keep their memory.');
+
+    // The garden's coordinator lands it: the runner's file is on the base branch, and the goal closes.
+    await runUntil(s.garden, [goalId], undefined, 60_000, { ...process.env, ...GIT_ENV });
+    expect(await readLanding(s.garden.paths, runId)).toMatchObject({ state: 'landed' });
+    expect(execFileSync('git', ['show', '--name-only', '--format=', run.worktree!.base_branch], { cwd: s.garden.paths.gardenRoot, encoding: 'utf8' })).toMatch(/made/);
   });
 
   it("relays the agent's blocking question and hands it the answer; the goal waits blocked, then runs on", async () => {
@@ -185,7 +194,7 @@ describe('pak2 runner against a real garden server', () => {
     const answer = JSON.parse(fs.readFileSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'answer.json'), 'utf8')) as { body: string; answers: string };
     expect(answer).toMatchObject({ body: 'Use main.', answers: question!.id });
     expect((await readRun(s.garden.paths, `${goalId}-r1`)).status).toBe('success');
-    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('completed');
   });
 
   it("stops the agent when the operator cancels the goal, and finishes with what it observed", async () => {
@@ -228,7 +237,7 @@ describe('pak2 runner against a real garden server', () => {
     const run = await readRun(s.garden.paths, `${goalId}-r1`);
     expect(run).toMatchObject({ status: 'success', exit_code: null, session_id: 's-1' });
     expect(run.acceptance?.[0]).toMatchObject({ item: 'agent process ended', verified: true });
-    expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('completed');
   });
 
   it('a runner that comes back after its lease expired stops the agent it left, and runs the requeued goal anew', async () => {
@@ -248,6 +257,8 @@ describe('pak2 runner against a real garden server', () => {
     await until(() => !isAlive(pid), 5000, 'the left agent gone');
     expect(await readRun(s.garden.paths, `${goalId}-r1`)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });
     expect(await readRun(s.garden.paths, `${goalId}-r2`)).toMatchObject({ status: 'success' });
+    // r2 changed nothing the checkout did not already hold (r1's file): nothing to land, so the goal closes.
+    expect(await readLanding(s.garden.paths, `${goalId}-r2`)).toBeUndefined();
     expect((await readGoal(s.garden.paths, goalId)).status).toBe('closed');
   });
 
