@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
+import { span, timed } from '../timing.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
 import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
@@ -86,7 +87,7 @@ export class Coordinator extends EventEmitter {
         return createRunGuard({ garden: options.garden, goal, run, env: options.env ?? process.env, now: options.now ?? (() => new Date()), ...(plan ? { plan } : {}) });
       },
     };
-    this.dispatchFn = options.dispatch ?? ((goal, runId) => driverDispatch(goal, runId, driverCtx));
+    this.dispatchFn = options.dispatch ?? ((goal, runId) => timed('dispatch (run opened → run closed)', () => driverDispatch(goal, runId, driverCtx)));
   }
 
   /** Current state. */
@@ -176,6 +177,7 @@ export class Coordinator extends EventEmitter {
     }
     this.setState('reconciling');
     this.passing = (async () => {
+      const endPass = span('reconcile pass');
       try {
         const summary = await reconcile({
           garden: this.options.garden,
@@ -201,6 +203,8 @@ export class Coordinator extends EventEmitter {
       } catch (error) {
         this.options.onError?.(error as Error);
         if (this.listenerCount('error') > 0) this.emit('error', error);
+      } finally {
+        endPass();
       }
     })();
     await this.passing;

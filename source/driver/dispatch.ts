@@ -36,6 +36,7 @@ import {
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import type { LineSignal } from './liveness.js';
 import { sanitize, SanitizeStream } from '../sanitize.js';
+import { span } from '../timing.js';
 import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
@@ -403,6 +404,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   let prompt: string;
   let resumeSessionId: string | undefined;
   let threadBefore: TokenUsage | 'unknown' | undefined;
+  const endPrompt = span('prompt assembly');
   try {
     const plant = await readPlant(paths, run.plant);
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
@@ -443,6 +445,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   }
   const promptFile = path.join(dir, 'prompt.md');
   await fsp.writeFile(promptFile, prompt);
+  endPrompt();
   if (guard) {
     const refused = await guard.beforeLaunch(prompt);
     if (refused) {

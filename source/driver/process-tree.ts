@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { commandOf, fileHolders, otherProcesses } from '../proc.js';
+import { span } from '../timing.js';
 
 export { commandOf, fileHolders } from '../proc.js';
 
@@ -73,9 +74,19 @@ export interface Survivor {
  * signal). Never waits longer than `settleMs`.
  */
 export async function sweepRun(pgid: number | undefined, mark: string, files: string[], settleMs = 2000): Promise<Survivor[]> {
-  const targets = () => [...new Set([...markedProcesses(mark), ...fileHolders(files)])];
+  const targets = () => {
+    const endMark = span('sweep: /proc environ scan');
+    const marked = markedProcesses(mark);
+    endMark();
+    const endFd = span('sweep: /proc fd scan');
+    const holders = fileHolders(files);
+    endFd();
+    return [...new Set([...marked, ...holders])];
+  };
   // Its leader is gone: the group is signalled only while a member still holds its id.
+  const endGroup = span('sweep: /proc stat scan (group)');
   if (pgid && (!fs.existsSync('/proc/self/stat') || groupHasMembers(pgid))) signalGroup(pgid, 'SIGKILL');
+  endGroup();
   for (const pid of targets()) {
     try {
       process.kill(pid, 'SIGKILL');

@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { WorktreeBaseline } from '../contracts/index.js';
 import { authoredGitEnv, runGit } from './git.js';
+import { span } from '../timing.js';
 
 /**
  * The worktree baseline of a run (seed 000, "Run directory"): which tracked
@@ -21,6 +22,7 @@ import { authoredGitEnv, runGit } from './git.js';
  *   record then has no `worktree_baseline`. Never throws.
  */
 export async function captureWorktreeBaseline(gardenRoot: string, runtimeRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<WorktreeBaseline | undefined> {
+  const end = span('worktree baseline');
   try {
     const gitEnv = authoredGitEnv(env);
     const where = await runGit(['rev-parse', '--is-inside-work-tree', '--show-prefix'], gardenRoot, gitEnv);
@@ -35,6 +37,8 @@ export async function captureWorktreeBaseline(gardenRoot: string, runtimeRoot: s
     return parseBaseline(status.stdout, prefix.trim());
   } catch {
     return undefined;
+  } finally {
+    end();
   }
 }
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { GitError, simpleGit } from 'simple-git';
+import { span } from '../timing.js';
 
 /** What one git command did. `spawnError` is set when git could not be started at all (not on PATH, say). */
 export interface GitResult {
@@ -75,6 +76,7 @@ const ALLOWED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES', 'GIT
  * `spawnError`.
  */
 export async function runGit(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+  const end = span(`git ${args.find((a) => !a.startsWith('-')) ?? ''}`);
   try {
     const git = simpleGit({
       baseDir: cwd,
@@ -92,6 +94,8 @@ export async function runGit(args: string[], cwd: string, env: Record<string, st
     const exit = findExit(error);
     if (exit) return { ok: false, exitCode: exit.exitCode, stdout: exit.stdout, stderr: exit.stderr };
     return { ok: false, exitCode: -1, stdout: '', stderr: '', spawnError: firstLine((error as Error)?.message ?? String(error)) };
+  } finally {
+    end();
   }
 }
 

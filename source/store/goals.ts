@@ -18,6 +18,7 @@ import {
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { timed } from '../timing.js';
 import { appendEvent } from './events.js';
 import { crashPoint, createJsonExclusive, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
 import { appendClosedEntry, ClosedLedger, goalNumber, goalsDirKey, highestGoalNumber, noteGoalsDirWrite } from './closed-index.js';
@@ -205,7 +206,7 @@ export interface TransitionOptions {
  * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
  */
 export async function transitionGoal(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
-  return withGoalLock(paths, id, () => transitionLocked(paths, id, to, options));
+  return timed(`transition → ${to}`, () => withGoalLock(paths, id, () => transitionLocked(paths, id, to, options)));
 }
 
 /**
