@@ -14,7 +14,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import {
   formatIssue,
   validateRuntimeHistoryRecord,
@@ -23,6 +22,7 @@ import {
   type RuntimeHistoryRecord,
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
+import { writeFileAtomic } from '../atomic-write.js';
 import { commandOf, fileHolders } from '../proc.js';
 import { sanitize } from '../sanitize.js';
 import { authoredGitEnv, describeFailure, runGit, runtimeGitEnv, type GitResult } from './git.js';

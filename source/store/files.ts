@@ -31,15 +31,16 @@ export class StoreError extends Error {
   }
 }
 
-type WriteFileAtomic = typeof import('write-file-atomic');
+type WriteFileAtomic = typeof import('../atomic-write.js').writeFileAtomic;
 let writeFileAtomicModule: Promise<WriteFileAtomic> | undefined;
 
 /**
- * write-file-atomic, imported on the first atomic write: a command that only
- * reads never loads it (nor proper-lockfile, see {@link withLock}).
+ * The atomic writer (source/atomic-write.ts; temp files named `*.tmp`),
+ * imported on the first atomic write: a command that only reads never loads
+ * it (nor proper-lockfile, see {@link withLock}).
  */
 export function loadWriteFileAtomic(): Promise<WriteFileAtomic> {
-  writeFileAtomicModule ??= import('write-file-atomic').then((m) => m.default);
+  writeFileAtomicModule ??= import('../atomic-write.js').then((m) => m.writeFileAtomic);
   return writeFileAtomicModule;
 }
 
@@ -54,8 +55,8 @@ export function crashPoint(name: string): void {
 }
 
 /**
- * Writes `data` as pretty JSON atomically (temp file, fsync, rename), so a
- * reader never sees half a record. Creates the parent directory.
+ * Writes `data` as pretty JSON atomically (temp file `*.tmp`, fsync, rename),
+ * so a reader never sees half a record. Creates the parent directory.
  *
  * @throws StoreError IO_ERROR naming the file.
  */
