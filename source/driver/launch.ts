@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
-import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
+import { RUN_MARK_ENV, secondsSinceBoot, signalGroup, sweepRun, type Survivor } from './process-tree.js';
 import { SanitizeStream } from '../sanitize.js';
 import { span } from '../timing.js';
 import { decideLinger, describeOpenWork, RunLiveness, type LineSignal, type LingerEnd } from './liveness.js';
@@ -267,6 +267,8 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
       reject: false,
     });
   let child: ReturnType<typeof start>;
+  // Every process of the run starts after this: the sweep reads no older process's descriptors.
+  const bornAfter = secondsSinceBoot();
   const endSpawn = span('launch: spawn');
   try {
     child = start();
@@ -364,7 +366,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   if (!options.onStderr && printed.holding) process.stderr.write(printed.end());
   // Reap what the agent left behind, in its group, in sessions of their own, or holding its files.
   const endSweep = span('launch: sweep');
-  const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile]);
+  const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile], undefined, bornAfter);
   endSweep();
 
   const spawnError =
