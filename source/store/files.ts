@@ -223,8 +223,30 @@ async function appendNow(file: string, data: unknown): Promise<void> {
  * not refreshed, e.g. under a stalled event loop) is said in one stderr line
  * and never crashes the process; a failed release after `fn` finished does
  * not turn its result into an error (the lock goes stale and is taken over).
+ *
+ * Holders in this process take their turns in order before they take the
+ * file lock: one waiting for another here starts the moment it is released,
+ * not at proper-lockfile's next retry (20 to 200 ms later). `fn` must not
+ * ask for the same lock again (it would wait for itself).
  */
-export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
+export function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
+  const previous = lockTurns.get(lockPath) ?? Promise.resolve();
+  const turn = previous.then(() => withFileLock(target, fn, lockPath));
+  const settled = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  lockTurns.set(lockPath, settled);
+  void settled.then(() => {
+    if (lockTurns.get(lockPath) === settled) lockTurns.delete(lockPath);
+  });
+  return turn;
+}
+
+/** The last turn asked for at each lock path in this process. */
+const lockTurns = new Map<string, Promise<void>>();
+
+async function withFileLock<T>(target: string, fn: () => Promise<T>, lockPath: string): Promise<T> {
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(target, {
     lockfilePath: lockPath,
