@@ -96,7 +96,8 @@ describe.runIf(fs.existsSync('/proc/self/stat'))('the sweep', () => {
        // Exit once the escapee holds stdout, so the sweep has something to find.
        const real = fs.realpathSync(process.argv[3]);
        const holds = () => { try { return fs.readdirSync('/proc/' + child.pid + '/fd').some((fd) => fs.readlinkSync('/proc/' + child.pid + '/fd/' + fd) === real); } catch { return false; } };
-       const wait = () => (holds() && fs.readFileSync('/proc/' + child.pid + '/cmdline', 'latin1').startsWith('sleep') ? (console.log('{"type":"result","status":"success","text":"ok"}'), process.exit(0)) : setTimeout(wait, 10));
+       const until = Date.now() + 15000; // never outlives the test
+       const wait = () => (holds() && fs.readFileSync('/proc/' + child.pid + '/cmdline', 'latin1').startsWith('sleep') ? (console.log('{"type":"result","status":"success","text":"ok"}'), process.exit(0)) : Date.now() > until ? process.exit(1) : setTimeout(wait, 10));
        wait();`,
     );
     fs.writeFileSync(path.join(dir, 'prompt.md'), 'prompt\n');
