@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
-import { GitError, simpleGit } from 'simple-git';
 import { span } from '../timing.js';
 
 /** What one git command did. `spawnError` is set when git could not be started at all (not on PATH, say). */
@@ -11,18 +12,7 @@ export interface GitResult {
   spawnError?: string;
 }
 
-/** A git command that ran and exited non-zero (a GitError, so simple-git passes it through unwrapped). */
-class GitExit extends GitError {
-  constructor(
-    readonly exitCode: number,
-    readonly stdout: string,
-    readonly stderr: string,
-  ) {
-    super(undefined, stderr.trim() || `git exited with code ${exitCode}`);
-  }
-}
-
-/** How long one git command may take before it is stopped (ms of silence). */
+/** How long one git command may stay silent (no output) before it is stopped (ms). */
 const GIT_TIMEOUT_MS = 120_000;
 
 /** Variables copied from the caller's environment into every git command; nothing else is inherited. */
@@ -66,44 +56,80 @@ export function runtimeGitEnv(env: NodeJS.ProcessEnv, runtimeRoot: string): Reco
   };
 }
 
-/** The `GIT_*` variables pak2 itself sets; simple-git refuses any other. */
+/** The `GIT_*` variables pak2 itself sets; any other is refused (one that names an editor, a pager, an ssh command or a hook could run a program). */
 const ALLOWED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_NOSYSTEM', 'GIT_INDEX_FILE'];
 
 /**
- * Runs `git <args>` in `cwd` with exactly `env`, through simple-git. Never
- * throws: a non-zero exit is `ok: false` with its code and stderr (exit 1
- * of `git diff --exit-code` included), a git that cannot be started is
- * `spawnError`.
+ * Runs `git <args>` in `cwd` with exactly `env` (no shell; stdin closed,
+ * stdout and stderr read whole). Never throws: a non-zero exit is `ok:
+ * false` with its code and stderr (exit 1 of `git diff --exit-code`
+ * included); a git that cannot be started, a `cwd` that is not a
+ * directory, a `GIT_*` variable pak2 does not set, or a git silent for
+ * 120 s (then killed) is `spawnError`. It resolves when git has exited and
+ * its output is read: no wait beyond that (simple-git, used before, slept
+ * 50 ms after every command that printed nothing, most of a
+ * runtime-history capture's time).
  */
-export async function runGit(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+export function runGit(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
   const end = span(`git ${args.find((a) => !a.startsWith('-')) ?? ''}`);
-  try {
-    const git = simpleGit({
-      baseDir: cwd,
-      allowEnvironment: ALLOWED_ENV,
-      timeout: { block: GIT_TIMEOUT_MS },
-      // Every non-zero exit is an error here, with its code (simple-git's default lets an exit 1 without stderr pass).
-      errors: (error, result) => {
-        if (result.exitCode > 0) return new GitExit(result.exitCode, Buffer.concat(result.stdOut).toString('utf8'), Buffer.concat(result.stdErr).toString('utf8'));
-        return error instanceof Error ? error : undefined;
-      },
-    }).env(env);
-    const stdout = await git.raw(args);
-    return { ok: true, exitCode: 0, stdout, stderr: '' };
-  } catch (error) {
-    const exit = findExit(error);
-    if (exit) return { ok: false, exitCode: exit.exitCode, stdout: exit.stdout, stderr: exit.stderr };
-    return { ok: false, exitCode: -1, stdout: '', stderr: '', spawnError: firstLine((error as Error)?.message ?? String(error)) };
-  } finally {
-    end();
-  }
+  return runGitNow(args, cwd, env).finally(end);
 }
 
-function findExit(error: unknown): GitExit | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown; task?: unknown }).cause, depth += 1) {
-    if (e instanceof GitExit) return e;
+function runGitNow(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+  const refused = Object.keys(env).find((key) => key.startsWith('GIT_') && !ALLOWED_ENV.includes(key));
+  if (refused) return Promise.resolve(notStarted(`refused to pass ${refused} to git (pak2 sets only ${ALLOWED_ENV.join(', ')})`));
+  try {
+    if (!fs.statSync(cwd).isDirectory()) return Promise.resolve(notStarted(`${cwd} is not a directory`));
+  } catch (error) {
+    return Promise.resolve(notStarted(`cannot run git in ${cwd}: ${(error as Error).message}`));
   }
-  return undefined;
+  return new Promise((resolve) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      resolve(notStarted((error as Error).message));
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let silentFor: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const quiet = () => {
+      if (silentFor) clearTimeout(silentFor);
+      silentFor = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, GIT_TIMEOUT_MS);
+      silentFor.unref();
+    };
+    quiet();
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      quiet();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err.push(chunk);
+      quiet();
+    });
+    let failed: Error | undefined;
+    child.on('error', (error) => (failed = error));
+    // 'close': git has exited and both pipes are drained (or it never started: 'error' came first).
+    child.on('close', (code, signal) => {
+      if (silentFor) clearTimeout(silentFor);
+      const stdout = Buffer.concat(out).toString('utf8');
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (failed) resolve(notStarted(failed.message));
+      else if (timedOut) resolve(notStarted(`git ${args[0] ?? ''} was silent for ${GIT_TIMEOUT_MS / 1000} s and was stopped`));
+      else if (code === 0) resolve({ ok: true, exitCode: 0, stdout, stderr });
+      else if (code !== null) resolve({ ok: false, exitCode: code, stdout, stderr });
+      else resolve({ ok: false, exitCode: -1, stdout, stderr, spawnError: `git ${args[0] ?? ''} was killed by ${signal}` });
+    });
+  });
+}
+
+function notStarted(message: string): GitResult {
+  return { ok: false, exitCode: -1, stdout: '', stderr: '', spawnError: firstLine(message) };
 }
 
 /** The first non-empty line of `text`, trimmed. */

@@ -364,7 +364,7 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
   crashPoint('run:closed:after-event');
   endClose();
   // The run is closed from here on: the capture reports, it never throws or rewrites.
-  // Imported here: runtime history (and simple-git) is for closing runs, not for every command that reads the store.
+  // Imported here: runtime history is for closing runs, not for every command that reads the store.
   const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');
   reportRuntimeHistory(runId, await timed('runtime history (queue + capture)', () => captureRuntimeHistory(paths, closed)));
   return closed;
