@@ -218,7 +218,11 @@ export async function relateRuntimeRoot(paths: GardenPaths): Promise<{ rel: stri
 
 /**
  * The authored HEAD and the clean/dirty state of authored paths outside the
- * runtime root, read in the garden root with `git` (default {@link runGit}).
+ * runtime root, read in the garden root with `git` (default {@link runGit}):
+ * one `git status --porcelain=v2 --branch` gives both (the HEAD commit in
+ * its `# branch.oid` header, the changes in its entries). When it cannot
+ * (not a repository, no commit yet, no git), `git rev-parse --verify
+ * HEAD^{commit}` and the plain status are asked, and say why.
  */
 export async function probeAuthored(
   gardenRoot: string,
@@ -227,10 +231,17 @@ export async function probeAuthored(
   git: GitRunner = runGit,
 ): Promise<{ head: string; tree: 'clean' | 'dirty' } | { detail: string }> {
   const gitEnv = authoredGitEnv(env);
+  // --no-optional-locks: a probe never refreshes (writes) the authored index.
+  const bothArgs = ['--no-optional-locks', 'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
+  const both = await git(bothArgs, gardenRoot, gitEnv);
+  if (both.ok) {
+    const entries = both.stdout.split('\0').filter(Boolean);
+    const oid = entries.find((e) => e.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+    if (oid && /^[0-9a-f]{40,64}$/.test(oid)) return { head: oid, tree: entries.some((e) => !e.startsWith('# ')) ? 'dirty' : 'clean' };
+  }
   const headArgs = ['rev-parse', '--verify', 'HEAD^{commit}'];
   const head = await git(headArgs, gardenRoot, gitEnv);
   if (!head.ok) return { detail: describeFailure(headArgs, head) };
-  // --no-optional-locks: a probe never refreshes (writes) the authored index.
   const statusArgs = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
   const status = await git(statusArgs, gardenRoot, gitEnv);
   if (!status.ok) return { detail: describeFailure(statusArgs, status) };

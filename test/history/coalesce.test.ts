@@ -90,6 +90,7 @@ describe('runtime-history captures of one runtime root', () => {
 
   it('the capture after the first runs no rev-parse or config of its own on a repo it found ready', async () => {
     const garden = await makeGitGarden();
+    restore = recordOutcomes().restore;
     await closeOneRun(garden, 'makes the runtime repo');
     const [first, second] = await closedWithoutHistory(garden, 2);
     const asked: string[] = [];
