@@ -186,8 +186,14 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
 
 async function appendNow(file: string, data: unknown): Promise<void> {
   try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fsp.open(file, 'a+');
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'a+');
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) throw error;
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      handle = await fsp.open(file, 'a+');
+    }
     try {
       // A torn last line (a writer that died mid-line) must not swallow this one.
       const { size } = await handle.stat();
