@@ -6,7 +6,8 @@
 // time / N less the direct time. Then where pak2's time goes per run (the
 // spans of source/timing.ts), and the latencies read from the event log.
 // Prints figures; asserts nothing.
-// Usage: npm run bench:fleet [-- --runs 100 --slots 1,4,8 --agents node,sh --load 0]
+// Usage: npm run bench:fleet [-- --runs 100 --slots 1,4,8 --agents node,sh,wait --load 0]
+//   --agents   node: `node agent.mjs`; sh: `sh -c echo`; wait: `sh -c 'sleep 0.1; echo'`
 //   --load K   K busy processes spin on the CPU while measuring (a loaded machine)
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
@@ -37,7 +38,11 @@ const LOAD = Number(values.load);
 const RESULT = '{"type":"result","status":"success","text":"ok","cost_usd":0}';
 const AGENT_SOURCE = `process.stdout.write(${JSON.stringify(`${RESULT}\n`)});\n`;
 /** The agents: an executable and its arguments, run with the garden root as cwd. */
-const agentCommand = (root, agent) => (agent === 'node' ? [process.execPath, path.join(root, 'agent.mjs')] : ['/bin/sh', '-c', `echo '${RESULT}'`]);
+const agentCommand = (root, agent) =>
+  agent === 'node'
+    ? [process.execPath, path.join(root, 'agent.mjs')]
+    : // `wait`: an agent that spends 100 ms waiting (as a real one waits on its model), then reports.
+      ['/bin/sh', '-c', `${agent === 'wait' ? 'sleep 0.1; ' : ''}echo '${RESULT}'`];
 
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@localhost', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@localhost' } });
 
@@ -117,11 +122,14 @@ async function fleet(agent, slots, n) {
     }
   });
   enableSpans();
+  const cpu = cpuNow();
   const start = performance.now();
   for (let i = 0; i < n; i += 1) await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: `Bench goal ${i + 1}: do nothing.`, driver: 't' });
   const submitted = performance.now() - start;
   await done;
   const wall = performance.now() - start;
+  const used = cpuNow();
+  const rss = process.memoryUsage().rss / 1e6;
   const spans = spanTotals();
   disableSpans();
   off();
@@ -134,7 +142,16 @@ async function fleet(agent, slots, n) {
   }
   const records = fs.readdirSync(path.join(garden.paths.historyDir, 'commits')).length;
   fs.rmSync(garden.paths.gardenRoot, { recursive: true, force: true });
-  return { slots, wall, submitted, spans, latencies: latencies(events), statuses, outcomes, records, stderr };
+  return { slots, wall, submitted, spans, latencies: latencies(events), statuses, outcomes, records, stderr, rss, cpu: { self: used.self - cpu.self, children: used.children - cpu.children } };
+}
+
+/** CPU ms used so far by this process and by its children that have exited (the agents, git). */
+function cpuNow() {
+  const { user, system } = process.cpuUsage();
+  const stat = fs.readFileSync('/proc/self/stat', 'latin1');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // cutime and cstime (fields 16 and 17), in clock ticks of 10 ms.
+  return { self: (user + system) / 1000, children: (Number(fields[13]) + Number(fields[14])) * 10 };
 }
 
 const median = (xs) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] : NaN);
@@ -168,7 +185,7 @@ try {
     const rows = [];
     for (const slots of SLOTS) rows.push(await fleet(agent, slots, RUNS));
 
-    const label = agent === 'node' ? `node agent.mjs` : `sh -c echo`;
+    const label = { node: 'node agent.mjs', sh: 'sh -c echo', wait: "sh -c 'sleep 0.1; echo'" }[agent];
     process.stdout.write(`agent: ${label}; run directly: ${f1(directMs)} ms per run\n`);
     process.stdout.write(`${pad('slots', 6)}${lpad('wall s', 8)}${lpad('runs/s', 8)}${lpad('ms/run', 8)}${lpad('pak2 ms/run', 12)}${lpad('× direct', 9)}${lpad('vs 1 slot', 10)}   wait/run/close ms (median)   outcome\n`);
     const base = rows[0];
@@ -182,7 +199,9 @@ try {
       );
       if (row.stderr.length) process.stdout.write(`  stderr: ${row.stderr.join('').split('\n').slice(0, 3).join(' | ')}\n`);
     }
-    process.stdout.write(`(submit of ${RUNS} goals alone: ${rows.map((r) => `${f1(r.submitted / RUNS)}`).join(' / ')} ms per goal)\n\n`);
+    process.stdout.write(`(submit of ${RUNS} goals alone: ${rows.map((r) => `${f1(r.submitted / RUNS)}`).join(' / ')} ms per goal)\n`);
+    // A run costs CPU in pak2's one thread and in its children: with C cores, no number of slots runs more than C / (CPU per run) a second.
+    process.stdout.write(`CPU per run, pak2 + children (agent, git): ${rows.map((r) => `${f1(r.cpu.self / RUNS)} + ${f1(r.cpu.children / RUNS)} ms`).join(' / ')}; at most ${rows.map((r) => f1((os.cpus().length * 1000 * RUNS) / (r.cpu.self + r.cpu.children))).join(' / ')} runs/s on ${os.cpus().length} cores, ${rows.map((r) => f1((1000 * RUNS) / r.cpu.self)).join(' / ')} runs/s on pak2's one thread (its RSS ${rows.map((r) => r.rss.toFixed(0)).join(' / ')} MB: each process it starts costs a fork of that)\n\n`);
 
     // Where the time goes: each span's wall time per run (spans of concurrent runs overlap).
     const names = [...new Set(rows.flatMap((r) => Object.keys(r.spans)))].sort((a, b) => (base.spans[b]?.ms ?? 0) - (base.spans[a]?.ms ?? 0));
