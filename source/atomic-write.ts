@@ -6,6 +6,8 @@ import path from 'node:path';
 export interface AtomicWriteOptions {
   /** fsync the temp file before the rename (default true). */
   fsync?: boolean;
+  /** Make the file's directory when it is missing (default false: the write fails with ENOENT). */
+  mkdir?: boolean;
 }
 
 /** The suffix of every temp file an atomic write makes; the runtime repo never commits `*.tmp` and the goals watch ignores it. */
@@ -45,7 +47,14 @@ async function writeNow(file: string, data: string | Uint8Array, options: Atomic
   const existing = await fsp.stat(target).catch(() => undefined);
   let handle: fsp.FileHandle | undefined;
   try {
-    handle = await fsp.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, existing ? existing.mode & 0o7777 : 0o666);
+    const open = () => fsp.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, existing ? existing.mode & 0o7777 : 0o666);
+    try {
+      handle = await open();
+    } catch (error) {
+      if (!options.mkdir || (error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      await fsp.mkdir(path.dirname(target), { recursive: true });
+      handle = await open();
+    }
     await handle.writeFile(data);
     if (options.fsync !== false) await handle.sync();
     if (existing) {

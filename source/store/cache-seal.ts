@@ -75,10 +75,13 @@ let sealSequence = 0;
  * @throws the file-system error (a read-only runtime root).
  */
 export async function writeSealed(file: string, value: object): Promise<void> {
-  await fsp.mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${(sealSequence += 1)}.tmp`;
   try {
-    await fsp.writeFile(temp, sealCache(value));
+    await fsp.writeFile(temp, sealCache(value)).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.writeFile(temp, sealCache(value));
+    });
     await fsp.rename(temp, file);
   } catch (error) {
     await fsp.rm(temp, { force: true });

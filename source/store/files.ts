@@ -62,9 +62,8 @@ export function crashPoint(name: string): void {
  */
 export async function writeJsonAtomic(file: string, data: unknown): Promise<void> {
   try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
     const writeFileAtomic = await loadWriteFileAtomic();
-    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true });
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true });
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
   }
@@ -252,9 +251,18 @@ export function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${
 /** The last turn asked for at each lock path in this process. */
 const lockTurns = new Map<string, Promise<void>>();
 
+/**
+ * The file system proper-lockfile works through: node's, with the native
+ * realpath (one call where the default walks the path one lstat per
+ * component, twice a lock). One object for the process, so the mtime
+ * precision proper-lockfile probes once is kept on it.
+ */
+const lockFs = { mkdir: fs.mkdir, stat: fs.stat, utimes: fs.utimes, rmdir: fs.rmdir, rmdirSync: fs.rmdirSync, realpath: fs.realpath.native };
+
 async function withFileLock<T>(target: string, fn: () => Promise<T>, lockPath: string): Promise<T> {
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(target, {
+    fs: lockFs,
     lockfilePath: lockPath,
     retries: { retries: 110, minTimeout: 20, maxTimeout: 200 },
     stale: 10_000,

@@ -218,7 +218,8 @@ export async function transitionGoal(paths: GardenPaths, id: string, to: GoalSta
  * @throws StoreError GOAL_NOT_FOUND before locking a missing file.
  */
 export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<T> {
-  await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
+  // GOAL_NOT_FOUND before taking a lock on a missing file (a read says so in its words; `fn` reads the goal under the lock).
+  await fsp.access(goalFile(paths, id)).catch(() => readGoal(paths, id));
   const lock = goalLockFile(paths, id);
   await fsp.mkdir(path.dirname(lock), { recursive: true });
   return withLock(goalFile(paths, id), fn, lock);
