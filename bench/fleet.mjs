@@ -201,7 +201,7 @@ try {
     }
     process.stdout.write(`(submit of ${RUNS} goals alone: ${rows.map((r) => `${f1(r.submitted / RUNS)}`).join(' / ')} ms per goal)\n`);
     // A run costs CPU in pak2's one thread and in its children: with C cores, no number of slots runs more than C / (CPU per run) a second.
-    process.stdout.write(`CPU per run, pak2 + children (agent, git): ${rows.map((r) => `${f1(r.cpu.self / RUNS)} + ${f1(r.cpu.children / RUNS)} ms`).join(' / ')}; at most ${rows.map((r) => f1((os.cpus().length * 1000 * RUNS) / (r.cpu.self + r.cpu.children))).join(' / ')} runs/s on ${os.cpus().length} cores, ${rows.map((r) => f1((1000 * RUNS) / r.cpu.self)).join(' / ')} runs/s on pak2's one thread (its RSS ${rows.map((r) => r.rss.toFixed(0)).join(' / ')} MB: each process it starts costs a fork of that)\n\n`);
+    process.stdout.write(`CPU per run, pak2 + children (agent, git): ${rows.map((r) => `${f1(r.cpu.self / RUNS)} + ${f1(r.cpu.children / RUNS)} ms`).join(' / ')}; at most ${rows.map((r) => f1((os.cpus().length * 1000 * RUNS) / (r.cpu.self + r.cpu.children))).join(' / ')} runs/s on ${os.cpus().length} cores, ${rows.map((r) => f1((1000 * RUNS) / r.cpu.self)).join(' / ')} runs/s on pak2's process (its RSS ${rows.map((r) => r.rss.toFixed(0)).join(' / ')} MB: each process it starts costs a fork of that)\n\n`);
 
     // Where the time goes: each span's wall time per run (spans of concurrent runs overlap).
     const names = [...new Set(rows.flatMap((r) => Object.keys(r.spans)))].sort((a, b) => (base.spans[b]?.ms ?? 0) - (base.spans[a]?.ms ?? 0));

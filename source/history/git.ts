@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
 import fs from 'node:fs';
 import path from 'node:path';
 import { span } from '../timing.js';
@@ -83,12 +84,46 @@ function runGitNow(args: string[], cwd: string, env: Record<string, string>): Pr
   } catch (error) {
     return Promise.resolve(notStarted(`cannot run git in ${cwd}: ${(error as Error).message}`));
   }
+  return startGit({ args, cwd, env, timeoutMs: GIT_TIMEOUT_MS }).then((ended) => {
+    if (ended.error !== undefined) return notStarted(ended.error);
+    if (ended.timedOut) return notStarted(`git ${args[0] ?? ''} was silent for ${GIT_TIMEOUT_MS / 1000} s and was stopped`);
+    if (ended.code === 0) return { ok: true, exitCode: 0, stdout: ended.stdout, stderr: ended.stderr };
+    if (ended.code !== null) return { ok: false, exitCode: ended.code, stdout: ended.stdout, stderr: ended.stderr };
+    return { ok: false, exitCode: -1, stdout: ended.stdout, stderr: ended.stderr, spawnError: `git ${args[0] ?? ''} was killed by ${ended.signal}` };
+  });
+}
+
+/** One git command to start: what {@link spawnGit} is given. */
+interface GitRequest {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** How a git command ended: its exit (code or signal) and output, or why it never started (`error`), or that it was stopped for silence. */
+interface GitEnded {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  error?: string;
+  timedOut?: boolean;
+}
+
+/**
+ * Starts git (no shell, stdin closed, stdout and stderr read whole; killed
+ * after `timeoutMs` of silence) and resolves once it has exited and its
+ * pipes are drained. Self-contained (it uses only its arguments and
+ * globals): its source also runs in the git thread ({@link startGit}).
+ */
+function spawnGit(start: typeof spawn, request: GitRequest): Promise<GitEnded> {
   return new Promise((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = start('git', request.args, { cwd: request.cwd, env: request.env, stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (error) {
-      resolve(notStarted((error as Error).message));
+      resolve({ code: null, signal: null, stdout: '', stderr: '', error: String((error as Error)?.message ?? error) });
       return;
     }
     const out: Buffer[] = [];
@@ -100,7 +135,7 @@ function runGitNow(args: string[], cwd: string, env: Record<string, string>): Pr
       silentFor = setTimeout(() => {
         timedOut = true;
         child.kill('SIGKILL');
-      }, GIT_TIMEOUT_MS);
+      }, request.timeoutMs);
       silentFor.unref();
     };
     quiet();
@@ -112,20 +147,66 @@ function runGitNow(args: string[], cwd: string, env: Record<string, string>): Pr
       err.push(chunk);
       quiet();
     });
-    let failed: Error | undefined;
-    child.on('error', (error) => (failed = error));
+    let failed: string | undefined;
+    child.on('error', (error) => (failed = error.message));
     // 'close': git has exited and both pipes are drained (or it never started: 'error' came first).
     child.on('close', (code, signal) => {
       if (silentFor) clearTimeout(silentFor);
-      const stdout = Buffer.concat(out).toString('utf8');
-      const stderr = Buffer.concat(err).toString('utf8');
-      if (failed) resolve(notStarted(failed.message));
-      else if (timedOut) resolve(notStarted(`git ${args[0] ?? ''} was silent for ${GIT_TIMEOUT_MS / 1000} s and was stopped`));
-      else if (code === 0) resolve({ ok: true, exitCode: 0, stdout, stderr });
-      else if (code !== null) resolve({ ok: false, exitCode: code, stdout, stderr });
-      else resolve({ ok: false, exitCode: -1, stdout, stderr, spawnError: `git ${args[0] ?? ''} was killed by ${signal}` });
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ...(failed !== undefined ? { error: failed } : {}), ...(timedOut ? { timedOut } : {}) });
     });
   });
+}
+
+/**
+ * The thread git is started from. Starting a process forks pak2's whole
+ * process, and the thread that asks waits for the fork and the exec: some
+ * milliseconds a process for a coordinator of a hundred megabytes, several
+ * times a run. Asked from this thread of its own, the wait leaves the event
+ * loop free for the other slots' work. Made on the first git command; it
+ * keeps the process alive only while a command is under way.
+ */
+let gitThread: { worker: Worker; waiting: Map<number, (ended: GitEnded) => void>; next: number } | undefined;
+let gitThreadFailed = false;
+
+function startGit(request: GitRequest): Promise<GitEnded> {
+  const thread = gitThreadFailed ? undefined : (gitThread ?? makeGitThread());
+  if (!thread) return spawnGit(spawn, request);
+  return new Promise((resolve) => {
+    const id = (thread.next += 1);
+    thread.waiting.set(id, resolve);
+    thread.worker.ref();
+    thread.worker.postMessage({ id, request });
+  });
+}
+
+function makeGitThread(): typeof gitThread {
+  try {
+    const source = `const { parentPort } = require('node:worker_threads');
+const { spawn } = require('node:child_process');
+const spawnGit = ${spawnGit.toString()};
+parentPort.on('message', ({ id, request }) => spawnGit(spawn, request).then((ended) => parentPort.postMessage({ id, ended })));`;
+    const worker = new Worker(source, { eval: true });
+    const thread = { worker, waiting: new Map<number, (ended: GitEnded) => void>(), next: 0 };
+    worker.unref();
+    worker.on('message', ({ id, ended }: { id: number; ended: GitEnded }) => {
+      thread.waiting.get(id)?.(ended);
+      thread.waiting.delete(id);
+      if (thread.waiting.size === 0) worker.unref();
+    });
+    const gone = (why: string) => {
+      if (gitThread === thread) gitThread = undefined;
+      for (const resolve of thread.waiting.values()) resolve({ code: null, signal: null, stdout: '', stderr: '', error: `the git thread ${why}` });
+      thread.waiting.clear();
+    };
+    worker.on('error', (error) => gone(`failed: ${error.message}`));
+    worker.on('exit', (code) => gone(`exited (${code})`));
+    gitThread = thread;
+    return thread;
+  } catch {
+    // No worker threads here: git is started from this thread.
+    gitThreadFailed = true;
+    return undefined;
+  }
 }
 
 function notStarted(message: string): GitResult {
