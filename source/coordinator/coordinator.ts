@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
+import { span, timed } from '../timing.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
-import { appendEvent, latestRun, OpenGoalScanner } from '../store/index.js';
+import { appendEvent, latestRun, onEvent, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
@@ -65,6 +66,7 @@ export class Coordinator extends EventEmitter {
   private readonly dispatchFn: DispatchFn;
   private release: (() => Promise<void>) | undefined;
   private watcher: DirectoryWake | undefined;
+  private stopListening: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
@@ -92,7 +94,7 @@ export class Coordinator extends EventEmitter {
         return createRunGuard({ garden: options.garden, goal, run, env: options.env ?? process.env, now: options.now ?? (() => new Date()), ...(plan ? { plan } : {}) });
       },
     };
-    this.dispatchFn = options.dispatch ?? ((goal, runId) => driverDispatch(goal, runId, driverCtx));
+    this.dispatchFn = options.dispatch ?? ((goal, runId) => timed('dispatch (run opened → run closed)', () => driverDispatch(goal, runId, driverCtx)));
   }
 
   /** Current state. */
@@ -175,6 +177,10 @@ export class Coordinator extends EventEmitter {
     // O(1) at start whatever the number of goal files, and re-armed when goals/ is replaced.
     this.watcher = new DirectoryWake([paths.goalsDir], () => this.wake(), (name) => name.endsWith('.lock') || name.endsWith('.tmp'));
     this.watcher.start();
+    // A run's record closed: its slot is free now, while its dispatch still captures the runtime history (a close never holds the next dispatch).
+    this.stopListening = onEvent((event) => {
+      if (event.type === 'RunClosed') this.wake(0);
+    });
     this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
     this.setState('idle');
     this.wake(0);
@@ -197,6 +203,7 @@ export class Coordinator extends EventEmitter {
     }
     this.setState('reconciling');
     this.passing = (async () => {
+      const endPass = span('reconcile pass');
       try {
         const summary = await reconcile({
           garden: this.options.garden,
@@ -224,6 +231,8 @@ export class Coordinator extends EventEmitter {
       } catch (error) {
         this.options.onError?.(error as Error);
         if (this.listenerCount('error') > 0) this.emit('error', error);
+      } finally {
+        endPass();
       }
     })();
     await this.passing;
@@ -281,6 +290,7 @@ export class Coordinator extends EventEmitter {
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
     this.watcher?.close();
+    this.stopListening?.();
     await this.passing;
     this.live.stopAll('coordinator_stopped');
     await Promise.allSettled([...this.pending]);

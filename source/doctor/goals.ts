@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import writeFileAtomic from 'write-file-atomic';
+import { writeFileAtomic } from '../atomic-write.js';
 import { formatIssue, validateGoal, type GoalRecord } from '../contracts/index.js';
 import { CLOSED_LEDGER, closedEntryOf, goalFile, inspectListingCache, listGoalIds, parseClosedLine, readJsonFile, recordLedgerWritten, withLock, type GoalProblem } from '../store/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';

@@ -37,6 +37,7 @@ import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import type { LineSignal } from './liveness.js';
 import { sanitize, SanitizeStream } from '../sanitize.js';
 import { prepareRunWorktree } from '../worktree/index.js';
+import { span } from '../timing.js';
 import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
@@ -418,6 +419,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   let prompt: string;
   let resumeSessionId: string | undefined;
   let threadBefore: TokenUsage | 'unknown' | undefined;
+  const endPrompt = span('prompt assembly');
   try {
     const plant = await readPlant(paths, run.plant);
     const extraBlocks: NonNullable<Parameters<typeof buildPrompt>[0]['extraBlocks']> = {};
@@ -459,6 +461,7 @@ export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverConte
   }
   const promptFile = path.join(dir, 'prompt.md');
   await fsp.writeFile(promptFile, prompt);
+  endPrompt();
   if (guard) {
     const refused = await guard.beforeLaunch(prompt);
     if (refused) {

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
-import { RUN_MARK_ENV, signalGroup, sweepRun, type Survivor } from './process-tree.js';
+import { RUN_MARK_ENV, secondsSinceBoot, signalGroup, sweepRun, type Survivor } from './process-tree.js';
 import { SanitizeStream } from '../sanitize.js';
+import { span } from '../timing.js';
 import { decideLinger, describeOpenWork, RunLiveness, type LineSignal, type LingerEnd } from './liveness.js';
 
 /** An executable and its arguments, plus environment additions for one launch. */
@@ -279,12 +280,17 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
       reject: false,
     });
   let child: ReturnType<typeof start>;
+  // Every process of the run starts after this: the sweep reads no older process's descriptors.
+  const bornAfter = secondsSinceBoot();
+  const endSpawn = span('launch: spawn');
   try {
     child = start();
   } finally {
     // The child has its own copies; pak2 keeps no descriptor of the run's files open.
     for (const fd of Object.values(fds)) fs.closeSync(fd);
+    endSpawn();
   }
+  const endAgent = span('launch: agent alive (spawn → exit seen)');
   const pid = child.pid;
 
   const kill = () => signalGroup(pid, 'SIGKILL');
@@ -330,6 +336,14 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     return behind;
   };
   const poll = () => {
+    const end = span('launch: follower poll');
+    try {
+      pollNow();
+    } finally {
+      end();
+    }
+  };
+  const pollNow = () => {
     const behind = follow();
     if (stoppedBy || lingered) return;
     const now = Date.now();
@@ -355,6 +369,7 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   const poller = setInterval(poll, options.pollMs ?? 200);
 
   const result = await child;
+  endAgent();
   clearInterval(poller);
   if (deadline) clearTimeout(deadline);
   if (killTimer) clearTimeout(killTimer);
@@ -365,7 +380,9 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   if (stderrOpenLine) onStderr('\n');
   if (!options.onStderr && printed.holding) process.stderr.write(printed.end());
   // Reap what the agent left behind, in its group, in sessions of their own, or holding its files.
-  const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile]);
+  const endSweep = span('launch: sweep');
+  const survivors = await sweepRun(pid, mark, [options.stdoutFile, options.stderrFile], undefined, bornAfter);
+  endSweep();
 
   const spawnError =
     result.failed && result.exitCode === undefined && !result.signal && !stoppedBy

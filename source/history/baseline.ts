@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { WorktreeBaseline } from '../contracts/index.js';
 import { authoredGitEnv, runGit } from './git.js';
+import { span } from '../timing.js';
 
 /**
  * The worktree baseline of a run (seed 000, "Run directory"): which tracked
@@ -21,20 +23,83 @@ import { authoredGitEnv, runGit } from './git.js';
  *   record then has no `worktree_baseline`. Never throws.
  */
 export async function captureWorktreeBaseline(gardenRoot: string, runtimeRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<WorktreeBaseline | undefined> {
+  const end = span('worktree baseline');
   try {
     const gitEnv = authoredGitEnv(env);
-    const where = await runGit(['rev-parse', '--is-inside-work-tree', '--show-prefix'], gardenRoot, gitEnv);
-    if (!where.ok) return undefined;
-    const [inside, prefix = ''] = where.stdout.split('\n');
-    if (inside?.trim() !== 'true') return undefined;
+    const prefix = await prefixInWorkTree(gardenRoot, gitEnv);
+    if (prefix === undefined) return undefined;
     const pathspec = ['.'];
     const excluded = await runtimeExclusion(gardenRoot, runtimeRoot);
     if (excluded) pathspec.push(`:(exclude,literal)${excluded}`);
     const status = await runGit(['--no-optional-locks', 'status', '--porcelain', '-z', '--no-renames', '--untracked-files=all', '--', ...pathspec], gardenRoot, gitEnv);
-    if (!status.ok) return undefined;
-    return parseBaseline(status.stdout, prefix.trim());
+    if (!status.ok) {
+      whereCache.delete(gardenRoot);
+      return undefined;
+    }
+    return parseBaseline(status.stdout, prefix);
   } catch {
     return undefined;
+  } finally {
+    end();
+  }
+}
+
+/** Garden roots found inside a work tree: their prefix there, under the {@link discoverySignature} it was read at. */
+const whereCache = new Map<string, { signature: string; env: string; prefix: string }>();
+
+/**
+ * The garden root's path inside its git work tree (`git rev-parse
+ * --is-inside-work-tree --show-prefix`), or undefined when it is in none.
+ * A prefix read once is used again while nothing git's discovery looks at
+ * has changed ({@link discoverySignature}) and the status that follows
+ * succeeds: one git command per baseline instead of two.
+ */
+async function prefixInWorkTree(gardenRoot: string, gitEnv: Record<string, string>): Promise<string | undefined> {
+  const env = JSON.stringify(gitEnv);
+  const cached = whereCache.get(gardenRoot);
+  const signature = discoverySignature(gardenRoot);
+  if (cached && cached.env === env && signature !== undefined && cached.signature === signature) return cached.prefix;
+  const where = await runGit(['rev-parse', '--is-inside-work-tree', '--show-prefix'], gardenRoot, gitEnv);
+  if (!where.ok) return undefined;
+  const [inside, prefix = ''] = where.stdout.split('\n');
+  if (inside?.trim() !== 'true') return undefined;
+  if (signature !== undefined) whereCache.set(gardenRoot, { signature, env, prefix: prefix.trim() });
+  return prefix.trim();
+}
+
+/**
+ * What git's discovery of the repository holding `dir` depends on, as one
+ * string: every `.git` from `dir` up to `/` (type, device, inode; or
+ * absent), and for a `.git` directory its `config` and `commondir` (a
+ * `core.worktree` there moves the work tree); for a gitfile, its own size
+ * and mtime. Undefined when `dir` cannot be resolved.
+ */
+function discoverySignature(dir: string): string | undefined {
+  let current: string;
+  try {
+    current = fs.realpathSync(dir);
+  } catch {
+    return undefined;
+  }
+  const parts: string[] = [];
+  const stamp = (file: string, content: boolean) => {
+    try {
+      const st = fs.lstatSync(file);
+      const type = st.isSymbolicLink() ? 'l' : st.isDirectory() ? 'd' : 'f';
+      return content ? `${type}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}` : `${type}:${st.dev}:${st.ino}`;
+    } catch {
+      return '-';
+    }
+  };
+  for (;;) {
+    const dotGit = path.join(current, '.git');
+    const found = stamp(dotGit, false);
+    parts.push(found);
+    if (found.startsWith('d')) parts.push(stamp(path.join(dotGit, 'config'), true), stamp(path.join(dotGit, 'commondir'), true));
+    else if (found !== '-') parts.push(stamp(dotGit, true));
+    const parent = path.dirname(current);
+    if (parent === current) return parts.join('|');
+    current = parent;
   }
 }
 

@@ -1,5 +1,8 @@
+import { spawn } from 'node:child_process';
+import { Worker } from 'node:worker_threads';
+import fs from 'node:fs';
 import path from 'node:path';
-import { GitError, simpleGit } from 'simple-git';
+import { span } from '../timing.js';
 
 /** What one git command did. `spawnError` is set when git could not be started at all (not on PATH, say). */
 export interface GitResult {
@@ -10,18 +13,7 @@ export interface GitResult {
   spawnError?: string;
 }
 
-/** A git command that ran and exited non-zero (a GitError, so simple-git passes it through unwrapped). */
-class GitExit extends GitError {
-  constructor(
-    readonly exitCode: number,
-    readonly stdout: string,
-    readonly stderr: string,
-  ) {
-    super(undefined, stderr.trim() || `git exited with code ${exitCode}`);
-  }
-}
-
-/** How long one git command may take before it is stopped (ms of silence). */
+/** How long one git command may stay silent (no output) before it is stopped (ms). */
 const GIT_TIMEOUT_MS = 120_000;
 
 /** Variables copied from the caller's environment into every git command; nothing else is inherited. */
@@ -65,41 +57,160 @@ export function runtimeGitEnv(env: NodeJS.ProcessEnv, runtimeRoot: string): Reco
   };
 }
 
-/** The `GIT_*` variables pak2 itself sets; simple-git refuses any other. */
+/** The `GIT_*` variables pak2 itself sets; any other is refused (one that names an editor, a pager, an ssh command or a hook could run a program). */
 const ALLOWED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_CEILING_DIRECTORIES', 'GIT_CONFIG_NOSYSTEM', 'GIT_INDEX_FILE'];
 
 /**
- * Runs `git <args>` in `cwd` with exactly `env`, through simple-git. Never
- * throws: a non-zero exit is `ok: false` with its code and stderr (exit 1
- * of `git diff --exit-code` included), a git that cannot be started is
- * `spawnError`.
+ * Runs `git <args>` in `cwd` with exactly `env` (no shell; stdin closed,
+ * stdout and stderr read whole). Never throws: a non-zero exit is `ok:
+ * false` with its code and stderr (exit 1 of `git diff --exit-code`
+ * included); a git that cannot be started, a `cwd` that is not a
+ * directory, a `GIT_*` variable pak2 does not set, or a git silent for
+ * 120 s (then killed) is `spawnError`. It resolves when git has exited and
+ * its output is read: no wait beyond that (simple-git, used before, slept
+ * 50 ms after every command that printed nothing, most of a
+ * runtime-history capture's time).
  */
-export async function runGit(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+export function runGit(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+  const end = span(`git ${args.find((a) => !a.startsWith('-')) ?? ''}`);
+  return runGitNow(args, cwd, env).finally(end);
+}
+
+function runGitNow(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
+  const refused = Object.keys(env).find((key) => key.startsWith('GIT_') && !ALLOWED_ENV.includes(key));
+  if (refused) return Promise.resolve(notStarted(`refused to pass ${refused} to git (pak2 sets only ${ALLOWED_ENV.join(', ')})`));
   try {
-    const git = simpleGit({
-      baseDir: cwd,
-      allowEnvironment: ALLOWED_ENV,
-      timeout: { block: GIT_TIMEOUT_MS },
-      // Every non-zero exit is an error here, with its code (simple-git's default lets an exit 1 without stderr pass).
-      errors: (error, result) => {
-        if (result.exitCode > 0) return new GitExit(result.exitCode, Buffer.concat(result.stdOut).toString('utf8'), Buffer.concat(result.stdErr).toString('utf8'));
-        return error instanceof Error ? error : undefined;
-      },
-    }).env(env);
-    const stdout = await git.raw(args);
-    return { ok: true, exitCode: 0, stdout, stderr: '' };
+    if (!fs.statSync(cwd).isDirectory()) return Promise.resolve(notStarted(`${cwd} is not a directory`));
   } catch (error) {
-    const exit = findExit(error);
-    if (exit) return { ok: false, exitCode: exit.exitCode, stdout: exit.stdout, stderr: exit.stderr };
-    return { ok: false, exitCode: -1, stdout: '', stderr: '', spawnError: firstLine((error as Error)?.message ?? String(error)) };
+    return Promise.resolve(notStarted(`cannot run git in ${cwd}: ${(error as Error).message}`));
+  }
+  return startGit({ args, cwd, env, timeoutMs: GIT_TIMEOUT_MS }).then((ended) => {
+    if (ended.error !== undefined) return notStarted(ended.error);
+    if (ended.timedOut) return notStarted(`git ${args[0] ?? ''} was silent for ${GIT_TIMEOUT_MS / 1000} s and was stopped`);
+    if (ended.code === 0) return { ok: true, exitCode: 0, stdout: ended.stdout, stderr: ended.stderr };
+    if (ended.code !== null) return { ok: false, exitCode: ended.code, stdout: ended.stdout, stderr: ended.stderr };
+    return { ok: false, exitCode: -1, stdout: ended.stdout, stderr: ended.stderr, spawnError: `git ${args[0] ?? ''} was killed by ${ended.signal}` };
+  });
+}
+
+/** One git command to start: what {@link spawnGit} is given. */
+interface GitRequest {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** How a git command ended: its exit (code or signal) and output, or why it never started (`error`), or that it was stopped for silence. */
+interface GitEnded {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  error?: string;
+  timedOut?: boolean;
+}
+
+/**
+ * Starts git (no shell, stdin closed, stdout and stderr read whole; killed
+ * after `timeoutMs` of silence) and resolves once it has exited and its
+ * pipes are drained. Self-contained (it uses only its arguments and
+ * globals): its source also runs in the git thread ({@link startGit}).
+ */
+function spawnGit(start: typeof spawn, request: GitRequest): Promise<GitEnded> {
+  return new Promise((resolve) => {
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = start('git', request.args, { cwd: request.cwd, env: request.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      resolve({ code: null, signal: null, stdout: '', stderr: '', error: String((error as Error)?.message ?? error) });
+      return;
+    }
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let silentFor: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const quiet = () => {
+      if (silentFor) clearTimeout(silentFor);
+      silentFor = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, request.timeoutMs);
+      silentFor.unref();
+    };
+    quiet();
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out.push(chunk);
+      quiet();
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      err.push(chunk);
+      quiet();
+    });
+    let failed: string | undefined;
+    child.on('error', (error) => (failed = error.message));
+    // 'close': git has exited and both pipes are drained (or it never started: 'error' came first).
+    child.on('close', (code, signal) => {
+      if (silentFor) clearTimeout(silentFor);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ...(failed !== undefined ? { error: failed } : {}), ...(timedOut ? { timedOut } : {}) });
+    });
+  });
+}
+
+/**
+ * The thread git is started from. Starting a process forks pak2's whole
+ * process, and the thread that asks waits for the fork and the exec: some
+ * milliseconds a process for a coordinator of a hundred megabytes, several
+ * times a run. Asked from this thread of its own, the wait leaves the event
+ * loop free for the other slots' work. Made on the first git command; it
+ * keeps the process alive only while a command is under way.
+ */
+let gitThread: { worker: Worker; waiting: Map<number, (ended: GitEnded) => void>; next: number } | undefined;
+let gitThreadFailed = false;
+
+function startGit(request: GitRequest): Promise<GitEnded> {
+  const thread = gitThreadFailed ? undefined : (gitThread ?? makeGitThread());
+  if (!thread) return spawnGit(spawn, request);
+  return new Promise((resolve) => {
+    const id = (thread.next += 1);
+    thread.waiting.set(id, resolve);
+    thread.worker.ref();
+    thread.worker.postMessage({ id, request });
+  });
+}
+
+function makeGitThread(): typeof gitThread {
+  try {
+    const source = `const { parentPort } = require('node:worker_threads');
+const { spawn } = require('node:child_process');
+const spawnGit = ${spawnGit.toString()};
+parentPort.on('message', ({ id, request }) => spawnGit(spawn, request).then((ended) => parentPort.postMessage({ id, ended })));`;
+    const worker = new Worker(source, { eval: true });
+    const thread = { worker, waiting: new Map<number, (ended: GitEnded) => void>(), next: 0 };
+    worker.unref();
+    worker.on('message', ({ id, ended }: { id: number; ended: GitEnded }) => {
+      thread.waiting.get(id)?.(ended);
+      thread.waiting.delete(id);
+      if (thread.waiting.size === 0) worker.unref();
+    });
+    const gone = (why: string) => {
+      if (gitThread === thread) gitThread = undefined;
+      for (const resolve of thread.waiting.values()) resolve({ code: null, signal: null, stdout: '', stderr: '', error: `the git thread ${why}` });
+      thread.waiting.clear();
+    };
+    worker.on('error', (error) => gone(`failed: ${error.message}`));
+    worker.on('exit', (code) => gone(`exited (${code})`));
+    gitThread = thread;
+    return thread;
+  } catch {
+    // No worker threads here: git is started from this thread.
+    gitThreadFailed = true;
+    return undefined;
   }
 }
 
-function findExit(error: unknown): GitExit | undefined {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown; task?: unknown }).cause, depth += 1) {
-    if (e instanceof GitExit) return e;
-  }
-  return undefined;
+function notStarted(message: string): GitResult {
+  return { ok: false, exitCode: -1, stdout: '', stderr: '', spawnError: firstLine(message) };
 }
 
 /** The first non-empty line of `text`, trimmed. */

@@ -14,7 +14,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import {
   formatIssue,
   validateRuntimeHistoryRecord,
@@ -23,6 +22,8 @@ import {
   type RuntimeHistoryRecord,
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
+import { writeFileAtomic } from '../atomic-write.js';
+import { span } from '../timing.js';
 import { commandOf, fileHolders } from '../proc.js';
 import { sanitize } from '../sanitize.js';
 import { authoredGitEnv, describeFailure, runGit, runtimeGitEnv, type GitResult } from './git.js';
@@ -141,7 +142,15 @@ export function historyRecordFile(paths: GardenPaths, runId: string): string {
   return path.join(historyCommitsDir(paths), `${runId}.json`);
 }
 
-const queues = new Map<string, Promise<unknown>>();
+/** A capture waiting for its turn at a runtime root. */
+interface PendingCapture {
+  run: RunRecord;
+  options: CaptureOptions;
+  resolve: (result: RuntimeHistoryResult) => void;
+}
+
+/** Per runtime root: whether a capture is under way, and the captures waiting behind it. */
+const queues = new Map<string, PendingCapture[]>();
 
 /**
  * Captures the runtime history of one closed run. Captures of one runtime
@@ -155,17 +164,42 @@ const queues = new Map<string, Promise<unknown>>();
  * → `git commit` → read the runtime HEAD back. An unexpected exception (a
  * bug, not a failing command) ends in the outcome code of the step it came
  * from, with `unexpected: <message>` as the detail.
+ *
+ * A capture asked for while another one of the same runtime root is under
+ * way waits for it; the captures that waited together then run as one
+ * (docs/runtime-history/level2.md, "Closes that wait together"): one
+ * authored probe, each run's own record, one commit that adds every
+ * record, and each run's result names that commit. A capture that finds
+ * the root idle starts at once, alone.
  */
 export function captureRuntimeHistory(paths: GardenPaths, run: RunRecord, options: CaptureOptions = {}): Promise<RuntimeHistoryResult> {
   if (!paths.split) return Promise.resolve({ outcome: 'runtime_root_not_split' });
   const key = paths.runtimeRoot;
-  const previous = queues.get(key) ?? Promise.resolve();
-  const task = previous.then(() => captureGuarded(paths, run, options));
-  queues.set(key, task);
-  void task.finally(() => {
-    if (queues.get(key) === task) queues.delete(key);
+  return new Promise((resolve) => {
+    const waiting = queues.get(key);
+    if (waiting) {
+      waiting.push({ run, options, resolve });
+      return;
+    }
+    queues.set(key, []);
+    void drain(paths, key, [{ run, options, resolve }]);
   });
-  return task;
+}
+
+/** Runs `batch`, then the captures that queued meanwhile (those with the same git runner and environment together), until none is left. */
+async function drain(paths: GardenPaths, key: string, batch: PendingCapture[]): Promise<void> {
+  for (;;) {
+    const results = await captureGuarded(paths, batch.map((p) => p.run), batch[0]!.options);
+    batch.forEach((p, i) => p.resolve(results[i]!));
+    const waiting = queues.get(key)!;
+    if (waiting.length === 0) {
+      queues.delete(key);
+      return;
+    }
+    const { env, runGit: git } = waiting[0]!.options;
+    batch = waiting.filter((p) => p.options.env === env && p.options.runGit === git);
+    queues.set(key, waiting.filter((p) => !batch.includes(p)));
+  }
 }
 
 /** The runtime root relative to the garden root (POSIX separators), or why it cannot be related. */
@@ -189,7 +223,11 @@ export async function relateRuntimeRoot(paths: GardenPaths): Promise<{ rel: stri
 
 /**
  * The authored HEAD and the clean/dirty state of authored paths outside the
- * runtime root, read in the garden root with `git` (default {@link runGit}).
+ * runtime root, read in the garden root with `git` (default {@link runGit}):
+ * one `git status --porcelain=v2 --branch` gives both (the HEAD commit in
+ * its `# branch.oid` header, the changes in its entries). When it cannot
+ * (not a repository, no commit yet, no git), `git rev-parse --verify
+ * HEAD^{commit}` and the plain status are asked, and say why.
  */
 export async function probeAuthored(
   gardenRoot: string,
@@ -198,10 +236,17 @@ export async function probeAuthored(
   git: GitRunner = runGit,
 ): Promise<{ head: string; tree: 'clean' | 'dirty' } | { detail: string }> {
   const gitEnv = authoredGitEnv(env);
+  // --no-optional-locks: a probe never refreshes (writes) the authored index.
+  const bothArgs = ['--no-optional-locks', 'status', '--porcelain=v2', '--branch', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
+  const both = await git(bothArgs, gardenRoot, gitEnv);
+  if (both.ok) {
+    const entries = both.stdout.split('\0').filter(Boolean);
+    const oid = entries.find((e) => e.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+    if (oid && /^[0-9a-f]{40,64}$/.test(oid)) return { head: oid, tree: entries.some((e) => !e.startsWith('# ')) ? 'dirty' : 'clean' };
+  }
   const headArgs = ['rev-parse', '--verify', 'HEAD^{commit}'];
   const head = await git(headArgs, gardenRoot, gitEnv);
   if (!head.ok) return { detail: describeFailure(headArgs, head) };
-  // --no-optional-locks: a probe never refreshes (writes) the authored index.
   const statusArgs = ['--no-optional-locks', 'status', '--porcelain', '-z', '--untracked-files=normal', '--', '.', `:(exclude,literal)${runtimeRel}`];
   const status = await git(statusArgs, gardenRoot, gitEnv);
   if (!status.ok) return { detail: describeFailure(statusArgs, status) };
@@ -211,16 +256,23 @@ export async function probeAuthored(
 /** Which step a capture is in, so an unexpected exception gets that step's outcome code. */
 interface Progress {
   outcome: RuntimeHistoryOutcome;
-  record?: string;
+  /** The records written so far, by run id. */
+  records: Map<string, string>;
 }
 
-/** {@link captureNow}, with any exception turned into the outcome code of the step that threw. Never throws. */
-async function captureGuarded(paths: GardenPaths, run: RunRecord, options: CaptureOptions): Promise<RuntimeHistoryResult> {
-  const progress: Progress = { outcome: 'runtime_root_outside_garden' };
+/** {@link captureNow}, with any exception turned into the outcome code of the step that threw (for every run of the batch). Never throws. */
+async function captureGuarded(paths: GardenPaths, runs: RunRecord[], options: CaptureOptions): Promise<RuntimeHistoryResult[]> {
+  const progress: Progress = { outcome: 'runtime_root_outside_garden', records: new Map() };
+  const end = span('runtime history capture');
   try {
-    return await captureNow(paths, run, options, progress);
+    return await captureNow(paths, runs, options, progress);
   } catch (error) {
-    return { outcome: progress.outcome, detail: `unexpected: ${messageOf(error)}`, ...(progress.record ? { record: progress.record } : {}) };
+    return runs.map((run) => {
+      const record = progress.records.get(run.id);
+      return { outcome: progress.outcome, detail: `unexpected: ${messageOf(error)}`, ...(record ? { record } : {}) };
+    });
+  } finally {
+    end();
   }
 }
 
@@ -233,48 +285,63 @@ function messageOf(error: unknown): string {
 }
 
 /**
- * The capture's steps. Each expected failure returns its outcome; before
- * each step `progress.outcome` is set to that step's code (and
- * `progress.record` once the record is written) for {@link captureGuarded}.
+ * The capture's steps, for one run or for several that waited together.
+ * Each expected failure returns its outcome (for every run still in the
+ * capture); before each step `progress.outcome` is set to that step's code
+ * (and `progress.records` gains each record written) for {@link captureGuarded}.
  */
-async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOptions, progress: Progress): Promise<RuntimeHistoryResult> {
+async function captureNow(paths: GardenPaths, runs: RunRecord[], options: CaptureOptions, progress: Progress): Promise<RuntimeHistoryResult[]> {
   const env = options.env ?? process.env;
   const git = options.runGit ?? runGit;
+  const all = (result: RuntimeHistoryResult) => runs.map(() => ({ ...result }));
   progress.outcome = 'runtime_root_outside_garden';
   const related = await relateRuntimeRoot(paths);
-  if ('outcome' in related) return related;
+  if ('outcome' in related) return all(related);
 
   progress.outcome = 'authored_repo_unavailable';
   const authored = await probeAuthored(paths.gardenRoot, related.rel, env, git);
-  if ('detail' in authored) return { outcome: 'authored_repo_unavailable', detail: authored.detail };
+  if ('detail' in authored) return all({ outcome: 'authored_repo_unavailable', detail: authored.detail });
 
   progress.outcome = 'record_write_failed';
-  const file = historyRecordFile(paths, run.id);
-  const record: RuntimeHistoryRecord = {
-    run_id: run.id,
-    goal: run.goal,
-    plant: run.plant,
-    status: run.status as RuntimeHistoryRecord['status'],
-    completed_at: run.completed_at ?? '',
-    authored_head: authored.head,
-    authored_tree: authored.tree,
-    runtime_root: related.rel,
-  };
-  const issues = validateRuntimeHistoryRecord(record);
-  if (issues.length > 0) return { outcome: 'record_write_failed', detail: `${file}: ${formatIssue(issues[0]!)}` };
-  try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { fsync: true });
-  } catch (error) {
-    return { outcome: 'record_write_failed', detail: `${file}: ${(error as Error).message}` };
+  // Each run's own record; a run whose record cannot be written ends here, the others go on.
+  const results = new Map<string, RuntimeHistoryResult>();
+  const written: RuntimeHistoryRecord[] = [];
+  for (const run of runs) {
+    const file = historyRecordFile(paths, run.id);
+    const record: RuntimeHistoryRecord = {
+      run_id: run.id,
+      goal: run.goal,
+      plant: run.plant,
+      status: run.status as RuntimeHistoryRecord['status'],
+      completed_at: run.completed_at ?? '',
+      authored_head: authored.head,
+      authored_tree: authored.tree,
+      runtime_root: related.rel,
+    };
+    const issues = validateRuntimeHistoryRecord(record);
+    if (issues.length > 0) {
+      results.set(run.id, { outcome: 'record_write_failed', detail: `${file}: ${formatIssue(issues[0]!)}` });
+      continue;
+    }
+    try {
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await writeFileAtomic(file, `${JSON.stringify(record, null, 2)}\n`, { fsync: true });
+    } catch (error) {
+      results.set(run.id, { outcome: 'record_write_failed', detail: `${file}: ${(error as Error).message}` });
+      continue;
+    }
+    progress.records.set(run.id, file);
+    written.push(record);
   }
-  progress.record = file;
+  const finish = (result: Omit<RuntimeHistoryResult, 'record'>) =>
+    runs.map((run) => results.get(run.id) ?? { ...result, record: progress.records.get(run.id)! });
+  if (written.length === 0) return runs.map((run) => results.get(run.id)!);
 
   progress.outcome = 'runtime_repo_init_failed';
   const rt = paths.runtimeRoot;
   const gitEnv = runtimeGitEnv(env, rt);
   const init = await ensureRuntimeRepo(rt, gitEnv, git);
-  if (init) return { outcome: 'runtime_repo_init_failed', detail: init, record: file };
+  if (init) return finish({ outcome: 'runtime_repo_init_failed', detail: init });
 
   progress.outcome = 'runtime_repo_stage_failed';
   const gitDir = path.join(rt, '.git');
@@ -286,37 +353,45 @@ async function captureNow(paths: GardenPaths, run: RunRecord, options: CaptureOp
   };
   const addArgs = ['add', '-A', '--', '.'];
   const add = await git(addArgs, rt, gitEnv);
-  if (!add.ok) return { outcome: 'runtime_repo_stage_failed', detail: `${describeFailure(addArgs, add)}${lockAdvice()}`, record: file, ...withCleared };
+  if (!add.ok) return finish({ outcome: 'runtime_repo_stage_failed', detail: `${describeFailure(addArgs, add)}${lockAdvice()}`, ...withCleared });
 
   progress.outcome = 'runtime_repo_diff_failed';
   const diffArgs = ['diff', '--cached', '--quiet', '--exit-code'];
   const diff = await git(diffArgs, rt, gitEnv);
-  if (diff.ok) return { outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', record: file, ...withCleared };
-  if (diff.exitCode !== 1 || diff.spawnError) return { outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), record: file, ...withCleared };
+  if (diff.ok) return finish({ outcome: 'no_runtime_changes', detail: 'the runtime tree has nothing new since the last runtime-history commit', ...withCleared });
+  if (diff.exitCode !== 1 || diff.spawnError) return finish({ outcome: 'runtime_repo_diff_failed', detail: describeFailure(diffArgs, diff), ...withCleared });
 
   progress.outcome = 'runtime_repo_commit_failed';
-  const commitArgs = ['commit', '--quiet', '--no-verify', '-m', commitMessage(record)];
+  const commitArgs = ['commit', '--quiet', '--no-verify', '-m', commitMessage(written)];
   const commit = await git(commitArgs, rt, gitEnv);
-  if (!commit.ok) return { outcome: 'runtime_repo_commit_failed', detail: `${describeFailure(commitArgs, commit)}${lockAdvice()}`, record: file, ...withCleared };
+  if (!commit.ok) return finish({ outcome: 'runtime_repo_commit_failed', detail: `${describeFailure(commitArgs, commit)}${lockAdvice()}`, ...withCleared });
 
   progress.outcome = 'runtime_repo_head_unavailable';
   const headArgs = ['rev-parse', '--verify', 'HEAD'];
   const head = await git(headArgs, rt, gitEnv);
   const id = head.stdout.trim();
-  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return { outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), record: file, ...withCleared };
-  return { outcome: 'committed', commit: id, record: file, ...withCleared };
+  if (!head.ok || !/^[0-9a-f]{40,64}$/.test(id)) return finish({ outcome: 'runtime_repo_head_unavailable', detail: head.ok ? `git rev-parse HEAD printed ${JSON.stringify(id)}` : describeFailure(headArgs, head), ...withCleared });
+  return finish({ outcome: 'committed', commit: id, ...withCleared });
 }
 
-/** The runtime-history commit message: a subject, then trailers a reader can query with `git log --format=%(trailers)`. */
-export function commitMessage(record: RuntimeHistoryRecord): string {
+/**
+ * The runtime-history commit message: a subject, then trailers a reader can
+ * query with `git log --format=%(trailers)`. One run: `pak2 run <id> closed:
+ * <status>` and its Run, Goal and Plant. Runs that closed together (one
+ * commit adds all their records): `pak2 runs closed: <id> (<status>), …`
+ * and each run's Run, Goal and Plant in turn. Then the authored HEAD and
+ * tree state, which they share (one probe).
+ */
+export function commitMessage(records: RuntimeHistoryRecord | readonly RuntimeHistoryRecord[]): string {
+  const list = Array.isArray(records) ? (records as readonly RuntimeHistoryRecord[]) : [records as RuntimeHistoryRecord];
+  const first = list[0]!;
+  const subject = list.length === 1 ? `pak2 run ${first.run_id} closed: ${first.status}` : `pak2 runs closed: ${list.map((r) => `${r.run_id} (${r.status})`).join(', ')}`;
   return [
-    `pak2 run ${record.run_id} closed: ${record.status}`,
+    subject,
     '',
-    `Run: ${record.run_id}`,
-    `Goal: ${record.goal}`,
-    `Plant: ${record.plant}`,
-    `Authored-Head: ${record.authored_head}`,
-    `Authored-Tree: ${record.authored_tree}`,
+    ...list.flatMap((r) => [`Run: ${r.run_id}`, `Goal: ${r.goal}`, `Plant: ${r.plant}`]),
+    `Authored-Head: ${first.authored_head}`,
+    `Authored-Tree: ${first.authored_tree}`,
   ].join('\n');
 }
 
@@ -325,6 +400,10 @@ export function commitMessage(record: RuntimeHistoryRecord): string {
  * exclude block), or checks the one there: it must be a real directory (not
  * a gitfile or symlink, which could point into the authored repo) whose git
  * dir and common dir are itself.
+ *
+ * A repo this git runner found ready is not asked again while nothing it
+ * checked has changed ({@link repoSignature}): the capture after the first
+ * runs no `rev-parse` or `config` of its own.
  *
  * @returns undefined when the repo is ready, else why not.
  */
@@ -336,6 +415,53 @@ async function ensureRuntimeRepo(rt: string, gitEnv: Record<string, string>, git
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return `${gitDir}: ${(error as Error).message}`;
   }
+  const ready = readyRepos.get(git);
+  if (stat && ready?.get(gitDir) === repoSignature(gitDir)) return undefined;
+  ready?.delete(gitDir);
+  const problem = await checkRuntimeRepo(rt, gitDir, stat, gitEnv, git);
+  if (!problem) {
+    if (!readyRepos.has(git)) readyRepos.set(git, new Map());
+    readyRepos.get(git)!.set(gitDir, repoSignature(gitDir));
+  }
+  return problem;
+}
+
+/** The runtime repos each git runner found ready, by git dir, with the {@link repoSignature} they had then. */
+const readyRepos = new WeakMap<GitRunner, Map<string, string>>();
+
+/**
+ * What {@link checkRuntimeRepo} looked at, as one string: `.git` and its
+ * `objects/` and `refs/` (type, device, inode), and its `HEAD`, `config`,
+ * `info/exclude` and `commondir` (type, device, inode, size, mtime; or
+ * absent). A runtime-history commit changes none of them (it writes the
+ * index, objects and the branch ref); a `.git` removed or replaced, a
+ * gitfile or symlink in its place, an edited config (an identity unset),
+ * an edited exclude file or a HEAD moved by hand changes it.
+ */
+function repoSignature(gitDir: string): string {
+  return [
+    ['', false],
+    ['objects', false],
+    ['refs', false],
+    ['HEAD', true],
+    ['config', true],
+    ['info/exclude', true],
+    ['commondir', true],
+  ]
+    .map(([name, file]) => {
+      try {
+        const st = fs.lstatSync(path.join(gitDir, name as string));
+        const type = st.isSymbolicLink() ? 'l' : st.isDirectory() ? 'd' : 'f';
+        return file ? `${type}:${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}` : `${type}:${st.dev}:${st.ino}`;
+      } catch {
+        return '-';
+      }
+    })
+    .join('|');
+}
+
+/** The checks of {@link ensureRuntimeRepo}, creating the repo when `stat` (of `.git`) is undefined. */
+async function checkRuntimeRepo(rt: string, gitDir: string, stat: fs.Stats | undefined, gitEnv: Record<string, string>, git: GitRunner): Promise<string | undefined> {
   if (!stat) {
     // GIT_DIR without GIT_WORK_TREE: init records no core.worktree, so the repo stays valid if the garden moves.
     const { GIT_WORK_TREE: _ignored, ...initEnv } = gitEnv;

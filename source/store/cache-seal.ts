@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -62,6 +63,30 @@ export function writeSealedSync(file: string, value: object): void {
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, sealCache(value));
   fs.renameSync(temp, file);
+}
+
+let sealSequence = 0;
+
+/**
+ * {@link writeSealedSync} without blocking the event loop (a write in the
+ * path of every goal transition): its temp file is its own
+ * (`<file>.<pid>.<n>.tmp`), so it never meets another writer's.
+ *
+ * @throws the file-system error (a read-only runtime root).
+ */
+export async function writeSealed(file: string, value: object): Promise<void> {
+  const temp = `${file}.${process.pid}.${(sealSequence += 1)}.tmp`;
+  try {
+    await fsp.writeFile(temp, sealCache(value)).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.writeFile(temp, sealCache(value));
+    });
+    await fsp.rename(temp, file);
+  } catch (error) {
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { processAlive } from '../proc.js';
 import { appendJsonLine, StoreError, withLock } from './files.js';
-import { readSealedSync, writeSealedSync } from './cache-seal.js';
+import { readSealedSync, writeSealed, writeSealedSync } from './cache-seal.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -1130,7 +1130,7 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
     // Moved along only from the key it held (a change outside pak2 in between keeps the older key, to be looked at).
     const stored = readGoalsKey(paths);
     // A key of another directory (a garden copied with its .cache/) says nothing of this one.
-    if (stored === undefined || stored === before || !sameDirectory(stored, after.key)) writeGoalsKey(paths, after.key);
+    if (stored === undefined || stored === before || !sameDirectory(stored, after.key)) await writeSealed(goalsKeyFile(paths), { key: after.key }).catch(() => undefined);
     const state = states.get(paths.goalsDir);
     const l = state?.listing;
     if (l && l.key === before) {
@@ -1141,7 +1141,7 @@ export async function noteGoalsDirWrite(paths: GardenPaths, before: string | und
     if (!cache || cache.key !== before) return;
     cache.key = after.key;
     for (const id of added) if (!cache.candidates.includes(id)) cache.candidates.push(id);
-    writeSealedSync(listingCacheFile(paths), cache);
+    await writeSealed(listingCacheFile(paths), cache);
     if (state) state.disk = { key: cache.key, ledgerOffset: cache.ledger.offset };
   } catch {
     // the next read lists goals/

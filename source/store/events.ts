@@ -3,6 +3,7 @@ import { formatIssue, validateEvent, type EventRecord, type EventType } from '..
 import type { GardenPaths } from '../garden/index.js';
 import { monotonicFactory } from 'ulid';
 import { appendJsonLine, StoreError } from './files.js';
+import { span } from '../timing.js';
 
 /** Fields of an event other than its timestamp. */
 export type EventInput = Omit<EventRecord, 'ts' | 'id'> & { type: EventType; ts?: string };
@@ -34,7 +35,9 @@ export async function appendEvent(paths: GardenPaths, input: EventInput, now: Da
   if (issues.length > 0) {
     throw new StoreError('INVALID_RECORD', `event ${input.type}: ${formatIssue(issues[0]!)}`, paths.coordinatorLog);
   }
+  const end = span('appendEvent');
   await appendJsonLine(paths.coordinatorLog, event);
+  end();
   for (const listener of listeners) listener(event);
   return event;
 }

@@ -31,15 +31,16 @@ export class StoreError extends Error {
   }
 }
 
-type WriteFileAtomic = typeof import('write-file-atomic');
+type WriteFileAtomic = typeof import('../atomic-write.js').writeFileAtomic;
 let writeFileAtomicModule: Promise<WriteFileAtomic> | undefined;
 
 /**
- * write-file-atomic, imported on the first atomic write: a command that only
- * reads never loads it (nor proper-lockfile, see {@link withLock}).
+ * The atomic writer (source/atomic-write.ts; temp files named `*.tmp`),
+ * imported on the first atomic write: a command that only reads never loads
+ * it (nor proper-lockfile, see {@link withLock}).
  */
 export function loadWriteFileAtomic(): Promise<WriteFileAtomic> {
-  writeFileAtomicModule ??= import('write-file-atomic').then((m) => m.default);
+  writeFileAtomicModule ??= import('../atomic-write.js').then((m) => m.writeFileAtomic);
   return writeFileAtomicModule;
 }
 
@@ -54,16 +55,15 @@ export function crashPoint(name: string): void {
 }
 
 /**
- * Writes `data` as pretty JSON atomically (temp file, fsync, rename), so a
- * reader never sees half a record. Creates the parent directory.
+ * Writes `data` as pretty JSON atomically (temp file `*.tmp`, fsync, rename),
+ * so a reader never sees half a record. Creates the parent directory.
  *
  * @throws StoreError IO_ERROR naming the file.
  */
 export async function writeJsonAtomic(file: string, data: unknown): Promise<void> {
   try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
     const writeFileAtomic = await loadWriteFileAtomic();
-    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true });
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true });
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
   }
@@ -185,8 +185,14 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
 
 async function appendNow(file: string, data: unknown): Promise<void> {
   try {
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fsp.open(file, 'a+');
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'a+');
+    } catch (error) {
+      if (!isErrno(error, 'ENOENT')) throw error;
+      await fsp.mkdir(path.dirname(file), { recursive: true });
+      handle = await fsp.open(file, 'a+');
+    }
     try {
       // A torn last line (a writer that died mid-line) must not swallow this one.
       const { size } = await handle.stat();
@@ -222,10 +228,41 @@ async function appendNow(file: string, data: unknown): Promise<void> {
  * not refreshed, e.g. under a stalled event loop) is said in one stderr line
  * and never crashes the process; a failed release after `fn` finished does
  * not turn its result into an error (the lock goes stale and is taken over).
+ *
+ * Holders in this process take their turns in order before they take the
+ * file lock: one waiting for another here starts the moment it is released,
+ * not at proper-lockfile's next retry (20 to 200 ms later). `fn` must not
+ * ask for the same lock again (it would wait for itself).
  */
-export async function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
+export function withLock<T>(target: string, fn: () => Promise<T>, lockPath = `${target}.lock`): Promise<T> {
+  const previous = lockTurns.get(lockPath) ?? Promise.resolve();
+  const turn = previous.then(() => withFileLock(target, fn, lockPath));
+  const settled = turn.then(
+    () => undefined,
+    () => undefined,
+  );
+  lockTurns.set(lockPath, settled);
+  void settled.then(() => {
+    if (lockTurns.get(lockPath) === settled) lockTurns.delete(lockPath);
+  });
+  return turn;
+}
+
+/** The last turn asked for at each lock path in this process. */
+const lockTurns = new Map<string, Promise<void>>();
+
+/**
+ * The file system proper-lockfile works through: node's, with the native
+ * realpath (one call where the default walks the path one lstat per
+ * component, twice a lock). One object for the process, so the mtime
+ * precision proper-lockfile probes once is kept on it.
+ */
+const lockFs = { mkdir: fs.mkdir, stat: fs.stat, utimes: fs.utimes, rmdir: fs.rmdir, rmdirSync: fs.rmdirSync, realpath: fs.realpath.native };
+
+async function withFileLock<T>(target: string, fn: () => Promise<T>, lockPath: string): Promise<T> {
   const { default: lockfile } = await import('proper-lockfile');
   const release = await lockfile.lock(target, {
+    fs: lockFs,
     lockfilePath: lockPath,
     retries: { retries: 110, minTimeout: 20, maxTimeout: 200 },
     stale: 10_000,

@@ -18,6 +18,7 @@ import {
 } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { timed } from '../timing.js';
 import { appendEvent } from './events.js';
 import { crashPoint, createJsonExclusive, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
 import { appendClosedEntry, ClosedLedger, goalNumber, goalsDirKey, highestGoalNumber, noteGoalsDirWrite } from './closed-index.js';
@@ -205,7 +206,7 @@ export interface TransitionOptions {
  * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION, MISSING_CLOSED_REASON, IO_ERROR.
  */
 export async function transitionGoal(paths: GardenPaths, id: string, to: GoalStatus, options: TransitionOptions = {}): Promise<GoalRecord> {
-  return withGoalLock(paths, id, () => transitionLocked(paths, id, to, options));
+  return timed(`transition → ${to}`, () => withGoalLock(paths, id, () => transitionLocked(paths, id, to, options)));
 }
 
 /**
@@ -217,7 +218,8 @@ export async function transitionGoal(paths: GardenPaths, id: string, to: GoalSta
  * @throws StoreError GOAL_NOT_FOUND before locking a missing file.
  */
 export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<T> {
-  await readGoal(paths, id); // GOAL_NOT_FOUND before taking a lock on a missing file
+  // GOAL_NOT_FOUND before taking a lock on a missing file (a read says so in its words; `fn` reads the goal under the lock).
+  await fsp.access(goalFile(paths, id)).catch(() => readGoal(paths, id));
   const lock = goalLockFile(paths, id);
   await fsp.mkdir(path.dirname(lock), { recursive: true });
   return withLock(goalFile(paths, id), fn, lock);

@@ -18,6 +18,7 @@ import {
 } from '../contracts/index.js';
 import { runBranch, runDir, worktreeDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { span, timed } from '../timing.js';
 import { appendEvent } from './events.js';
 import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
 import { goalNumber } from './closed-index.js';
@@ -78,7 +79,11 @@ export interface OpenRunInput {
  *
  * @throws StoreError INVALID_RECORD when the record would not validate, IO_ERROR.
  */
-export async function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date = new Date()): Promise<RunRecord> {
+export function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date = new Date()): Promise<RunRecord> {
+  return timed('openRun', () => openRunNow(paths, goal, input, now));
+}
+
+async function openRunNow(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date): Promise<RunRecord> {
   await fsp.mkdir(paths.runsDir, { recursive: true });
   let attempt = (await runIdsForGoal(paths, goal.id)).length + 1;
   for (;;) {
@@ -313,6 +318,7 @@ export async function closeRun(paths: GardenPaths, runId: string, goalType: stri
 }
 
 async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, input: CloseRunInput, now: Date): Promise<RunRecord> {
+  const endClose = span('closeRun (record, RunClosed)');
   const { run, damage } = await readRunChecked(paths, runId);
   if (isTerminalRunStatus(run.status)) {
     throw new StoreError('INVALID_TRANSITION', `run ${runId} is already ${run.status}; a terminal run record is never rewritten`, runMetaFile(paths, runId));
@@ -359,10 +365,11 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
     now,
   );
   crashPoint('run:closed:after-event');
+  endClose();
   // The run is closed from here on: the capture reports, it never throws or rewrites.
-  // Imported here: runtime history (and simple-git) is for closing runs, not for every command that reads the store.
+  // Imported here: runtime history is for closing runs, not for every command that reads the store.
   const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');
-  reportRuntimeHistory(runId, await captureRuntimeHistory(paths, closed));
+  reportRuntimeHistory(runId, await timed('runtime history (queue + capture)', () => captureRuntimeHistory(paths, closed)));
   return closed;
 }
 

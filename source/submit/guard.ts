@@ -119,7 +119,7 @@ export function guardArgument(input: { guard?: GuardInput; taskClass?: string })
  * @throws UserError (exit 1) naming the argument and the garden root.
  */
 export async function requireGitGarden(garden: Garden, argument: string, env: NodeJS.ProcessEnv): Promise<void> {
-  // Loaded only for a guarded goal: an ordinary submit starts without simple-git.
+  // Loaded only for a guarded goal: an ordinary submit starts without the git helpers.
   const { gitWorkTreeOf } = await import('../history/git.js');
   const found = await gitWorkTreeOf(garden.paths.gardenRoot, env);
   if ('problem' in found) {
