@@ -24,6 +24,7 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
+import { LandingReader } from './landings.js';
 import { LeaseReader, QuestionReader } from './questions.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
@@ -93,6 +94,7 @@ export class SnapshotLoader {
   private version = 0;
   private readonly questions: QuestionReader;
   private readonly leases: LeaseReader;
+  private readonly landings: LandingReader;
 
   /** `scanner`: the in-process coordinator's (the goal files are then read once for both); default a scanner of its own. */
   constructor(
@@ -103,6 +105,7 @@ export class SnapshotLoader {
     this.shared = scanner !== undefined;
     this.questions = new QuestionReader(garden.paths);
     this.leases = new LeaseReader(garden.paths);
+    this.landings = new LandingReader(garden.paths);
   }
 
   private async latestRunOf(goalId: string): Promise<RunRecord | undefined> {
@@ -244,7 +247,8 @@ export class SnapshotLoader {
           try {
             const run = await this.latestRunOf(goal.id);
             const provenance = await this.provenanceOf(run, problems);
-            rows[at] = provenance ? { goal, run, provenance } : { goal, run };
+            const landing = await this.landings.of(run, problems);
+            rows[at] = { goal, run, ...(provenance ? { provenance } : {}), ...(landing ? { landing } : {}) };
           } catch (error) {
             problems.push((error as Error).message);
           }
@@ -255,6 +259,7 @@ export class SnapshotLoader {
     const shownRuns = new Set(rows.map((r) => r.run?.id));
     for (const id of this.provenanceCache.keys()) if (!shownRuns.has(id)) this.provenanceCache.delete(id);
     for (const id of this.runCache.keys()) if (!shownRuns.has(id)) this.runCache.delete(id);
+    this.landings.retain(shownRuns);
 
     const listed = await listPlants(paths);
     problems.push(...listed.problems.map((p) => p.message));
@@ -275,6 +280,7 @@ export class SnapshotLoader {
     const questions = await this.questions.read(open, problems);
     const leases = await this.leases.read(problems);
     const blocked = open.filter((g) => g.status === 'blocked').length;
+    const awaitingReview = rows.filter((r) => r.goal.status === 'completed' && r.landing?.state === 'awaiting_review').length;
 
     const conversation = await latestConversation(paths).catch(() => undefined);
     const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];
@@ -296,6 +302,7 @@ export class SnapshotLoader {
         inFlight: open.filter((g) => g.status !== 'queued' && g.status !== 'blocked').length,
         closedShown: closed.length,
         ...(blocked ? { blocked } : {}),
+        ...(awaitingReview ? { awaitingReview } : {}),
       },
       plants,
       inbox: await listInbox(paths, config).catch(() => []),

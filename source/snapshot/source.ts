@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
+import { landingsDir } from '../garden/index.js';
 import { leasesDir, replyDir, runEventsFile, type OpenGoalScanner } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
 import { GuardFollower } from './guard.js';
@@ -109,12 +110,13 @@ export class SnapshotSource {
    * The directories whose changes the snapshot shows: goals, events, the
    * inbox and its reply notes, conversations and the one shown, plants and
    * each plant's memory, skills and knowledge, the comment threads (a new
-   * question on a goal already blocked) and the active leases (heartbeats).
+   * question on a goal already blocked), the active leases (heartbeats) and
+   * the landings (a review accepted, a landing verifying, landed).
    * Those that do not exist yet are watched once they appear.
    */
   private wakeDirs(): string[] {
     const { paths, config } = this.options.garden;
-    const dirs = [paths.goalsDir, paths.eventsDir, paths.inboxDir, replyDir(paths, config), paths.conversationsDir, paths.plantsDir, path.join(paths.runtimeRoot, 'comments'), leasesDir(paths)];
+    const dirs = [paths.goalsDir, paths.eventsDir, paths.inboxDir, replyDir(paths, config), paths.conversationsDir, paths.plantsDir, path.join(paths.runtimeRoot, 'comments'), leasesDir(paths), landingsDir(paths)];
     const shown = this.snapshot.chat.conversationId;
     if (shown) dirs.push(path.join(paths.conversationsDir, shown));
     for (const view of this.snapshot.plants) {

@@ -1,4 +1,4 @@
-import type { ArtifactRecord, CommentRecord, GoalRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
+import type { ArtifactRecord, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
@@ -9,6 +9,8 @@ export interface GoalRow {
   run: RunRecord | undefined;
   /** The latest run's runtime provenance record (`history/commits/<run-id>.json`), once written. */
   provenance?: RuntimeHistoryRecord;
+  /** The latest run's landing (`<runtime-root>/landings/<run-id>.json`, docs/landing/level2.md), when its work was queued to land. */
+  landing?: LandingRecord;
 }
 
 /** One entry of a plant's `memory/active-threads.json`, read leniently. */
@@ -79,8 +81,11 @@ export interface Snapshot {
   coordinator: { state: CoordinatorView; liveRuns: string[] };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];
-  /** `blocked`: open goals waiting on an answer (absent: none; not counted in `inFlight`). */
-  counts: { queued: number; inFlight: number; closedShown: number; blocked?: number };
+  /**
+   * `blocked`: open goals waiting on an answer (absent: none; not counted in `inFlight`);
+   * `awaitingReview`: goals whose run's landing waits for the operator (`[merge] mode = "review"`; absent: none).
+   */
+  counts: { queued: number; inFlight: number; closedShown: number; blocked?: number; awaitingReview?: number };
   plants: PlantView[];
   /** Reply notes, newest first. */
   inbox: InboxNote[];

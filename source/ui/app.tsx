@@ -2,7 +2,9 @@ import { Box } from 'ink';
 import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } from 'react';
 import type { GoalRecord } from '../contracts/index.js';
 import type { ChatMessage } from '../store/index.js';
-import type { CommentResult, SubmitGoalInput } from '../submit/index.js';
+import { isTerminalLandingState } from '../contracts/index.js';
+import { landingWords } from '../landing-words.js';
+import type { CommentInput, CommentResult, LandResult, RejectResult, RunDiff, SubmitGoalInput } from '../submit/index.js';
 import type { QuestionView } from '../snapshot/types.js';
 import { dispatchInput, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
 import type { ScrollLimits } from './scroll.js';
@@ -14,6 +16,7 @@ import { installInkRowCache } from './ink-rows.js';
 import { Confirm } from './overlays/confirm.js';
 import { ConfirmQuit } from './overlays/confirm-quit.js';
 import { Detail, goalDetail } from './overlays/detail.js';
+import { Diff } from './overlays/diff.js';
 import { GoalForm } from './overlays/goal-form.js';
 import type { FormChoices } from './overlays/goal-form-state.js';
 import { Help } from './overlays/help.js';
@@ -24,6 +27,7 @@ import { filterRows, GoalQueue } from './panes/goal-queue.js';
 import { Inbox } from './panes/inbox.js';
 import { Plants } from './panes/plants.js';
 import { RunTail } from './panes/run-tail.js';
+import { rejectAbout, rejectKeys } from './review.js';
 import { StatusLine, type StatusMessage } from './status-line.js';
 import { editState, type EditState } from './text-edit.js';
 
@@ -44,6 +48,11 @@ export interface WorkbenchActions {
   addSupplement?: (goalId: string, text: string) => Promise<unknown>;
   /** Answers a goal's open question (`pak2 comment GOAL --answer`): the inbox's `a`, the chat's `/answer`. */
   answerQuestion?: (goalId: string, text: string, options?: { questionId?: string }) => Promise<CommentResult>;
+  /** Review (docs/landing/level2.md, "Review"): a run's diff, accepting or rejecting its work, a comment on its goal (`pak2 diff`, `land`, `reject`, `comment`). */
+  runDiff?: (runId: string) => Promise<RunDiff>;
+  landRun?: (runId: string) => Promise<LandResult>;
+  rejectRun?: (runId: string, options: { requeue?: boolean; comment?: string }) => Promise<RejectResult>;
+  postComment?: (goalId: string, input: CommentInput) => Promise<CommentResult>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */
@@ -127,10 +136,11 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const selectedGoal = goals[clamp('goals', cursor.goals)];
   const followed = focus === 'goals' || focus === 'tail' ? selectedGoal?.run?.id : undefined;
   useFollow(actions, followed);
-  const tailRun = useMemo(() => {
+  const tailRow = useMemo(() => {
     const id = snapshot.tail?.runId;
-    return id ? snapshot.goals.find((row) => row.run?.id === id)?.run : undefined;
+    return id ? snapshot.goals.find((row) => row.run?.id === id) : undefined;
   }, [snapshot.tail?.runId, snapshot.goals]);
+  const tailRun = tailRow?.run;
 
   const layout = computeLayout(columns, rows);
   const choices: FormChoices = useMemo(
@@ -157,7 +167,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const shownOverlay = useMemo((): Overlay => {
     if (overlay.kind !== 'detail' || !overlay.goalId) return overlay;
     const row = snapshot.goals.find((r) => r.goal.id === overlay.goalId);
-    return row ? { ...overlay, sections: goalDetail(row.goal, row.run, row.provenance, snapshot.guard) } : overlay;
+    return row ? { ...overlay, sections: goalDetail(row.goal, row.run, row.provenance, snapshot.guard, row.landing) } : overlay;
   }, [overlay, snapshot.goals, snapshot.guard]);
 
   const full = { width: columns, height: layout.area };
@@ -171,13 +181,20 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   else if (o.kind === 'confirm') main = <Confirm title={o.prompt.title} lines={o.prompt.lines} question={o.prompt.question} width={columns} maxHeight={layout.area} />;
   else if (o.kind === 'supplement') main = <TextPrompt title={`Supplement to ${o.goalId}`} lines={SUPPLEMENT_ABOUT} edit={o.edit} width={columns} maxHeight={layout.area} />;
   else if (o.kind === 'answer') main = <TextPrompt title={`Answer ${o.question.goal}`} lines={answerAbout(o.question)} edit={o.edit} width={columns} maxHeight={layout.area} oneLine />;
+  else if (o.kind === 'diff') {
+    const landing = snapshot.goals.find((r) => r.run?.id === o.runId)?.landing;
+    main = <Diff runId={o.runId} landing={landing ? landingWords(landing) : ''} reviewable={Boolean(landing && !isTerminalLandingState(landing.state))} load={o.load} scroll={scroll} limits={scrollLimits} {...full} />;
+  } else if (o.kind === 'reject') {
+    const landing = snapshot.goals.find((r) => r.run?.id === o.runId)?.landing;
+    main = <TextPrompt title={`Reject ${o.runId}`} lines={rejectAbout(o, landing)} edit={o.edit} width={columns} maxHeight={layout.area} oneLine keys={rejectKeys()} />;
+  } else if (o.kind === 'comment') main = <TextPrompt title={`Comment on ${o.goalId}`} lines={COMMENT_ABOUT} edit={o.edit} width={columns} maxHeight={layout.area} />;
   else if (o.kind === 'quit' || o.kind === 'stopping') main = <ConfirmQuit live={snapshot.coordinator.liveRuns} width={columns} maxHeight={layout.area} stopping={o.kind === 'stopping'} />;
   else
     main = (
       <Box flexDirection="column" height={layout.area}>
         <Box>
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} unread={snapshot.unread} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          <RunTail tail={snapshot.tail} run={tailRun} landing={tailRow?.landing} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
         </Box>
         {layout.plants.height > 0 ? (
           <Box>
@@ -246,6 +263,7 @@ function workbenchControls(
     setEditingFilter: (value) => set.setEditingFilter(now('editingFilter', value)),
     setDraft: (value) => set.setDraft(now('draft', value)),
     setOverlay: (value) => set.setOverlay(now('overlay', value)),
+    updateOverlay: (update) => set.setOverlay(now('overlay', update(ref.current.overlay))),
     setScroll: set.setScroll,
     flash: set.setMessage,
     narrate: (text) => set.setNarration((lines) => [...lines, { ts: new Date().toISOString(), sender: 'system' as const, text }].slice(-NARRATION_KEPT)),
@@ -268,6 +286,9 @@ function answerAbout(q: QuestionView): string[] {
   const lines = q.comment.body.split('\n');
   return [`${q.comment.author} asks (${q.comment.id}):`, ...lines.slice(0, 6), ...(lines.length > 6 ? ['…'] : []), '', 'The answer is one line. Posting it sends the goal back to running (its run is still live) or queued.'];
 }
+
+/** What the comment prompt says above its field. */
+const COMMENT_ABOUT = ["A comment goes on the goal's thread (pak2 comment): the next attempt's prompt carries it. It does not block the goal."];
 
 /** What the supplement prompt says above its field. */
 const SUPPLEMENT_ABOUT = ['A supplement adds to the goal before it is dispatched: the run reads it with the body (only a goal that came from the chat takes supplements).'];

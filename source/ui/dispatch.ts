@@ -5,11 +5,13 @@ import type { GoalRow, QuestionView, Snapshot } from '../snapshot/types.js';
 import { chatAnswer, isAnswerLine, openAnswer, sendAnswer } from './answer.js';
 import type { WorkbenchActions } from './app.js';
 import type { KeyEvent } from './hooks/use-keys.js';
-import { burstChars, charKey, commandFor, isTextChar, keyOf, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
-import { inboxItem } from './panes/inbox.js';
-import { goalDetail, textLines, type DetailSection } from './overlays/detail.js';
+import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
+import type { DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
 import { cancelPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
+import type { DiffLoad } from './overlays/diff.js';
+import { openSelected } from './open.js';
+import { acceptRun, openDiff, reviewCommand, reviewKeysApply, sendComment, sendReject } from './review.js';
 import { goalStatusCell, type StatusMessage } from './status-line.js';
 import { applyEditKey, editState, insertText, type EditState } from './text-edit.js';
 
@@ -28,6 +30,12 @@ export type Overlay =
   | { kind: 'supplement'; goalId: string; edit: EditState }
   /** The one-line answer to an open question (`a` in the inbox). */
   | { kind: 'answer'; question: QuestionView; edit: EditState }
+  /** A run's diff (`d`), where the review keys act on the run. */
+  | { kind: 'diff'; runId: string; goalId: string; load: DiffLoad }
+  /** Rejecting a run's work (`r`): a one-line comment, and whether its goal goes back to the queue; `back` is what esc returns to. */
+  | { kind: 'reject'; runId: string; goalId: string; edit: EditState; requeue: boolean; back: Overlay }
+  /** A comment on a goal (`c` in review); `back` is what it returns to (the diff). */
+  | { kind: 'comment'; goalId: string; edit: EditState; back: Overlay }
   | { kind: 'quit' }
   | { kind: 'stopping' };
 
@@ -60,6 +68,8 @@ export interface WorkbenchControls {
   setEditingFilter(editing: boolean): void;
   setDraft(draft: EditState | undefined): void;
   setOverlay(overlay: Overlay): void;
+  /** Changes the overlay open when an answer comes (a diff loaded): `update` gets the one open then. */
+  updateOverlay(update: (overlay: Overlay) => Overlay): void;
   /** Scroll of the detail, help and problems overlays. */
   setScroll(update: (scroll: number) => number): void;
   flash(message: StatusMessage | undefined): void;
@@ -79,7 +89,7 @@ function burstMode(s: WorkbenchState): 'text' | 'keys' | 'navigation' | 'none' {
   const o = s.overlay;
   if (o.kind === 'stopping' || o.kind === 'quit' || o.kind === 'confirm') return 'none';
   if (o.kind === 'form') return formTakesText(o.form) ? 'text' : 'keys';
-  if (o.kind === 'supplement' || o.kind === 'answer' || s.draft || s.editingFilter) return 'text';
+  if (o.kind === 'supplement' || o.kind === 'answer' || o.kind === 'reject' || o.kind === 'comment' || s.draft || s.editingFilter) return 'text';
   return 'navigation';
 }
 
@@ -171,6 +181,15 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
       },
     });
   }
+  if (o.kind === 'reject') {
+    if (!event.paste && commandFor(input, key, 'reject') === 'reject.requeue') return ui.setOverlay({ ...o, requeue: !o.requeue });
+    return textInput(o.edit, input, key, event, {
+      update: (edit) => ui.setOverlay({ ...o, edit: { ...edit, text: edit.text.replace(/[\r\n]/g, ' ') } }),
+      cancel: () => ui.setOverlay(o.back),
+      send: (text) => sendReject(o, text, ui, actions),
+    });
+  }
+  if (o.kind === 'comment') return textInput(o.edit, input, key, event, { update: (edit) => ui.setOverlay({ ...o, edit }), cancel: () => ui.setOverlay(o.back), send: (text) => sendComment(o, text, ui, actions) });
   if (s.draft) {
     return textInput(s.draft, input, key, event, {
       update: (draft) => ui.setDraft(draft),
@@ -195,6 +214,9 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
     return ui.setCursor((c) => ({ ...c, goals: 0 }));
   }
   if (event.paste) return; // a paste is text: no field takes it here
+  // The diff overlay and a goal awaiting review take the review keys first (a, r, c).
+  const review = reviewKeysApply(s) ? commandFor(input, key, 'review') : undefined;
+  if (review) return reviewCommand(review, s, ui, actions);
   const command = commandFor(input, key, 'panes', s.focus);
   if (command) paneCommand(command, s, ui, actions);
 }
@@ -255,11 +277,12 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
   if (action.kind === 'cancel') {
     if (!actions.cancelGoal) return ui.flash(notice('read-only dashboard: cancel goals with pak2 cancel'));
     const row = s.snapshot.goals.find((r) => r.goal.id === action.goalId);
-    const subject = { goal: action.goalId, ...(action.runId ? { run: action.runId } : {}), ...(row ? { from: goalStatusCell(row.goal) } : {}) };
+    const subject = { goal: action.goalId, ...(action.runId ? { run: action.runId } : {}), ...(row ? { from: goalStatusCell(row) } : {}) };
     const text = action.runId ? `cancelling ${action.goalId}: stopping ${action.runId}…` : `cancelling ${action.goalId}…`;
     ui.flash({ text, error: false, subject });
     return settle(() => actions.cancelGoal!(action.goalId), ui, { text, error: false, subject });
   }
+  if (action.kind === 'accept') return acceptRun(action.runId, action.goalId, s, ui, actions);
   if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
   const subject = { goal: action.goalId, run: action.runId };
   const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
@@ -335,6 +358,8 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
     }
     case 'question.answer':
       return openAnswer(s, ui, actions);
+    case 'run.diff':
+      return openDiff(s, ui, actions);
     case 'filter':
       ui.setFocus('goals');
       return ui.setEditingFilter(true);
@@ -343,33 +368,10 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
       ui.setFocus('chat');
       return ui.setDraft(editState());
     case 'open':
-      return open(s, ui, actions);
+      return openSelected(s, ui, actions);
     default:
       return;
   }
-}
-
-function open(s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchActions): void {
-  if (s.focus === 'goals' || s.focus === 'tail') {
-    const row = s.selectedGoal;
-    if (!row) return;
-    ui.setScroll(() => 0);
-    return ui.setOverlay({ kind: 'detail', title: `Goal ${row.goal.id}`, sections: goalDetail(row.goal, row.run, row.provenance, s.snapshot.guard), goalId: row.goal.id });
-  }
-  if (s.focus === 'inbox') {
-    const item = inboxItem(s.snapshot.questions, s.snapshot.inbox, s.cursor.inbox);
-    if (item?.kind === 'question') {
-      const q = item.question;
-      ui.setScroll(() => 0);
-      return ui.setOverlay({ kind: 'detail', title: `Question on ${q.goal}`, sections: [{ heading: `${q.comment.author} · ${q.comment.created_at} · ${q.comment.id}`, lines: [...textLines(q.comment.body), '', `${keyOf('back')} closes; ${keyOf('question.answer')} in the inbox answers it`] }] });
-    }
-    const note = item?.note;
-    if (!note) return;
-    ui.setScroll(() => 0);
-    if (note.unread && actions.markNoteRead) void attempt(() => actions.markNoteRead!(note.name)).catch(() => undefined);
-    return ui.setOverlay({ kind: 'detail', title: `Note ${note.name}`, sections: [{ heading: note.title, lines: textLines(note.body) }] });
-  }
-  if (s.focus === 'chat' && actions.sendMessage) ui.setDraft(editState());
 }
 
 /** Moves the selection of the focused pane, scrolls the run pane back, or scrolls an overlay. */
@@ -380,7 +382,7 @@ function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): voi
   const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
   // From where the view shows (a jump to the top or the end stores more than there is), to no farther than it goes.
   const { overlay, tail } = s.scrollLimits;
-  if (kind === 'detail' || kind === 'help' || kind === 'problems') return ui.setScroll((v) => clampScroll(clampScroll(v, overlay) + delta, overlay));
+  if (kind === 'detail' || kind === 'help' || kind === 'problems' || kind === 'diff') return ui.setScroll((v) => clampScroll(clampScroll(v, overlay) + delta, overlay));
   if (kind !== 'none') return;
   if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: clampScroll(clampScroll(c.tail, tail) - delta, tail) })); // up scrolls back
   const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.questions.length + s.snapshot.inbox.length : 0;

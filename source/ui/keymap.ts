@@ -5,7 +5,7 @@ import type { Key } from 'ink';
  * (`dispatch.ts`) asks the keymap with the active mode's scope, and text
  * fields ask `text` for their editing keys.
  */
-export type KeyScope = 'panes' | 'confirm' | 'form' | 'input' | 'filter' | 'text';
+export type KeyScope = 'panes' | 'review' | 'confirm' | 'reject' | 'form' | 'input' | 'filter' | 'text';
 
 /** Every operator command the workbench knows, one per binding. Keys map to these; panes and overlays act on them. */
 export type CommandId =
@@ -25,6 +25,11 @@ export type CommandId =
   | 'question.answer'
   | 'run.stop'
   | 'run.stopRequeue'
+  | 'run.diff'
+  | 'review.accept'
+  | 'review.reject'
+  | 'review.comment'
+  | 'reject.requeue'
   | 'filter'
   | 'chat.compose'
   | 'problems'
@@ -70,9 +75,11 @@ export interface Binding {
 /** Where each scope applies, as the help overlay and the README say it. */
 export const SCOPE_TITLES: Record<KeyScope, string> = {
   panes: 'panes',
+  review: 'a diff, a goal awaiting review',
   confirm: 'asked y / n',
+  reject: 'rejecting work',
   form: 'new-goal form',
-  input: 'message, supplement',
+  input: 'message, supplement, answer, comment, reject',
   filter: 'typing a filter',
   text: 'any text field',
 };
@@ -127,6 +134,13 @@ export const KEYMAP: readonly Binding[] = [
     pane: 'inbox',
     match: (i, k) => plain(i, k, 'a'),
   },
+  {
+    command: 'run.diff',
+    keys: 'd',
+    description: "the diff of the selected goal's latest run (or the run pane's run): its files with lines added and removed, then the patch",
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'd'),
+  },
   { command: 'filter', keys: '/', description: 'filter the goal queue', scope: 'panes', match: (i, k) => plain(i, k, '/') },
   { command: 'chat.compose', keys: 'c', description: 'write to the garden in the chat pane', scope: 'panes', match: (i, k) => plain(i, k, 'c') },
   { command: 'problems', keys: 'p', description: 'list the problems: unreadable goal, run or plant files, coordinator errors', scope: 'panes', match: (i, k) => plain(i, k, 'p') },
@@ -139,8 +153,26 @@ export const KEYMAP: readonly Binding[] = [
     match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
   },
 
+  {
+    command: 'review.accept',
+    keys: 'a',
+    description: "accept the run's work: the merge queue lands it on the base branch (on a goal in the queue: asks first)",
+    scope: 'review',
+    match: (i, k) => plain(i, k, 'a'),
+  },
+  {
+    command: 'review.reject',
+    keys: 'r',
+    description: "reject the work: asks for a comment (may be empty) and whether the goal goes back to the queue or closes failure",
+    scope: 'review',
+    match: (i, k) => plain(i, k, 'r'),
+  },
+  { command: 'review.comment', keys: 'c', description: "comment on the goal: its thread, which the next attempt's prompt carries", scope: 'review', match: (i, k) => plain(i, k, 'c') },
+
   { command: 'confirm.yes', keys: 'y', description: 'yes: do it', scope: 'confirm', match: (i, k) => !k.ctrl && !k.meta && (i === 'y' || i === 'Y') },
   { command: 'confirm.no', keys: 'n esc', description: 'no: leave it as it is', scope: 'confirm', match: (i, k) => k.escape || (!k.ctrl && !k.meta && (i === 'n' || i === 'N')) },
+
+  { command: 'reject.requeue', keys: 'tab', description: 'then: close the goal (failure), or put it back in the queue for another attempt', scope: 'reject', match: (_, k) => k.tab },
 
   { command: 'form.nextField', keys: 'tab', description: 'next field', scope: 'form', match: (_, k) => k.tab && !k.shift },
   { command: 'form.prevField', keys: 'shift-tab', description: 'previous field', scope: 'form', match: (_, k) => k.tab && k.shift },

@@ -3,7 +3,7 @@ import type { GoalRow } from '../snapshot/types.js';
 import { keyOf } from './keymap.js';
 
 /** An operator action waiting for a yes. */
-export type PendingAction = { kind: 'cancel'; goalId: string; runId?: string } | { kind: 'stop'; goalId: string; runId: string; requeue: boolean };
+export type PendingAction = { kind: 'cancel'; goalId: string; runId?: string } | { kind: 'stop'; goalId: string; runId: string; requeue: boolean } | { kind: 'accept'; goalId: string; runId: string };
 
 /** A y / n question before an action: what will happen, in the core's words. */
 export interface ActionPrompt {
@@ -80,4 +80,31 @@ export function supplementRefusal(row: GoalRow | undefined): Refusal | undefined
   if (!row) return { refusal: 'no goal selected' };
   if (row.goal.status !== 'queued') return { refusal: `goal ${row.goal.id} is ${closedText(row)}: supplements are added before dispatch` };
   return undefined;
+}
+
+/** At most this many files are named in the accept question. */
+const FILES_NAMED = 5;
+
+/**
+ * The question before accepting a run's work from the queue (`pak2 land`):
+ * its files, and what accepting does (the merge queue merges the branch
+ * onto the base's tip, verifies the result when `[merge] verify` says how,
+ * and moves the base). From the diff overlay, which shows the work, `a`
+ * accepts without asking.
+ */
+export function acceptPrompt(row: GoalRow | undefined): ActionPrompt | Refusal {
+  const landing = row?.landing;
+  if (!row?.run || !landing) return { refusal: row ? `goal ${row.goal.id}: its latest run has no landing to accept` : 'no goal selected' };
+  if (landing.state !== 'awaiting_review') return { refusal: `${row.run.id}: its landing is ${landing.state.replace('_', ' ')}, not awaiting review` };
+  const files = landing.files ?? [];
+  const named = files.slice(0, FILES_NAMED).map((f) => `${f.status} ${f.path}`).join(', ');
+  return {
+    title: 'Accept the work?',
+    lines: [
+      `${row.run.id} changed ${files.length} file${files.length === 1 ? '' : 's'}${named ? `: ${named}${files.length > FILES_NAMED ? `, and ${files.length - FILES_NAMED} more` : ''}` : ''}.`,
+      `Accepting queues it to land: the merge queue merges ${landing.branch} onto ${landing.base_branch}'s tip, runs the verify of [merge] on the result when one is set, and moves ${landing.base_branch}; then ${row.goal.id} closes success. To read the diff first: ${keyOf('confirm.no')}, then ${keyOf('run.diff')}.`,
+    ],
+    question: `Accept ${row.run.id}? ${yesNo()}`,
+    action: { kind: 'accept', goalId: row.goal.id, runId: row.run.id },
+  };
 }

@@ -1,5 +1,6 @@
 import React from 'react';
-import type { ServerView, Snapshot } from '../snapshot/types.js';
+import { goalStatusText } from '../landing-words.js';
+import type { GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
 import { hint } from './keymap.js';
 import { fit } from './layout.js';
 import { Lines } from './lines.js';
@@ -13,8 +14,8 @@ import { Lines } from './lines.js';
 export interface StatusMessage {
   text: string;
   error: boolean;
-  /** `from`: the goal's status when the message was made; the text shows until it changes. */
-  subject?: { goal: string; run?: string; from?: string };
+  /** `from`: the goal's status (or statuses) when the message was made; the text shows while the goal's is one of them. */
+  subject?: { goal: string; run?: string; from?: string | readonly string[] };
 }
 
 /** Props of {@link StatusLine}. */
@@ -38,14 +39,14 @@ export function problemsSegment(problems: readonly string[]): string | undefined
   return problems.length ? `⚠ ${problems.length} problem${problems.length === 1 ? '' : 's'}` : undefined;
 }
 
-/** A goal's status as the queue shows it: the status, or `closed:<reason>`. */
-export function goalStatusCell(goal: { status: string; closed_reason?: string | undefined }): string {
-  return goal.status === 'closed' ? `closed:${goal.closed_reason ?? '?'}` : goal.status;
+/** A goal's status as the queue shows it: its run's landing in words (`awaiting review`, `landed`), else the status, or `closed:<reason>`. */
+export function goalStatusCell(row: Pick<GoalRow, 'goal' | 'landing'>): string {
+  return goalStatusText(row.goal, row.landing);
 }
 
 /**
  * A message's text as of this snapshot. A goal reads as its status now
- * (`closed:cancelled 3-fix`); a stopped run, once it has ended, as its
+ * (`closed:cancelled 3-fix`, `landed 3-fix` once accepted work landed); a stopped run, once it has ended, as its
  * status and reason with its goal's (`killed (operator_stopped) 3-fix-r1 ·
  * closed:cancelled 3-fix`). Otherwise, and while the run is still live,
  * the message's own text.
@@ -55,14 +56,19 @@ export function messageText(snapshot: Snapshot, message: StatusMessage): string 
   if (!subject) return message.text;
   const row = snapshot.goals.find((r) => r.goal.id === subject.goal);
   if (!row) return message.text;
-  const goal = goalStatusCell(row.goal);
-  if (!subject.run) return goal === subject.from ? message.text : `${goal} ${subject.goal}`;
+  const goal = goalStatusCell(row);
+  if (!subject.run) {
+    if (typeof subject.from === 'string' ? goal === subject.from : subject.from?.includes(goal)) return message.text;
+    // A status the landing gives (`landed`, `waiting`, `conflict`) comes with what the landing says.
+    const said = row.landing?.message && goal !== goalStatusText(row.goal) ? `: ${row.landing.message}` : '';
+    return `${goal} ${subject.goal}${said}`;
+  }
   const run = row.run?.id === subject.run ? row.run : undefined;
   if (!run || run.status === 'running') return message.text;
   return `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''} ${run.id} · ${goal} ${subject.goal}`;
 }
 
-/** The status line: coordinator state, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
@@ -72,7 +78,7 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const remote = Object.keys(s.leases).length;
   // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
   const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
-  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

@@ -64,6 +64,10 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           stopRun: session.actions.stopRun,
           addSupplement: session.actions.addSupplement,
           answerQuestion: session.actions.answerQuestion,
+          runDiff: session.actions.runDiff,
+          landRun: (runId) => session.actions!.landRun(runId),
+          rejectRun: (runId, options) => session.actions!.rejectRun(runId, options),
+          postComment: session.actions.postComment,
         }
       : {}),
   };

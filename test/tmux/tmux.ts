@@ -198,7 +198,8 @@ export function widthOf(line: string): number {
 
 /**
  * The rows of the Goals pane (left pane, top): `{ id, status, line }` per goal,
- * top to bottom. `id` may be cut with `…` when the column is narrow.
+ * top to bottom; `status` is the status column (`queued`, `closed:success`,
+ * or a landing's words: `awaiting review`, `landed`). `id` may be cut with `…` when the column is narrow.
  */
 export function goalRows(screen: string): { id: string; status: string; line: string }[] {
   const lines = screen.split('\n');
@@ -209,7 +210,8 @@ export function goalRows(screen: string): { id: string; status: string; line: st
     if (!line.startsWith('│ ')) break;
     const pane = line.slice(0, line.indexOf('│', 1) + 1);
     const cells = pane.slice(1, -1).trim().split(/\s+/);
-    const status = cells.find((cell) => /^(queued|dispatched|running|completed|blocked|closed:\S+)$/.test(cell));
+    // A goal's status, or its run's landing in words (two words for some: `awaiting review`, `land failed`).
+    const status = / (awaiting review|land failed|landing|waiting|landed|conflict|rejected|queued|dispatched|running|completed|blocked|closed:\S+) /.exec(pane)?.[1];
     if (!cells[0] || !status) break;
     rows.push({ id: cells[0], status, line: pane });
   }

@@ -155,7 +155,7 @@ describe('workbench keys', () => {
     await press('?');
     // Every description, read page by page (descriptions wrap: compare words, not lines).
     let seen = plain(lastFrame());
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 60; i++) {
       await press('j');
       seen += plain(lastFrame());
     }

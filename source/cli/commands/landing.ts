@@ -1,23 +1,18 @@
 import type { Command } from 'commander';
-import type { LandingRecord } from '../../contracts/index.js';
 import { age, table } from '../../format.js';
 import { gardenLandings, landRun, rejectRun, runDiff } from '../../submit/index.js';
+import { landingWords, patchLineKind, type PatchLineKind } from '../../landing-words.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO, OutputStyle } from '../main.js';
 
-/** The colour of one line of a patch, as `git diff --color` gives it, or none. */
+const STYLES = { head: 'head', hunk: 'hunk', add: 'add', del: 'del', context: undefined } as const satisfies Record<PatchLineKind, OutputStyle | undefined>;
+
+/** The colour of one line of a patch, as `git diff --color` gives it, or none ({@link patchLineKind}: the workbench's diff colours the same lines). */
 export function patchLineStyle(line: string): OutputStyle | undefined {
-  if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff --git') || line.startsWith('index ')) return 'head';
-  if (line.startsWith('@@')) return 'hunk';
-  if (line.startsWith('+')) return 'add';
-  if (line.startsWith('-')) return 'del';
-  return undefined;
+  return STYLES[patchLineKind(line)];
 }
 
-/** A landing's state as the queue and the workbench say it: `awaiting review`, `landing`, `waiting`, `landed`, `conflict`, … */
-export function landingWords(landing: Pick<LandingRecord, 'state'>): string {
-  return landing.state === 'awaiting_review' ? 'awaiting review' : landing.state === 'verifying' ? 'landing' : landing.state;
-}
+export { landingWords };
 
 /**
  * `pak2 diff RUN`, `pak2 land RUN`, `pak2 reject RUN [--requeue] [--comment

@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
-import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LeaseRecord, type RunRecord } from '../../contracts/index.js';
+import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LandingRecord, type LeaseRecord, type RunRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
-import type { GardenPaths } from '../../garden/index.js';
+import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLanding, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
+import { landingsDir, runDir, type GardenPaths } from '../../garden/index.js';
+import { goalStatusText } from '../../landing-words.js';
 import { gardenOf, printJson } from '../context.js';
 import { blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
 import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
@@ -32,8 +34,46 @@ export function orderGoalsForDisplay(goals: GoalRecord[]): GoalRecord[] {
 
 const GOAL_HEADERS = ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'];
 
-function goalCells(g: GoalRecord): string[] {
-  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), g.status === 'closed' ? `closed:${g.closed_reason}` : g.status, age(g.submitted_at)];
+/** A goal's row; its status as the workbench's queue shows it (`awaiting review`, `landed`, `closed:failure`). */
+function goalCells(g: GoalRecord, landing?: LandingRecord): string[] {
+  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), goalStatusText(g, landing), age(g.submitted_at)];
+}
+
+/**
+ * The landing of a goal's latest run (docs/landing/level2.md), for the
+ * STATUS column: one listing of the landings directory, then a probe and
+ * a read only for a completed or closed goal that has a landing, so
+ * `pak2 goals --all` costs what the garden's landings cost.
+ */
+class GoalLandings {
+  private constructor(
+    private readonly paths: GardenPaths,
+    /** Goal id → the highest run number with a landing record. */
+    private readonly latest: Map<string, number>,
+  ) {}
+
+  static async open(paths: GardenPaths): Promise<GoalLandings> {
+    const latest = new Map<string, number>();
+    const names = await fs.promises.readdir(landingsDir(paths)).catch(() => [] as string[]);
+    for (const name of names) {
+      const m = /^(.+)-r(\d+)\.json$/.exec(name);
+      if (m && Number(m[2]) > (latest.get(m[1]!) ?? 0)) latest.set(m[1]!, Number(m[2]));
+    }
+    return new GoalLandings(paths, latest);
+  }
+
+  /** The landing of the goal's latest run; none when a later run has none, or for an open goal not waiting on one. */
+  async of(goal: GoalRecord): Promise<LandingRecord | undefined> {
+    const n = this.latest.get(goal.id);
+    if (!n || (goal.status !== 'completed' && goal.status !== 'closed')) return undefined;
+    if (fs.existsSync(runDir(this.paths, `${goal.id}-r${n + 1}`))) return undefined;
+    return readLanding(this.paths, `${goal.id}-r${n}`).catch(() => undefined);
+  }
+
+  /** Each goal's row with its landing's words. */
+  async cells(goals: GoalRecord[]): Promise<string[][]> {
+    return Promise.all(goals.map(async (g) => goalCells(g, await this.of(g))));
+  }
 }
 
 /**
@@ -89,6 +129,7 @@ const PAGE = 1000;
  * time). With --json each closed goal's record is read from its file.
  */
 async function listAll(paths: GardenPaths, open: GoalRecord[], json: boolean, io: CliIO, skipped: string[]): Promise<void> {
+  const landings = await GoalLandings.open(paths);
   const openIds = new Set(open.map((g) => g.id));
   const closed = async function* (): AsyncGenerator<GoalRecord> {
     for await (const entry of closedEntriesNewestFirst(paths)) {
@@ -119,10 +160,10 @@ async function listAll(paths: GardenPaths, open: GoalRecord[], json: boolean, io
     return;
   }
   const printer = new PagedTable(io, GOAL_HEADERS);
-  let page: string[][] = open.map(goalCells);
+  let page: string[][] = await landings.cells(open);
   let shown = open.length;
   for await (const goal of closed()) {
-    page.push(goalCells(goal));
+    page.push(goalCells(goal, await landings.of(goal)));
     shown += 1;
     if (page.length >= PAGE) {
       printer.print(page);
@@ -184,7 +225,7 @@ export function registerReadCommands(program: Command, io: CliIO): void {
       if (opts.json) return printJson(io, shown);
       if (shown.length === 0 && skipped.length === 0) return io.out('no goals yet: pak2 submit --plant P --type T --body TEXT');
       if (shown.length === 0) return;
-      io.out(table(GOAL_HEADERS, shown.map(goalCells)));
+      io.out(table(GOAL_HEADERS, await (await GoalLandings.open(garden.paths)).cells(shown)));
     });
 
   program

@@ -1,11 +1,11 @@
 import type { ScrollLimits } from '../scroll.js';
 import { Text } from 'ink';
 import React, { useMemo } from 'react';
-import type { GoalRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
+import type { GoalRecord, LandingRecord, RunRecord, RuntimeHistoryRecord } from '../../contracts/index.js';
 import { clipUnits, formatCost, runNoticeLines } from '../../format.js';
 import { traceSections } from '../../guard/describe.js';
 import type { GuardView } from '../../snapshot/types.js';
-import { hint } from '../keymap.js';
+import { hint, keyOf } from '../keymap.js';
 import { fit, wrapLines } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
 
@@ -90,11 +90,28 @@ export function goalGuardLines(goal: GoalRecord): string[] {
 }
 
 /**
+ * A run's landing as the detail shows it (docs/landing/level2.md): state,
+ * branch and base, the files, what the landing says, the conflict, the
+ * verify on the merged result, the review.
+ */
+export function landingDetailLines(l: LandingRecord): string[] {
+  return [
+    `state ${l.state}${l.failure_reason ? ` (${l.failure_reason})` : ''}  ${l.branch} → ${l.base_branch}${l.result_commit ? ` at ${l.result_commit.slice(0, 12)}` : ''}${l.attempts ? `  attempts ${l.attempts}` : ''}`,
+    ...(l.message ? [l.message] : []),
+    ...(l.conflict?.paths.length ? [`conflict in ${l.conflict.paths.join(', ')}`] : []),
+    ...(l.verify ? [`verify ${l.verify.command}: ${l.verify.ok ? 'passed' : l.verify.timed_out ? 'timed out' : `failed (exit ${l.verify.exit_code ?? '?'})`}`] : []),
+    ...(l.review ? [`${l.review.decision} by ${l.review.by} at ${l.review.at}${l.review.requeue ? ', requeued' : ''}${l.review.comment ? `: ${l.review.comment}` : ''}`] : []),
+    `files (${l.files?.length ?? '?'}; ${keyOf('run.diff')} in the queue shows the diff)`,
+    ...(l.files ?? []).map((f) => `  ${f.status} ${f.path}`),
+  ];
+}
+
+/**
  * The sections shown for a goal and its latest run: goal fields, body, run
  * record, cost, provenance, the guarded run's trace (when `guard` is that
  * run's), reflection, final text.
  */
-export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord, guard?: GuardView): DetailSection[] {
+export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provenance?: RuntimeHistoryRecord, guard?: GuardView, landing?: LandingRecord): DetailSection[] {
   const sections: DetailSection[] = [
     {
       heading: 'Goal',
@@ -130,6 +147,7 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
   if (guard && guard.runId === run.id) {
     for (const section of traceSections(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {})) sections.push({ heading: `Guard · ${section.heading}`, lines: section.lines });
   }
+  if (landing && landing.run === run.id) sections.push({ heading: 'Landing', lines: landingDetailLines(landing) });
   if (run.reflection) sections.push({ heading: 'Reflection', lines: textLines(run.reflection) });
   if (run.outputs?.final_text) sections.push({ heading: 'Final text', lines: textLines(run.outputs.final_text) });
   return sections;

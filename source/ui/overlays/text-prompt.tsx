@@ -16,17 +16,19 @@ export interface TextPromptProps {
   maxHeight: number;
   /** A one-line field (an answer): no line breaks, so the hint leaves out the new-line key. */
   oneLine?: boolean;
+  /** The keys line under the text, in place of the usual one (a reject's enter rejects). */
+  keys?: string;
 }
 
 /** Rows of the field at most. */
 const FIELD_ROWS = 6;
 
 /** A text to write for an action (a supplement to a goal): the field works as the chat input does. */
-export function TextPrompt({ title, lines, edit, width, maxHeight, oneLine = false }: TextPromptProps): React.JSX.Element {
+export function TextPrompt({ title, lines, edit, width, maxHeight, oneLine = false, keys: ownKeys }: TextPromptProps): React.JSX.Element {
   const w = innerWidth(width);
   const inner = Math.max(1, maxHeight - 2);
   const field = draftRows(edit, w, Math.max(1, Math.min(FIELD_ROWS, inner - 1)));
-  const keys = oneLine ? `${hint('input.send', 'posts')} · ${hint('input.cancel', 'cancels')}` : `${hint('input.send', 'sends')} · ${hint('input.newline', 'adds a line')} · ${hint('input.cancel', 'cancels')}`;
+  const keys = ownKeys ?? (oneLine ? `${hint('input.send', 'posts')} · ${hint('input.cancel', 'cancels')}` : `${hint('input.send', 'sends')} · ${hint('input.newline', 'adds a line')} · ${hint('input.cancel', 'cancels')}`);
   const about = [...lines, keys].flatMap((line) => wrapLines(line, w)).slice(0, Math.max(0, inner - field.length - 1));
   const rows = [...about, ...(about.length ? [''] : [])].slice(0, Math.max(0, inner - field.length));
   return (

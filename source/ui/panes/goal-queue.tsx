@@ -1,6 +1,7 @@
 import React from 'react';
 import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost, sanitize, wrapColumns } from '../../format.js';
+import { goalStatusText } from '../../landing-words.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
 import { fit, widthOf, windowRange } from '../layout.js';
@@ -21,6 +22,15 @@ export interface GoalQueueProps {
 }
 
 const STATUS_COLOR: Record<string, string> = { running: 'yellow', dispatched: 'yellow', completed: 'yellow', queued: 'white', blocked: 'magenta' };
+
+/** The colour of a goal whose run's landing the status column names: the operator's turn magenta (as blocked), on its way yellow, ended green or red. */
+const LANDING_COLOR: Record<string, string> = { 'awaiting review': 'magenta', landing: 'yellow', waiting: 'yellow', landed: 'green', conflict: 'red', rejected: 'red', 'land failed': 'red' };
+
+/** The colour of a row: its landing's, else its status's (closed: green for success, red otherwise). */
+function rowColor(row: GoalRow, status: string): string | undefined {
+  const g = row.goal;
+  return LANDING_COLOR[status] ?? (g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status]);
+}
 
 /** The mark before `blocked` in the status column: the goal waits on an answer (the inbox lists its question). */
 export const BLOCKED_MARK = '?';
@@ -71,9 +81,14 @@ export function queueColumns(width: number): { name: ColumnName; width: number }
   return [{ name: 'id', width: Math.max(1, width - used()) }, ...fixed];
 }
 
-/** The text of a goal's status cell: the goal status, or `closed:<reason>`. */
+/**
+ * The text of a goal's status cell: its run's landing in words while the
+ * goal waits on it or once it closed on it (`awaiting review`, `landing`,
+ * `waiting`, `landed`, `rejected`, `conflict`, `land failed`), else the goal
+ * status, or `closed:<reason>` (as `pak2 goals` prints it).
+ */
 export function statusCell(row: GoalRow): string {
-  return row.goal.status === 'closed' ? `closed:${row.goal.closed_reason ?? '?'}` : row.goal.status;
+  return goalStatusText(row.goal, row.landing);
 }
 
 const ASCII = /^[\x00-\x7f]*$/;
@@ -102,7 +117,8 @@ export function matchesFilter(row: GoalRow, filter: string): boolean {
   const pattern = ASCII.test(needle) && asciiGoal(row.goal) ? patternOf(needle) : undefined;
   const has = (field: string) => (pattern ? pattern.test(field) : field.toLowerCase().includes(needle));
   const g = row.goal;
-  return has(g.id) || has(g.type) || has(g.assigned_to ?? '') || has(statusCell(row)) || has(g.body);
+  // A landing's words (`awaiting review`, `landed`) and the status they stand for (`completed`, `closed:success`) both match.
+  return has(g.id) || has(g.type) || has(g.assigned_to ?? '') || has(statusCell(row)) || (row.landing !== undefined && has(goalStatusText(g))) || has(g.body);
 }
 
 /** Whether a goal's searched fields are all ASCII, by record (a goal's record is new when it changes). */
@@ -171,9 +187,8 @@ export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, w
         : [{ text: fit(filter ? `no goal matches the filter (${keyOf('back')} clears it)` : `no goals yet: press ${keyOf('goal.new')} to submit one`, w), dimColor: true }]
       : rows.slice(start, end).map((row, i) => {
           const index = start + i;
-          const g = row.goal;
-          const color = g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status];
-          return { text: rowText(row, columns, w, now, statusShown(row)), inverse: index === cursor && focused, bold: index === cursor, color };
+          const status = statusShown(row);
+          return { text: rowText(row, columns, w, now, status), inverse: index === cursor && focused, bold: index === cursor, color: rowColor(row, status) };
         });
   const body: StyledLine[] = [...said.map((text) => ({ text: fit(text, w), color: 'red' })), ...rowLines];
   return (

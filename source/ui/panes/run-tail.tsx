@@ -1,6 +1,6 @@
 import { clampScroll, type ScrollLimits } from '../scroll.js';
 import React from 'react';
-import type { RunRecord } from '../../contracts/index.js';
+import type { LandingRecord, RunRecord } from '../../contracts/index.js';
 import { duration, formatCost } from '../../format.js';
 import { guardSummaryLines, type GuardLine } from '../../guard/describe.js';
 import type { GuardView, RemoteView } from '../../snapshot/types.js';
@@ -9,6 +9,7 @@ import type { TailState } from '../../snapshot/tail.js';
 import { fit, spinner, widthOf, wrapLines } from '../layout.js';
 import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
+import { landingLines, type LandingLine } from './run-landing.js';
 import { remoteLines, type RemoteLine } from './run-remote.js';
 
 /** Props of {@link RunTail}: the tail and the run it belongs to (from the snapshot). */
@@ -27,11 +28,15 @@ export interface RunTailProps {
   guard?: GuardView | undefined;
   /** The run's runner side (lease, artifacts) when a runner runs it (the snapshot holds it for the followed run only). */
   remote?: RemoteView | undefined;
+  /** The run's landing (docs/landing/level2.md), when its work was queued to land. */
+  landing?: LandingRecord | undefined;
 }
 
 const GUARD_COLORS: Record<GuardLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'gray' };
 
 const REMOTE_COLORS: Record<RemoteLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'cyan' };
+
+const LANDING_COLORS: Record<LandingLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', review: 'magenta' };
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
@@ -86,7 +91,7 @@ export function tailRows(tail: TailState, width: number, perLine: number, need: 
  * red), with a header of status, elapsed time, a spinner while running,
  * tokens and cost as they arrive.
  */
-export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, width, height, focused, now, guard, remote, limits }: RunTailProps): React.JSX.Element {
+export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, width, height, focused, now, guard, remote, landing, limits }: RunTailProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   if (!tail || !run) {
@@ -116,7 +121,11 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
   const taskLines = tasks.length && h > 2
     ? wrapLines(`background: ${(unfinished.length ? unfinished : tasks).map((t) => `${t.type} ${t.description ? JSON.stringify(t.description) : t.id} ${t.status === 'running' ? 'never finished' : t.status}`).join('; ')}${unfinished.length ? ` (${unfinished.length} unfinished${tasks.length > unfinished.length ? ` of ${tasks.length}` : ''})` : ''}`, w, { maxRows: Math.min(3, Math.max(1, Math.floor((h - 1) / 3))) }).map((text) => ({ text, unfinished: unfinished.length > 0 }))
     : [];
-  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length);
+  // Its landing: state, files, onto which branch, then what the landing says (each line wraps to two rows; at most a third of the pane).
+  const landed = landingLines(landing, run.id)
+    .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
+    .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
+  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length - landed.length);
   const body = tailRows(tail, w, Math.max(1, room), room + asked);
   // Fewer rows than asked for: the start of the tail was reached, and how far back it goes is known.
   const limit = body.length < room + asked ? Math.max(0, body.length - room) : Number.POSITIVE_INFINITY;
@@ -129,6 +138,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
       <Lines
         lines={[
           { text: fit(header, w), color: live ? 'yellow' : run.status === 'success' ? 'green' : 'red' },
+          ...landed.map((line) => ({ text: fit(line.text, w, false), color: LANDING_COLORS[line.tone] })),
           ...taskLines.map((line) => ({ text: fit(line.text, w), color: line.unfinished ? 'red' : undefined, dimColor: !line.unfinished })),
           ...runnerLines.map((line) => ({ text: fit(line.text, w, false), color: REMOTE_COLORS[line.tone] })),
           ...guardLines.map((line) => ({ text: guardLineText(line, w), color: GUARD_COLORS[line.tone] })),
