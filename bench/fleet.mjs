@@ -6,7 +6,7 @@
 // time / N less the direct time. Then where pak2's time goes per run (the
 // spans of source/timing.ts), and the latencies read from the event log.
 // Prints figures; asserts nothing.
-// Usage: npm run bench:fleet [-- --runs 100 --slots 1,4,8 --agents node,sh,wait --load 0]
+// Usage: npm run bench:fleet [-- --runs 100 --slots 1,4,8 --agents node,sh,wait --load 0 --isolation worktree|tree]
 //   --agents   node: `node agent.mjs`; sh: `sh -c echo`; wait: `sh -c 'sleep 0.1; echo'`
 //   --load K   K busy processes spin on the CPU while measuring (a loaded machine)
 import { spawn } from 'node:child_process';
@@ -28,12 +28,14 @@ const { values } = parseArgs({
     slots: { type: 'string', default: '1,4,8' },
     agents: { type: 'string', default: 'node,sh' },
     load: { type: 'string', default: '0' },
+    isolation: { type: 'string', default: 'worktree' },
   },
 });
 const RUNS = Number(values.runs);
 const SLOTS = values.slots.split(',').map(Number);
 const AGENTS = values.agents.split(',');
 const LOAD = Number(values.load);
+const ISOLATION = values.isolation;
 
 const RESULT = '{"type":"result","status":"success","text":"ok","cost_usd":0}';
 const AGENT_SOURCE = `process.stdout.write(${JSON.stringify(`${RESULT}\n`)});\n`;
@@ -60,6 +62,7 @@ async function makeGarden(agent, slots) {
       '[coordinator]',
       'interval_seconds = 3600',
       'watchdog_seconds = 3600',
+      `isolation = "${ISOLATION}"`,
       `max_concurrent_runs = ${slots}`,
       '[drivers.t]',
       `command = ${JSON.stringify(agentCommand(root, agent))}`,
@@ -174,7 +177,7 @@ const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : '-');
 const load = [];
 for (let i = 0; i < LOAD; i += 1) load.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 const loadavg = os.loadavg()[0];
-process.stdout.write(`pak2 fleet bench: node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).length} processes, load ${loadavg.toFixed(2)}${LOAD ? `, ${LOAD} busy loop(s) running` : ''}; ${RUNS} runs per row\n\n`);
+process.stdout.write(`pak2 fleet bench: node ${process.version}, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), ${fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).length} processes, load ${loadavg.toFixed(2)}${LOAD ? `, ${LOAD} busy loop(s) running` : ''}; ${RUNS} runs per row; isolation ${ISOLATION}\n\n`);
 
 try {
   for (const agent of AGENTS) {

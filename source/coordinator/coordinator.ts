@@ -12,6 +12,7 @@ import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
+import { Settling } from './settle.js';
 import { Lander } from './lander.js';
 import { decideIsolation, emptyTrash, probeRepository, type Isolation } from '../worktree/index.js';
 import { pruneLandedBranches } from './prune.js';
@@ -72,6 +73,7 @@ export class Coordinator extends EventEmitter {
   private passing: Promise<void> | undefined;
   private again = false;
   private readonly pending = new Set<Promise<unknown>>();
+  private readonly settling = new Settling();
   private lastSummary: ReconcileSummary | undefined;
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
@@ -212,6 +214,7 @@ export class Coordinator extends EventEmitter {
           scanner: this.scanner,
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
+          settling: this.settling,
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
         });

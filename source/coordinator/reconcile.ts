@@ -27,7 +27,7 @@ import { decideWatchdog, describeOpenWork, watchdogKill } from '../driver/livene
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
-import { settleGoals } from './settle.js';
+import { settleGoals, type Settling, type SettleOut } from './settle.js';
 
 export { settleGoals } from './settle.js';
 import path from 'node:path';
@@ -67,6 +67,8 @@ export interface ReconcileOptions {
   isolation?: Isolation;
   /** Land in the background, at most one at a time (the coordinator's merge queue); absent, a pass lands nothing. */
   lander?: Lander;
+  /** The live coordinator's settling: goals settle as work of their own instead of within the pass (absent, or with `awaitDispatch`: within it). */
+  settling?: Settling;
 }
 
 /** What one pass did. Ids are goal ids unless named run. */
@@ -146,6 +148,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
   const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
   const worktrees = options.isolation?.mode === 'worktree' ? options.isolation : undefined;
+  let baseTip: Promise<string | undefined> | undefined;
 
   const scan = await scanner.scan();
   summary.problems = scan.problems;
@@ -255,7 +258,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const ownTree = worktrees && !goal.conversation_id;
     let base: { base_branch: string; base_commit: string } | undefined;
     if (ownTree) {
-      const tip = await branchTip(paths.gardenRoot, worktrees.base!, options.env ?? process.env).catch(() => undefined);
+      // One read of the tip a pass: every goal this pass dispatches starts from the base as it is now.
+      baseTip ??= branchTip(paths.gardenRoot, worktrees.base!, options.env ?? process.env).catch(() => undefined);
+      const tip = await baseTip;
       if (!tip) {
         summary.rolledBack.push({ goal: goal.id, reason: `the base branch ${worktrees.base} has no commit to start a worktree from` });
         continue;
@@ -361,7 +366,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // 3. Close completed goals
   runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh
-  const settled = await settleGoals(paths, goals, loadRun, now, { garden, env: options.env ?? process.env });
+  let settled: SettleOut;
+  if (options.settling && !options.awaitDispatch) {
+    // Each goal's settle is work of its own (it wakes a pass when it ends): this pass takes what the settles that ended did.
+    summary.pending.push(...(await options.settling.start(paths, goals, loadRun, now, { garden, env: options.env ?? process.env })));
+    settled = options.settling.take();
+  } else settled = await settleGoals(paths, goals, loadRun, now, { garden, env: options.env ?? process.env });
   summary.closed = settled.closed;
   summary.requeued = settled.requeued;
   summary.problems.push(...settled.problems);

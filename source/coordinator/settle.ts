@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import { appendComment, readComments, readGoal, readLanding, StoreError, transitionGoal } from '../store/index.js';
@@ -23,26 +24,108 @@ export async function settleGoals(
   now: () => Date,
   landing?: LandingContext,
 ): Promise<SettleOut> {
-  const out: SettleOut = { closed: [], requeued: [], closedRuns: [], problems: [] };
-  for (const goal of goals) {
-    if (goal.status !== 'running' && goal.status !== 'completed') continue;
-    const run = await loadRun(goal);
-    if (!run || !isTerminalRunStatus(run.status)) continue;
-    try {
-      if (run.worktree && landing) await settleWorktreeRun(landing, goal, run, out, now);
-      else await settleOne(paths, goal, run, out, now);
-    } catch (error) {
-      // Settled meanwhile by someone else (a runner's finish, the server's lease reaper, an operator stop): the goal file says where it is.
-      if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) {
-        if (!landing) throw error;
-        // A landing step git refused (a locked index, a full disk): said, and taken up again next pass.
-        out.problems.push({ file: goal.id, message: `${run.id}: ${(error as Error).message}` });
-        continue;
-      }
-      goal.status = (await readGoal(paths, goal.id)).status;
+  // Goals settle side by side (a fleet's closes overlap, each its own goal's lock and git work); what each did is gathered in the goals' order.
+  const limit = pLimit(SETTLE_CONCURRENCY);
+  return mergeOuts(await Promise.all(goals.map((goal) => limit(() => settleGoal(paths, goal, loadRun, now, landing)))));
+}
+
+/** How many goals settle at once in one {@link settleGoals} call. */
+const SETTLE_CONCURRENCY = 8;
+
+/** One goal of {@link settleGoals}: undefined when it has nothing to settle. */
+async function settleGoal(paths: Garden['paths'], goal: GoalRecord, loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>, now: () => Date, landing?: LandingContext): Promise<SettleOut | undefined> {
+  if (goal.status !== 'running' && goal.status !== 'completed') return undefined;
+  const run = await loadRun(goal);
+  if (!run || !isTerminalRunStatus(run.status)) return undefined;
+  const own = emptyOut();
+  try {
+    if (run.worktree && landing) await settleWorktreeRun(landing, goal, run, own, now);
+    else await settleOne(paths, goal, run, own, now);
+  } catch (error) {
+    // Settled meanwhile by someone else (a runner's finish, the server's lease reaper, an operator stop): the goal file says where it is.
+    if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) {
+      if (!landing) throw error;
+      // A landing step git refused (a locked index, a full disk): said, and taken up again next pass.
+      own.problems.push({ file: goal.id, message: `${run.id}: ${(error as Error).message}` });
+      return own;
     }
+    goal.status = (await readGoal(paths, goal.id)).status;
+  }
+  return own;
+}
+
+function emptyOut(): SettleOut {
+  return { closed: [], requeued: [], closedRuns: [], problems: [] };
+}
+
+function mergeOuts(outs: readonly (SettleOut | undefined)[]): SettleOut {
+  const out = emptyOut();
+  for (const own of outs) {
+    if (!own) continue;
+    out.closed.push(...own.closed);
+    out.requeued.push(...own.requeued);
+    out.closedRuns.push(...own.closedRuns);
+    out.problems.push(...own.problems);
   }
   return out;
+}
+
+/**
+ * The live coordinator's settling (issue 24, "the coordinator is not the
+ * bottleneck of a fleet"): each goal's settle runs as work of its own, as a
+ * dispatch does, so a pass never waits on one goal's git (a worktree
+ * commit, a landing queued, a worktree parked) before it dispatches or
+ * lands another's. A goal is settled by one settle at a time; what the
+ * settles did is taken by the next pass ({@link Settling.take}), which the
+ * end of each settle wakes.
+ */
+export class Settling {
+  private readonly inFlight = new Set<string>();
+  private finished: (SettleOut | undefined)[] = [];
+
+  /**
+   * Starts settling each of `goals` that has something to settle (its
+   * latest run ended; for a goal waiting on its landing, the landing
+   * ended) and is not already settling. What has nothing to do starts no
+   * work, so a settle's end (which wakes a pass) never wakes one for
+   * nothing.
+   *
+   * @returns the work started (the coordinator keeps it pending and wakes a pass when each ends).
+   */
+  async start(paths: Garden['paths'], goals: GoalRecord[], loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>, now: () => Date, landing: LandingContext): Promise<Promise<void>[]> {
+    const started: Promise<void>[] = [];
+    for (const goal of goals) {
+      if ((goal.status !== 'running' && goal.status !== 'completed') || this.inFlight.has(goal.id)) continue;
+      const run = await loadRun(goal);
+      if (!run || !isTerminalRunStatus(run.status)) continue;
+      if (goal.status === 'completed' && run.worktree && run.status === 'success') {
+        const record = await readLanding(paths, run.id).catch(() => undefined);
+        if (record && goalAfterLanding(record, landing.garden.config.merge.onConflict) === 'wait') continue;
+      }
+      this.inFlight.add(goal.id);
+      started.push(
+        settleGoal(paths, goal, async () => run, now, landing)
+          .then(
+            (own) => void (own && this.finished.push(own)),
+            (error: Error) => void this.finished.push({ ...emptyOut(), problems: [{ file: goal.id, message: error.message }] }),
+          )
+          .finally(() => this.inFlight.delete(goal.id)),
+      );
+    }
+    return started;
+  }
+
+  /** Whether `goalId` is being settled now (its status may change under the pass). */
+  settling(goalId: string): boolean {
+    return this.inFlight.has(goalId);
+  }
+
+  /** What the settles that ended since the last call did. */
+  take(): SettleOut {
+    const done = this.finished;
+    this.finished = [];
+    return mergeOuts(done);
+  }
 }
 
 /** What settling did. */

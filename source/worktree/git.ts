@@ -39,3 +39,25 @@ export async function identityArgs(cwd: string, env: NodeJS.ProcessEnv): Promise
   identities.set(cwd, { at: Date.now(), args });
   return args;
 }
+
+/** git's words when it has no identity to commit as. */
+const NO_IDENTITY = /tell me who you are|identity unknown|unable to auto-detect email/i;
+
+/**
+ * `git commit <args>` in `cwd` as the repository's configured identity, or
+ * as pak2 (`pak2 <pak2@localhost>`) when it has none: the commit is tried
+ * first and only a refusal for want of an identity is tried again, so the
+ * common case costs one git process (no `git config` reads first).
+ *
+ * @returns git's result; a non-zero exit listed in `allow` is returned, not thrown.
+ * @throws WorktreeGitError when the commit fails otherwise.
+ */
+export async function commitAs(args: string[], cwd: string, env: NodeJS.ProcessEnv, allow: number[] = []): Promise<GitResult> {
+  const first = await git(['commit', ...args], cwd, env, [...allow, 128]);
+  if (first.ok || first.exitCode !== 128) return first;
+  if (!NO_IDENTITY.test(first.stderr)) {
+    if (allow.includes(128)) return first;
+    throw new WorktreeGitError(['commit', ...args], first);
+  }
+  return git(['-c', 'user.name=pak2', '-c', 'user.email=pak2@localhost', 'commit', ...args], cwd, env, allow);
+}

@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import picomatch from 'picomatch';
 import type { RunRecord } from '../contracts/index.js';
 import { crashPoint } from '../store/index.js';
-import { git, identityArgs, WorktreeGitError } from './git.js';
+import { commitAs, git, WorktreeGitError } from './git.js';
 
 /** A run's worktree as its record names it. */
 export type RunWorktree = NonNullable<RunRecord['worktree']>;
@@ -76,29 +76,38 @@ function inPool<T>(fn: () => Promise<T>): Promise<T> {
  * ignored file: only the files that differ from what it held are written,
  * instead of a whole checkout. False when the pool (`pool`, a directory)
  * is empty or the parked tree cannot be used (it is then removed).
+ * `otherwise`, when git refuses the checkout, gives the checkout args to
+ * try instead (undefined: none, the tree is removed and the answer false).
  */
-export async function takeFromPool(repo: string, pool: string, dest: string, checkout: string[], env: NodeJS.ProcessEnv): Promise<boolean> {
-  return inPool(async () => {
+export async function takeFromPool(repo: string, pool: string, dest: string, checkout: string[], env: NodeJS.ProcessEnv, otherwise?: () => Promise<string[] | undefined>): Promise<boolean> {
+  // Only the choice and the move are one at a time: once moved to `dest` the tree is this run's alone.
+  const moved = await inPool(async () => {
     const parked = fs.existsSync(pool) ? fs.readdirSync(pool).sort() : [];
     for (const name of parked) {
       const from = path.join(pool, name);
       try {
         await git(['worktree', 'move', from, dest], repo, env);
-      } catch {
-        await removeWorktree(repo, from, env).catch(() => undefined);
-        continue;
-      }
-      try {
-        // A parked tree is clean (parking ends with the clean and the move is its last step): only the checkout is left.
-        await git(['checkout', '--quiet', '--force', ...checkout], dest, env);
         return true;
       } catch {
-        await removeWorktree(repo, dest, env).catch(() => undefined);
-        return false;
+        await removeWorktree(repo, from, env).catch(() => undefined);
       }
     }
     return false;
   });
+  if (!moved) return false;
+  try {
+    // A parked tree is clean (parking ends with the clean and the move is its last step): only the checkout is left.
+    const done = await git(['checkout', '--quiet', '--force', ...checkout], dest, env, [128]);
+    if (done.ok) return true;
+    // The checkout git refused (a branch that already exists): the caller's second way, if it has one.
+    const second = await otherwise?.();
+    if (!second) throw new WorktreeGitError(['checkout', ...checkout], done);
+    await git(['checkout', '--quiet', '--force', ...second], dest, env);
+    return true;
+  } catch {
+    await removeWorktree(repo, dest, env).catch(() => undefined);
+    return false;
+  }
 }
 
 /**
@@ -114,12 +123,14 @@ export async function parkWorktree(repo: string, wtPath: string, env: NodeJS.Pro
     await git(['worktree', 'prune'], repo, env);
     return;
   }
+  let ignored = true;
   try {
-    const status = await git(['status', '--porcelain'], wtPath, env);
-    if (status.stdout.trim() && options.branch) {
-      const who = await identityArgs(wtPath, env);
+    // One status says both whether anything is left to keep and whether there is anything (ignored files too) to clean.
+    const status = (await git(['status', '--porcelain', '--ignored'], wtPath, env)).stdout.split('\n').filter(Boolean);
+    ignored = status.some((line) => line.startsWith('!!'));
+    if (status.some((line) => !line.startsWith('!!')) && options.branch) {
       await git(['add', '-A'], wtPath, env);
-      await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${options.plant ?? 'pak2'} <pak2-${options.plant ?? 'pak2'}@localhost>`, '-m', `pak2: what was left in the worktree of ${path.basename(wtPath)}`], wtPath, env);
+      await commitAs(['--quiet', '--no-verify', '--author', `pak2 ${options.plant ?? 'pak2'} <pak2-${options.plant ?? 'pak2'}@localhost>`, '-m', `pak2: what was left in the worktree of ${path.basename(wtPath)}`], wtPath, env);
     }
   } catch {
     // A worktree git cannot read is not parked: it is removed below.
@@ -127,12 +138,18 @@ export async function parkWorktree(repo: string, wtPath: string, env: NodeJS.Pro
     return;
   }
   const pool = options.pool ?? path.join(path.dirname(wtPath), POOL_DIR);
+  try {
+    await git(['checkout', '--quiet', '--detach'], wtPath, env);
+    if (ignored) await git(['clean', '-qffdx'], wtPath, env);
+  } catch {
+    await removeWorktree(repo, wtPath, env);
+    return;
+  }
+  // Only the count and the move are one at a time (the pool's size holds).
   await inPool(async () => {
     const parked = fs.existsSync(pool) ? fs.readdirSync(pool).length : 0;
     if (parked >= options.poolMax) return removeWorktree(repo, wtPath, env);
     try {
-      await git(['checkout', '--quiet', '--detach'], wtPath, env);
-      await git(['clean', '-qffdx'], wtPath, env);
       await fsp.mkdir(pool, { recursive: true });
       await git(['worktree', 'move', wtPath, path.join(pool, `${path.basename(wtPath)}-${Date.now()}`)], repo, env);
     } catch {
@@ -163,7 +180,9 @@ export async function createWorktree(repo: string, wt: RunWorktree, env: NodeJS.
     const exists = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128]);
     return exists.ok && exists.stdout.trim().length > 0;
   };
-  if (await takeFromPool(repo, path.join(path.dirname(wt.path), POOL_DIR), wt.path, (await branchExists()) ? [wt.branch] : ['-b', wt.branch, wt.base_commit], env)) {
+  // The branch is new in the common case: `-b` makes it, and only a refusal (made by a create that died) asks whether it exists.
+  const fromPool = await takeFromPool(repo, path.join(path.dirname(wt.path), POOL_DIR), wt.path, ['-b', wt.branch, wt.base_commit], env, async () => ((await branchExists()) ? [wt.branch] : undefined));
+  if (fromPool) {
     crashPoint('worktree:after-add');
     return 'created';
   }
@@ -302,12 +321,19 @@ function lastLogLine(file: string): string {
  */
 export async function commitRunWork(wt: RunWorktree, message: string, plant: string, copyGlobs: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const isCopied = copyGlobs.length ? picomatch(copyGlobs, { dot: true }) : () => false;
-  const untracked = copyGlobs.length ? (await git(['ls-files', '-z', '--others'], wt.path, env)).stdout.split('\0').filter((p) => p && isCopied(p)) : [];
-  const pathspec = ['.', ...untracked.map((p) => `:(exclude,literal)${p}`)];
+  // One status first: a worktree with nothing to commit (the common close of a run that changed nothing) costs this one git process.
+  const status = (await git(['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all'], wt.path, env)).stdout.split('\0').filter(Boolean);
+  const headOid = status.find((e) => e.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+  const changed = status.filter((e) => !e.startsWith('#'));
+  // (A rename's entry is followed by its original path, which is not a status entry: any tracked change means a commit anyway.)
+  const untracked = changed.filter((e) => e.startsWith('? ')).map((e) => e.slice(2));
+  const onlyCopied = changed.length === untracked.length && untracked.every((p) => isCopied(p));
+  if (onlyCopied && headOid && /^[0-9a-f]{40,64}$/.test(headOid)) return headOid;
+  const excluded = untracked.filter((p) => isCopied(p));
+  const pathspec = ['.', ...excluded.map((p) => `:(exclude,literal)${p}`)];
   await git(['add', '-A', '--', ...pathspec], wt.path, env);
-  const who = await identityArgs(wt.path, env);
   // Nothing staged is git's exit 1 ("nothing to commit"): no commit, no error.
-  const committed = await git([...who, 'commit', '--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env, [1]);
+  const committed = await commitAs(['--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env, [1]);
   if (committed.ok) crashPoint('landing:after-commit');
   else if (!/nothing to commit|nothing added to commit|no changes added/i.test(`${committed.stdout}\n${committed.stderr}`)) throw new WorktreeGitError(['commit'], committed);
   return (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
