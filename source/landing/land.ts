@@ -90,7 +90,7 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
         }
         const saved = await save(
           { state: 'verifying', onto_commit: onto, result_commit: merged.result, ...(verify ? { verify } : {}) },
-          { type: 'LandingVerified', detail: `${merged.upToDate ? 'already on' : merged.fastForward ? 'fast-forward of' : 'merged onto'} ${record.base_branch} at ${onto.slice(0, 12)} → ${merged.result.slice(0, 12)}; ${verify ? `verify passed: ${verifyCommand}` : 'no verify command'}` },
+          { type: 'LandingVerified', detail: `${merged.upToDate ? 'already on' : merged.fastForward ? 'fast-forward of' : 'merged onto'} ${record.base_branch} at ${onto.slice(0, 12)} → ${merged.result.slice(0, 12)}; ${verify ? `verify passed: ${verifyCommand}` : merged.upToDate ? 'nothing new to verify' : 'no verify command'}` },
         );
         if (!saved) return record;
         crashPoint('landing:after-verified');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { GoalRecord, LandingRecord, RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import { appendEvent, crashPoint, readLanding, writeLanding } from '../store/index.js';
-import { branchTip, commitRunWork, git } from '../worktree/index.js';
+import { branchTip, commitRunWork, git, WorkOffBranchError } from '../worktree/index.js';
 
 /** What queueing a run's work did: a landing record, or nothing to land (the run changed nothing). */
 export type QueuedLanding = { kind: 'queued'; landing: LandingRecord } | { kind: 'empty' };
@@ -37,7 +37,17 @@ export async function queueLanding(garden: Garden, goal: GoalRecord, run: RunRec
   const existing = await readLanding(paths, run.id);
   if (existing) return { kind: 'queued', landing: existing };
   const wt = run.worktree!;
-  const head = fs.existsSync(wt.path) ? await commitRunWork(wt, workMessage(goal, run.id), run.plant, config.worktree.copy, env) : await branchTip(paths.gardenRoot, wt.branch, env);
+  let head: string | undefined;
+  try {
+    head = fs.existsSync(wt.path) ? await commitRunWork(wt, workMessage(goal, run.id), run.plant, config.worktree.copy, env) : await branchTip(paths.gardenRoot, wt.branch, env);
+  } catch (error) {
+    if (!(error instanceof WorkOffBranchError)) throw error;
+    // Work the branch does not hold is never landed as nothing: the landing fails, saying where the work is.
+    const at = now().toISOString();
+    const landing = await writeLanding(paths, { run: run.id, goal: goal.id, plant: run.plant, state: 'failed', failure_reason: 'landing_error', message: error.message, branch: wt.branch, head_commit: error.tip, base_branch: wt.base_branch, base_commit: wt.base_commit, queued_at: at, updated_at: at, attempts: 0 });
+    await appendEvent(paths, { type: 'LandingFailed', run: run.id, goal: goal.id, plant: run.plant, status: 'failed', detail: `landing_error: ${error.message}` }, now());
+    return { kind: 'queued', landing };
+  }
   if (!head || head === wt.base_commit) return { kind: 'empty' };
   const files = await changedFiles(paths.gardenRoot, wt.base_commit, head, env);
   if (files.length === 0) return { kind: 'empty' };

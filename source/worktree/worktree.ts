@@ -324,17 +324,60 @@ export async function commitRunWork(wt: RunWorktree, message: string, plant: str
   // One status first: a worktree with nothing to commit (the common close of a run that changed nothing) costs this one git process.
   const status = (await git(['status', '--porcelain=v2', '--branch', '-z', '--untracked-files=all'], wt.path, env)).stdout.split('\0').filter(Boolean);
   const headOid = status.find((e) => e.startsWith('# branch.oid '))?.slice('# branch.oid '.length);
+  const onBranch = status.find((e) => e.startsWith('# branch.head '))?.slice('# branch.head '.length) === wt.branch;
   const changed = status.filter((e) => !e.startsWith('#'));
   // (A rename's entry is followed by its original path, which is not a status entry: any tracked change means a commit anyway.)
   const untracked = changed.filter((e) => e.startsWith('? ')).map((e) => e.slice(2));
   const onlyCopied = changed.length === untracked.length && untracked.every((p) => isCopied(p));
-  if (onlyCopied && headOid && /^[0-9a-f]{40,64}$/.test(headOid)) return headOid;
-  const excluded = untracked.filter((p) => isCopied(p));
-  const pathspec = ['.', ...excluded.map((p) => `:(exclude,literal)${p}`)];
-  await git(['add', '-A', '--', ...pathspec], wt.path, env);
-  // Nothing staged is git's exit 1 ("nothing to commit"): no commit, no error.
-  const committed = await commitAs(['--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env, [1]);
-  if (committed.ok) crashPoint('landing:after-commit');
-  else if (!/nothing to commit|nothing added to commit|no changes added/i.test(`${committed.stdout}\n${committed.stderr}`)) throw new WorktreeGitError(['commit'], committed);
-  return (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
+  let head: string;
+  if (onlyCopied && headOid && /^[0-9a-f]{40,64}$/.test(headOid)) head = headOid;
+  else {
+    const excluded = untracked.filter((p) => isCopied(p));
+    const pathspec = ['.', ...excluded.map((p) => `:(exclude,literal)${p}`)];
+    await git(['add', '-A', '--', ...pathspec], wt.path, env);
+    // Nothing staged is git's exit 1 ("nothing to commit"): no commit, no error.
+    const committed = await commitAs(['--quiet', '--no-verify', '--author', `pak2 ${plant} <pak2-${plant}@localhost>`, '-m', message], wt.path, env, [1]);
+    if (committed.ok) crashPoint('landing:after-commit');
+    else if (!/nothing to commit|nothing added to commit|no changes added/i.test(`${committed.stdout}\n${committed.stderr}`)) throw new WorktreeGitError(['commit'], committed);
+    head = (await git(['rev-parse', 'HEAD'], wt.path, env)).stdout.trim();
+  }
+  return onBranch ? head : runBranchHolding(wt, head, env);
+}
+
+/**
+ * The agent left its worktree off the run's branch (another branch it
+ * made, a detached HEAD): the branch is made to hold the run's work, or
+ * the work is said to be off it — never taken as nothing. When HEAD holds
+ * the branch's tip, the branch moves up to HEAD; when the branch's tip
+ * holds HEAD (the agent stepped back after committing), the tip is the
+ * work; a branch the agent deleted is made again at HEAD.
+ *
+ * @returns the run's work: the branch's tip after this.
+ * @throws WorkOffBranchError when HEAD and the branch have diverged (both are kept; neither lands).
+ */
+async function runBranchHolding(wt: RunWorktree, head: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const ref = `refs/heads/${wt.branch}`;
+  const tip = (await git(['rev-parse', '--verify', '--quiet', ref], wt.path, env, [1, 128])).stdout.trim();
+  if (!tip) {
+    await git(['update-ref', ref, head, ''], wt.path, env);
+    return head;
+  }
+  if (tip === head) return head;
+  const holds = async (a: string, b: string) => (await git(['merge-base', '--is-ancestor', a, b], wt.path, env, [1])).ok;
+  if (await holds(tip, head)) {
+    await git(['update-ref', ref, head, tip], wt.path, env);
+    return head;
+  }
+  if (await holds(head, tip)) return tip;
+  throw new WorkOffBranchError(`the agent left its worktree at ${head.slice(0, 12)}, off the run's branch ${wt.branch} (at ${tip.slice(0, 12)}), and the two have diverged: pak2 lands neither, and keeps both`, tip);
+}
+
+/** The agent's work is on a commit the run's branch does not hold, nor holds it ({@link commitRunWork}); `tip` is the branch's. */
+export class WorkOffBranchError extends Error {
+  constructor(
+    message: string,
+    readonly tip: string,
+  ) {
+    super(message);
+  }
 }
