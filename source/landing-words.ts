@@ -55,3 +55,19 @@ export function patchLineKind(line: string): PatchLineKind {
   if ((c === 43 || c === 45) && !line.startsWith('+++') && !line.startsWith('---')) return c === 43 ? 'add' : 'del';
   return HEADS.some((head) => line.startsWith(head)) ? 'head' : 'context';
 }
+
+/**
+ * What a run's diff (`RunDiff`, source/submit/landing.ts) is, in one line (`pak2 diff`, the workbench's diff):
+ * whose work, against which base, from where.
+ */
+export function diffHeading(diff: { run: string; source: 'landing' | 'worktree' | 'branch' | 'none'; base: string; head?: string }): string {
+  const base = diff.base.slice(0, 12);
+  if (diff.source === 'none') return `${diff.run}: no work to show: its worktree is removed and its branch is gone (it held nothing beyond its base ${base})`;
+  const what =
+    diff.source === 'landing'
+      ? `the work of ${diff.run}`
+      : diff.source === 'branch'
+        ? `the branch of ${diff.run} (not landed)`
+        : `the worktree of ${diff.run} (what it holds now, committed or not)`;
+  return `${what} against ${base}${diff.head ? ` (branch tip ${diff.head.slice(0, 12)})` : ''}`;
+}

@@ -29,6 +29,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'worktree.keep_days': 'a whole number of days from 0 to 3650',
   'merge.mode': '"auto" or "review"',
   'merge.on_conflict': '"requeue" or "fail"',
+  'merge.verify': 'a command line as one string, run by the shell in the merged result (e.g. "npm test")',
   'merge.verify_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
 };
 

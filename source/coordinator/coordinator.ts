@@ -168,7 +168,8 @@ export class Coordinator extends EventEmitter {
     // Worktrees or the one tree: decided once, from what the repository is now.
     const env = this.options.env ?? process.env;
     this.isolationValue = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
-    if (this.isolationValue.reason) this.emit('notice', this.isolationValue.reason);
+    // Said where the operator looks (stderr headless, the problems list in the workbench), at every start.
+    if (this.isolationValue.reason) this.options.onError?.(new Error(this.isolationValue.reason));
     this.lander = new Lander(this.options.garden, env, this.options.now);
     if (this.isolationValue.mode === 'worktree') {
       await pruneLandedBranches(this.options.garden, env, this.options.now).catch((error: Error) => this.options.onError?.(new Error(`pruning landed branches: ${error.message}`)));

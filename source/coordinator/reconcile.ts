@@ -247,11 +247,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       continue;
     }
     // In worktree mode each guarded run has its own tree: the rule that one holds back the queue goes.
-    if (inFlight >= config.coordinator.maxConcurrentRuns || (!worktrees && (guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))))) {
+    if (options.isolation?.held || inFlight >= config.coordinator.maxConcurrentRuns || (!worktrees && (guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))))) {
       // A guarded goal that waits for the tree holds back the goals after it in the order, so the tree drains for it.
       if (isGuarded(goal) && !guardedLive) guardWaiting = true;
-      // With no local slots at all (max_concurrent_runs = 0) the goal waits for a runner, not for this coordinator.
-      if (config.coordinator.maxConcurrentRuns > 0) summary.queued += 1;
+      // With no local slots at all (max_concurrent_runs = 0), or none allowed (worktrees asked for and impossible), the goal waits for a runner, not for this coordinator.
+      if (config.coordinator.maxConcurrentRuns > 0 && !options.isolation?.held) summary.queued += 1;
       continue;
     }
     // A standard-route goal in worktree mode gets its own worktree from the base branch's tip now; a reply to a conversation works in the tree (its session resumes there).

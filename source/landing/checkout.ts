@@ -66,7 +66,7 @@ export async function moveBase(repo: string, base: string, onto: string, result:
   if (head !== onto) return { kind: 'base_moved', tip: head };
   const inTheWay = await untrackedInTheWay(checkout, onto, result, env);
   if (inTheWay.length > 0) {
-    return { kind: 'waiting', checkout, files: inTheWay, message: `${checkout} has ${base} checked out with untracked or ignored files where the landing writes: ${inTheWay.slice(0, 5).join(', ')}${inTheWay.length > 5 ? ` (+${inTheWay.length - 5} more)` : ''}. Move them aside (or commit them), and the landing goes on by itself.` };
+    return { kind: 'waiting', checkout, files: inTheWay, message: `${checkout} has ${base} checked out with untracked or ignored files where the landing writes: ${inTheWay.slice(0, 5).join(', ')}${inTheWay.length > 5 ? ` (+${inTheWay.length - 5} more)` : ''}. Move them aside (or commit them), and the landing goes on (a running coordinator tries again every few seconds; else the next pak2 cycle).` };
   }
   const merged = await git(['merge', '--ff-only', '--quiet', result], checkout, env, [1, 128]);
   if (merged.ok) return { kind: 'moved', checkout };
@@ -78,5 +78,5 @@ export async function moveBase(repo: string, base: string, onto: string, result:
     .filter((l) => /^\s+\S/.test(l) && !/^\s*(Please|Aborting|hint:)/.test(l))
     .map((l) => l.trim());
   const why = files.length ? `uncommitted changes to ${files.slice(0, 5).join(', ')}${files.length > 5 ? ` (+${files.length - 5} more)` : ''} would be overwritten` : (merged.stderr.trim().split('\n')[0] ?? 'git refused the fast-forward');
-  return { kind: 'waiting', checkout, files, message: `${path.resolve(checkout)} has ${base} checked out and ${why}. Commit or stash those changes (git stash), and the landing goes on by itself; nothing of yours was touched.` };
+  return { kind: 'waiting', checkout, files, message: `${path.resolve(checkout)} has ${base} checked out and ${why}. Commit or stash those changes (git stash), and the landing goes on (a running coordinator tries again every few seconds; else the next pak2 cycle); nothing of yours was touched.` };
 }

@@ -417,7 +417,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
             type: 'object',
             properties: {
               run: { type: 'string' },
-              source: { type: 'string', enum: ['landing', 'worktree'] },
+              source: { type: 'string', enum: ['landing', 'worktree', 'branch', 'none'] },
               base: { type: 'string' },
               head: { type: 'string' },
               files: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, status: { type: 'string' }, insertions: { type: ['integer', 'null'] }, deletions: { type: ['integer', 'null'] } } } },

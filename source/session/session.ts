@@ -111,6 +111,8 @@ export class Session {
   /** The read model the views subscribe to; undefined for a session without views (headless). */
   readonly source: SnapshotSource | undefined;
   readonly actions: OperatorActions | undefined;
+  /** What a read-only session may still do: read a run's diff (git reads; nothing written). */
+  readonly reads: Pick<OperatorActions, 'runDiff'>;
   private readonly listeners = new Set<(event: EventRecord) => void>();
   private readonly follower: EventFollower;
   private startup: StartupWindow | undefined;
@@ -152,6 +154,7 @@ export class Session {
         });
     this.source = options.snapshot === false ? undefined : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), readOnly: Boolean(options.readOnly) });
     this.actions = options.readOnly ? undefined : operatorActions(garden);
+    this.reads = { runDiff: (runId) => runDiff(garden, runId) };
     this.follower = new EventFollower(garden.paths, (event) => {
       for (const listener of this.listeners) listener(event);
     });

@@ -52,7 +52,9 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
     `- Watchdog ${config.coordinator.watchdogSeconds} s, run limit ${config.coordinator.runTimeoutSeconds} s, ${config.coordinator.maxConcurrentRuns ? `${config.coordinator.maxConcurrentRuns} run(s) at a time` : 'no runs here: remote runners (pak2 runner) take the goals'}`,
     isolation.mode === 'worktree'
       ? `- Each run works in a git worktree of its own, from ${isolation.base}; its work lands on ${isolation.base} ${config.merge.mode === 'review' ? 'when you accept it (pak2 land, or a in the diff)' : 'once verified on the merged result'}`
-      : `- Every run works in the garden's own tree${isolation.reason ? ` (${isolation.reason})` : ''}`,
+      : isolation.held
+        ? `- No run starts here: ${isolation.reason}`
+        : `- Every run works in the garden's own tree${isolation.reason ? ` (${isolation.reason.replace(/^runs work in the garden's own tree: /, '')})` : ''}`,
     '',
     'I will post short updates on the first run here until you write. Reply with `pak2 chat` or the chat pane.',
   ];

@@ -1,4 +1,4 @@
-import { GOAL_ID_PATTERN, GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
@@ -13,6 +13,7 @@ import {
   latestRun,
   readConversation,
   readGoal,
+  readLanding,
   readPlant,
   readRun,
   runIdsForGoal,
@@ -214,6 +215,12 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
     const latest = await latestRun(garden.paths, id).catch(() => undefined);
     if (!latest || latest.status !== 'running') return { goal: await transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now }) };
     return { goal, stopped: await stopRun(garden, latest.id, { now }) };
+  }
+  if (goal.status === 'completed') {
+    // Its run is done; what is left is its work's landing, which the operator ends with a reject.
+    const latest = await latestRun(garden.paths, id).catch(() => undefined);
+    const landing = latest?.worktree ? await readLanding(garden.paths, latest.id).catch(() => undefined) : undefined;
+    if (landing && !isTerminalLandingState(landing.state)) throw new UserError(`ID ${id}: the goal's run is done and its work waits to land (${landing.state.replace('_', ' ')}); to discard it and close the goal: pak2 reject ${latest!.id}`, { exitCode: 1 });
   }
   if (goal.status === 'closed' || goal.status === 'completed') throw new UserError(`ID ${id}: the goal is already ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`, { exitCode: 1 });
   const run = (await runIdsForGoal(garden.paths, id)).at(-1);

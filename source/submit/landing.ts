@@ -132,8 +132,13 @@ export async function rejectRun(garden: Garden, runId: string, options: ReviewAc
 /** A run's diff for review: its files and the patch, capped. */
 export interface RunDiff {
   run: string;
-  /** `landing`: the committed work on the run's branch against its base; `worktree`: a live worktree's changes so far. */
-  source: 'landing' | 'worktree';
+  /**
+   * `landing`: the work the landing took, its branch's commit against its base;
+   * `worktree`: what the run's worktree holds now, before its landing (committed or not, new files with their content);
+   * `branch`: an ended run's branch against its base (no landing: a run that did not succeed, or before it was queued);
+   * `none`: the worktree is removed and the branch is gone (a run whose branch held nothing beyond its base).
+   */
+  source: 'landing' | 'worktree' | 'branch' | 'none';
   base: string;
   head?: string;
   files: { path: string; status: string; insertions: number | null; deletions: number | null }[];
@@ -158,32 +163,49 @@ export async function runDiff(garden: Garden, runId: string, env: NodeJS.Process
   if (!run.worktree) throw new UserError(`RUN ${runId}: it worked in the garden's tree, not a worktree of its own; see git diff there`, { exitCode: 1 });
   const { git } = await import('../worktree/index.js');
   const repo = garden.paths.gardenRoot;
+  const wt = run.worktree;
   const landing = await readLanding(garden.paths, runId);
   const fs = await import('node:fs');
-  const live = !landing && fs.existsSync(run.worktree.path);
-  const cwd = live ? run.worktree.path : repo;
-  const range = landing ? [landing.base_commit, landing.head_commit] : live ? [run.worktree.base_commit] : [run.worktree.base_commit, run.worktree.branch];
-  const numstat = (await git(['diff', '--numstat', '-z', '--no-renames', ...range], cwd, env, [128])).stdout;
-  const status = (await git(['diff', '--name-status', '-z', '--no-renames', ...range], cwd, env, [128])).stdout.split('\0').filter(Boolean);
-  const statusOf = new Map<string, string>();
-  for (let i = 0; i + 1 < status.length; i += 2) statusOf.set(status[i + 1]!, status[i]!);
-  const files: RunDiff['files'] = [];
-  for (const entry of numstat.split('\0').filter(Boolean)) {
-    const [ins, del, ...rest] = entry.split('\t');
-    const file = rest.join('\t');
-    files.push({ path: file, status: statusOf.get(file) ?? 'M', insertions: ins === '-' ? null : Number(ins), deletions: del === '-' ? null : Number(del) });
-  }
+  const live = !landing && fs.existsSync(wt.path);
+  const tip = landing ? landing.head_commit : (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${wt.branch}`], repo, env, [1, 128])).stdout.trim();
+  if (!live && !tip) return { run: runId, source: 'none', base: wt.base_commit, files: [], patch: '', truncatedBytes: 0 };
+  let cwd = repo;
+  let range: string[];
+  let pin: { GIT_INDEX_FILE?: string } = {};
+  let scratch: string | undefined;
   if (live) {
-    for (const file of (await git(['ls-files', '-z', '--others', '--exclude-standard'], cwd, env)).stdout.split('\0').filter(Boolean)) files.push({ path: file, status: '?', insertions: null, deletions: null });
+    // What the worktree holds now, new files with their content: a scratch index of it (the worktree's own index is the agent's), against the base.
+    const os = await import('node:os');
+    const path = await import('node:path');
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-diff-'));
+    pin = { GIT_INDEX_FILE: path.join(scratch, 'index') };
+    cwd = wt.path;
+    await git(['read-tree', 'HEAD'], cwd, env, [], pin);
+    await git(['add', '-A'], cwd, env, [], pin);
+    range = ['--cached', wt.base_commit];
+  } else range = [wt.base_commit, tip];
+  try {
+    const numstat = (await git(['diff', '--numstat', '-z', '--no-renames', ...range], cwd, env, [], pin)).stdout;
+    const status = (await git(['diff', '--name-status', '-z', '--no-renames', ...range], cwd, env, [], pin)).stdout.split('\0').filter(Boolean);
+    const statusOf = new Map<string, string>();
+    for (let i = 0; i + 1 < status.length; i += 2) statusOf.set(status[i + 1]!, status[i]!);
+    const files: RunDiff['files'] = [];
+    for (const entry of numstat.split('\0').filter(Boolean)) {
+      const [ins, del, ...rest] = entry.split('\t');
+      const file = rest.join('\t');
+      files.push({ path: file, status: statusOf.get(file) ?? 'M', insertions: ins === '-' ? null : Number(ins), deletions: del === '-' ? null : Number(del) });
+    }
+    let patch = (await git(['diff', '--no-color', '--no-renames', ...range], cwd, env, [], pin)).stdout;
+    let truncatedBytes = 0;
+    const bytes = Buffer.byteLength(patch);
+    if (bytes > DIFF_PATCH_CAP) {
+      truncatedBytes = bytes - DIFF_PATCH_CAP;
+      patch = Buffer.from(patch).subarray(0, DIFF_PATCH_CAP).toString('utf8');
+    }
+    return { run: runId, source: landing ? 'landing' : live ? 'worktree' : 'branch', base: wt.base_commit, ...(tip && !live ? { head: tip } : {}), files, patch, truncatedBytes };
+  } finally {
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   }
-  let patch = (await git(['diff', '--no-color', '--no-renames', ...range], cwd, env, [128])).stdout;
-  let truncatedBytes = 0;
-  const bytes = Buffer.byteLength(patch);
-  if (bytes > DIFF_PATCH_CAP) {
-    truncatedBytes = bytes - DIFF_PATCH_CAP;
-    patch = Buffer.from(patch).subarray(0, DIFF_PATCH_CAP).toString('utf8');
-  }
-  return { run: runId, source: landing ? 'landing' : 'worktree', base: run.worktree.base_commit, ...(landing ? { head: landing.head_commit } : {}), files, patch, truncatedBytes };
 }
 
 /**

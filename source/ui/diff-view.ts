@@ -1,5 +1,5 @@
 import { displayWidth, sanitize, wrapBudget } from '../format.js';
-import { patchLineKind, type PatchLineKind } from '../landing-words.js';
+import { diffHeading, patchLineKind, type PatchLineKind } from '../landing-words.js';
 import type { RunDiff } from '../submit/index.js';
 import { fit, wrapLines } from './layout.js';
 
@@ -76,8 +76,8 @@ export function diffTotals(diff: RunDiff): { insertions: number; deletions: numb
 /** The summary row: what the diff is of, and its size. */
 export function diffSummary(diff: RunDiff): string {
   const { insertions, deletions } = diffTotals(diff);
-  const what = diff.source === 'landing' ? `the work of ${diff.run}` : `the worktree of ${diff.run} (live, uncommitted)`;
-  return `${diff.files.length} file${diff.files.length === 1 ? '' : 's'} +${insertions} −${deletions} · ${what} against ${diff.base.slice(0, 12)}${diff.head ? ` (branch tip ${diff.head.slice(0, 12)})` : ''}`;
+  if (diff.source === 'none') return diffHeading(diff);
+  return `${diff.files.length} file${diff.files.length === 1 ? '' : 's'} +${insertions} −${deletions} · ${diffHeading(diff)}`;
 }
 
 /** Invisible characters that change how code reads: see {@link showHidden}. */

@@ -55,6 +55,8 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   const actions: WorkbenchActions = {
     follow: (runId) => source.follow(runId),
     quit,
+    // The dashboard reads diffs too: a read, nothing written.
+    runDiff: session.reads.runDiff,
     ...(session.actions
       ? {
           submitGoal: session.actions.submitGoal,

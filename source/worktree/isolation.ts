@@ -26,15 +26,22 @@ export interface Isolation {
   base?: string;
   /** Why the mode is `tree` although worktrees were asked for, or are the default (one line). */
   reason?: string;
+  /**
+   * Worktrees were asked for (`isolation = "worktree"`) and cannot apply:
+   * no run starts in this garden (its agents would otherwise work in the
+   * operator's own checkout, side by side, which the operator ruled out).
+   */
+  held?: boolean;
 }
 
 /**
  * Decides how runs are isolated (pure; docs/landing/level2.md, "Worktrees"):
  * `[coordinator] isolation` as written, else `worktree` in a garden that is
  * the top of a git work tree with a commit and a branch to land on, else
- * `tree` (the seeds' single tree). Asked for worktrees in a garden that
- * cannot have them, it is `tree` with the reason said (the startup note and
- * the problems list carry it), never a silent change.
+ * `tree` (the seeds' single tree), with the reason said when the garden is
+ * a git work tree that cannot have them (a detached HEAD). Asked for
+ * worktrees in a garden that cannot have them, it is `held`: no run starts
+ * until it can, never a silent change to the one tree.
  */
 export function decideIsolation(configured: GardenConfig['isolation'], base: string | undefined, facts: RepositoryFacts): Isolation {
   if (configured === 'tree') return { mode: 'tree' };
@@ -49,7 +56,9 @@ export function decideIsolation(configured: GardenConfig['isolation'], base: str
           : !facts.mergeTree
             ? 'git is older than 2.38 (no `git merge-tree --write-tree`)'
             : undefined);
-  if (why) return { mode: 'tree', ...(configured === 'worktree' ? { reason: `isolation = "worktree" cannot apply: ${why}; runs work in the garden's tree` } : {}) };
+  if (why && configured === 'worktree') return { mode: 'tree', held: true, reason: `isolation = "worktree" cannot apply: ${why}; no run starts here until it can (fix that and start pak2 again, or set [coordinator] isolation = "tree")` };
+  // The default in a git work tree that cannot have worktrees: the one tree, and why (outside git there is nothing to explain).
+  if (why) return { mode: 'tree', ...(facts.topLevel ? { reason: `runs work in the garden's own tree: ${why}` } : {}) };
   return { mode: 'worktree', base: base ?? facts.branch! };
 }
 

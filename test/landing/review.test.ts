@@ -51,6 +51,11 @@ describe('review mode through the CLI', () => {
     expect((await readGoal(g.paths, keep.id)).closed_reason).toBe('success');
     expect(fs.readFileSync(path.join(g.root, 'src/keep.txt'), 'utf8')).toBe('keep me\n');
 
+    // Cancel is not how work awaiting review is discarded: it says which command is.
+    const cancelled = await cli(g, 'cancel', redo.id);
+    expect(cancelled.code).toBe(1);
+    expect(cancelled.stderr).toContain(`ID ${redo.id}: the goal's run is done and its work waits to land (awaiting review); to discard it and close the goal: pak2 reject ${redo.id}-r1`);
+
     // Reject the other, back to the queue, with a comment for the next attempt.
     const rejected = await cli(g, 'reject', `${redo.id}-r1`, '--requeue', '--comment', 'use tabs, not spaces');
     expect(rejected.code).toBe(0);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { age, table } from '../../format.js';
 import { gardenLandings, landRun, rejectRun, runDiff } from '../../submit/index.js';
-import { landingWords, patchLineKind, type PatchLineKind } from '../../landing-words.js';
+import { diffHeading, landingWords, patchLineKind, type PatchLineKind } from '../../landing-words.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO, OutputStyle } from '../main.js';
 
@@ -32,7 +32,8 @@ export function registerLandingCommands(program: Command, io: CliIO): void {
       const diff = await runDiff(garden, runId);
       if (opts.json) return printJson(io, diff);
       const colour = opts.color ?? Boolean(io.isTTY);
-      io.out(`${diff.source === 'landing' ? 'work of' : 'worktree of'} ${diff.run} against ${diff.base.slice(0, 12)}${diff.head ? ` (branch tip ${diff.head.slice(0, 12)})` : ' (uncommitted, live)'}: ${diff.files.length} file(s)`);
+      if (diff.source === 'none') return io.out(diffHeading(diff));
+      io.out(`${diffHeading(diff)}: ${diff.files.length} file(s)`);
       for (const f of diff.files) io.out(`  ${f.status.padEnd(2)} ${f.path}${f.insertions === null ? '' : `  +${f.insertions} -${f.deletions}`}`);
       if (opts.stat) return;
       io.out('');
@@ -85,7 +86,7 @@ export function registerLandingCommands(program: Command, io: CliIO): void {
       io.out(
         table(
           ['RUN', 'STATE', 'FILES', 'BASE', 'AGE', 'NOTE'],
-          shown.map((l) => [l.run, landingWords(l), String(l.files?.length ?? '?'), `${l.base_branch}@${(l.result_commit ?? l.base_commit).slice(0, 8)}`, age(l.updated_at, now), (l.message ?? (l.conflict ? `conflict: ${l.conflict.paths.join(', ')}` : '')).slice(0, 80)]),
+          shown.map((l) => [l.run, landingWords(l), String(l.files?.length ?? '?'), `${l.base_branch}@${((l.state === 'landed' ? l.result_commit : undefined) ?? l.base_commit).slice(0, 8)}`, age(l.updated_at, now), (l.message ?? (l.conflict ? `conflict: ${l.conflict.paths.join(', ')}` : '')).slice(0, 80)]),
         ),
       );
     });
