@@ -20,26 +20,37 @@ export function fileHolders(files: string[]): number[] {
   const pids: number[] = [];
   if (targets.size === 0) return pids;
   for (const name of otherProcesses()) {
-    let fds: string[];
-    try {
-      fds = fs.readdirSync(`/proc/${name}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = fs.readlinkSync(`/proc/${name}/fd/${fd}`);
-      } catch {
-        continue;
-      }
-      if (targets.has(target)) {
-        pids.push(Number(name));
-        break;
-      }
+    for (const target of openFiles(name) ?? []) {
+      if (!targets.has(target)) continue;
+      pids.push(Number(name));
+      break;
     }
   }
   return pids;
+}
+
+/**
+ * What process `name` (a `/proc` entry name) has open: each fd's target
+ * (`/proc/<pid>/fd/<n>`, each read as a link when the caller gets to it); undefined when its fd directory
+ * cannot be read (it ended, or is not ours to read).
+ */
+export function openFiles(name: string): Iterable<string> | undefined {
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${name}/fd`);
+  } catch {
+    return undefined;
+  }
+  // Read as asked: a caller that found what it looks for stops reading links.
+  return (function* () {
+    for (const fd of fds) {
+      try {
+        yield fs.readlinkSync(`/proc/${name}/fd/${fd}`);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  })();
 }
 
 function safeRealpath(file: string): string | undefined {

@@ -11,7 +11,7 @@ import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest 
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
-import { reconcile, settleGoals, type DispatchFn, type ReconcileSummary } from './reconcile.js';
+import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { Lander } from './lander.js';
 import { decideIsolation, emptyTrash, probeRepository, type Isolation } from '../worktree/index.js';
@@ -251,8 +251,11 @@ export class Coordinator extends EventEmitter {
 
   private async settle(): Promise<void> {
     const { paths } = this.options.garden;
+    const now = this.options.now ?? (() => new Date());
     const { goals } = await this.scanner.scan();
-    await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), this.options.now ?? (() => new Date()), { garden: this.options.garden, env: this.options.env ?? process.env });
+    const settled = await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), now, { garden: this.options.garden, env: this.options.env ?? process.env });
+    // Closed by a settle no pass will follow (the last ones in flight, and this one): their tends are queued here.
+    await tendsForClosed(this.options.garden, goals, [...this.settling.take().closedRuns, ...settled.closedRuns], now());
   }
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */

@@ -477,3 +477,17 @@ async function failRun(options: ReconcileOptions, goal: GoalRecord, runId: strin
     // Its directory is gone: the next pass sees what is on disk.
   }
 }
+
+/**
+ * The tends the runs closed outside a pass call for (docs/automatic-tend/level2.md):
+ * what settled while the coordinator stopped, which no later pass will see.
+ * The same pure decision as a pass's step 4, with nothing stuck.
+ *
+ * @returns the tend goals queued.
+ */
+export async function tendsForClosed(garden: Garden, goals: GoalRecord[], closedRuns: SettleOut['closedRuns'], now: Date): Promise<ReconcileSummary['tends']> {
+  if (closedRuns.length === 0) return [];
+  const attentionCovered = await readAttentionCovered(garden.paths);
+  const decision = decideTends({ closed: closedRuns, stuck: [], open: goals, attentionCovered, gardenerProblem: await gardenerProblem(garden.paths) });
+  return queueTends(garden, decision, attentionCovered, now);
+}

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { commandOf, fileHolders, otherProcesses } from '../proc.js';
+import { commandOf, fileHolders, openFiles, otherProcesses } from '../proc.js';
 import { span } from '../timing.js';
 
 export { commandOf, fileHolders } from '../proc.js';
@@ -180,20 +180,10 @@ export function scanForSweeps(queries: readonly SweepQuery[]): SweepFound[] {
       else if (q.files.size > 0) unnamed.push(i);
     }
     if (!anyFiles || unnamed.length === 0) continue;
-    let fds: string[];
-    try {
-      fds = fs.readdirSync(`/proc/${name}/fd`);
-    } catch {
-      continue;
-    }
+    const open = openFiles(name);
+    if (!open) continue;
     let left = unnamed;
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = fs.readlinkSync(`/proc/${name}/fd/${fd}`);
-      } catch {
-        continue;
-      }
+    for (const target of open) {
       const holding = left.filter((i) => queries[i]!.files.has(target));
       if (holding.length === 0) continue;
       for (const i of holding) found[i]!.targets.push(pid);

@@ -21,7 +21,7 @@ export { landingWords };
 export function registerLandingCommands(program: Command, io: CliIO): void {
   program
     .command('diff')
-    .description("a run's work for review: its files and the patch against its base (a live worktree: its changes so far)")
+    .description("a run's work for review: its files and the patch against its base (its landing's commit, what its worktree holds now, or its kept branch)")
     .argument('<run>', 'the run id (N-slug-rN)')
     .option('--stat', 'the files only, with lines added and removed')
     .option('--color', 'colour the patch (default: when stdout is a terminal)')
