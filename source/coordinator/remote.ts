@@ -806,11 +806,16 @@ export async function upsertDocument(
     throw error;
   }
   const write = async (runId?: string) => {
-    const file = path.join(plantDir(paths, plant.name), ...parts);
-    await fsp.mkdir(path.dirname(file), { recursive: true });
-    const temp = `${file}.${process.pid}.tmp`;
-    await fsp.writeFile(temp, bytes);
-    await fsp.rename(temp, file);
+    const file = await documentTarget(plantDir(paths, plant.name), parts, rel);
+    // A temp name of its own per write (concurrent uploads to one path never share one), made new (`wx`: never through a link put there).
+    const temp = `${file}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await fsp.writeFile(temp, bytes, { flag: 'wx' });
+      await fsp.rename(temp, file);
+    } catch (error) {
+      await fsp.rm(temp, { force: true }).catch(() => undefined);
+      throw error;
+    }
     await appendEvent(paths, { type: 'DocumentUpserted', plant: plant.name, ...(runId ? { run: runId } : {}), detail: `${rel} (${bytes.length} bytes) by ${who.name}@${who.host}` }, now());
     return { path: rel, bytes: bytes.length, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
   };
@@ -820,6 +825,35 @@ export async function upsertDocument(
     await activeLease(garden, input.run!, input.lease, who, 'documents_upsert', now());
     return write(input.run);
   });
+}
+
+/**
+ * Where a plant document is written: `parts` under the plant directory,
+ * every directory on the way made or checked without following a link, so
+ * a symbolic link inside the plant (to a directory or a file anywhere) is
+ * never written through.
+ *
+ * @returns the file's path.
+ * @throws RemoteRefusal 400 when a component is a symbolic link or not a directory, or the document is not a regular file.
+ */
+async function documentTarget(dir: string, parts: string[], rel: string): Promise<string> {
+  const refuse = (what: string) => new RemoteRefusal(400, `path ${JSON.stringify(rel)}: ${what} in the plant is a symbolic link or not a ${what.endsWith('/') ? 'directory' : 'file'}; documents are written inside the plant only`, '/path');
+  let at = dir;
+  for (const [i, part] of parts.slice(0, -1).entries()) {
+    at = path.join(at, part);
+    let info = await fsp.lstat(at).catch(() => undefined);
+    if (!info) {
+      await fsp.mkdir(at).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EEXIST') throw error;
+      });
+      info = await fsp.lstat(at);
+    }
+    if (!info.isDirectory()) throw refuse(`${parts.slice(0, i + 1).join('/')}/`);
+  }
+  const file = path.join(at, parts.at(-1)!);
+  const info = await fsp.lstat(file).catch(() => undefined);
+  if (info && !info.isFile()) throw refuse(rel);
+  return file;
 }
 
 /** tasks_get: a goal, its latest run, that run's lease if any, its thread. @throws RemoteRefusal 404. */

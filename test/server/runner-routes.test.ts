@@ -459,6 +459,38 @@ describe('documents_upsert', () => {
   });
 });
 
+describe('documents_upsert stays in the plant', () => {
+  it('a symbolic link inside the plant (a directory or a document) is never written through: 400, the target untouched', async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const outside = fs.mkdtempSync(path.join(path.dirname(g.paths.gardenRoot), 'pak2-outside-'));
+    cleanups.push(() => fs.rmSync(outside, { recursive: true, force: true }));
+    const plant = path.join(g.paths.plantsDir, 'gardener');
+    fs.mkdirSync(path.join(plant, 'knowledge'), { recursive: true });
+    fs.symlinkSync(outside, path.join(plant, 'knowledge', 'elsewhere'));
+    fs.writeFileSync(path.join(outside, 'victim.md'), 'theirs\n');
+    fs.symlinkSync(path.join(outside, 'victim.md'), path.join(plant, 'knowledge', 'linked.md'));
+    const throughDir = await call(server, 'PUT', '/plants/gardener/documents', { path: 'knowledge/elsewhere/new.md', content: 'escaped' });
+    expect(throughDir).toMatchObject({ status: 400, body: { field: '/path', error: 'path "knowledge/elsewhere/new.md": knowledge/elsewhere/ in the plant is a symbolic link or not a directory; documents are written inside the plant only' } });
+    const throughFile = await call(server, 'PUT', '/plants/gardener/documents', { path: 'knowledge/linked.md', content: 'escaped' });
+    expect(throughFile).toMatchObject({ status: 400, body: { field: '/path' } });
+    expect(fs.readdirSync(outside)).toEqual(['victim.md']);
+    expect(fs.readFileSync(path.join(outside, 'victim.md'), 'utf8')).toBe('theirs\n');
+    expect(JSON.stringify(throughDir.body)).not.toContain(outside);
+  });
+
+  it('100 concurrent uploads to one path: every one answered 200, the file is one writer’s whole, no temp file left', async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const contents = Array.from({ length: 100 }, (_, i) => `# Memory ${i}\n\n${String(i).repeat(20_000)}\n`);
+    const answers = await Promise.all(contents.map((content) => api(server, '/plants/gardener/documents', { method: 'PUT', body: JSON.stringify({ path: 'memory/MEMORY.md', content }) })));
+    expect(answers.map((a) => a.status)).toEqual(contents.map(() => 200));
+    const dir = path.join(g.paths.plantsDir, 'gardener', 'memory');
+    expect(contents).toContain(fs.readFileSync(path.join(dir, 'MEMORY.md'), 'utf8'));
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
 describe('cancel and stop of a leased run', () => {
   it('POST /goals/:id/cancel tells the runner at its next heartbeat; its finish closes the goal cancelled', async () => {
     const { g, server, goalId, runId, lease } = await claimed();
