@@ -127,6 +127,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   const home = cfg.garden?.home;
   if (home !== undefined && homeProblem(home)) semantic.push(`garden.home: INVALID_CONFIG_VALUE (${homeProblem(home)}; got ${JSON.stringify(home)})`);
   const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
+  // A misspelled default driver would fail every goal and every tend it calls for (launch_failed): refused here, at load.
+  if (cfg.defaults?.driver !== undefined && !drivers.has(cfg.defaults.driver)) semantic.push(`defaults.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(cfg.defaults.driver)})`);
   for (const [name, table] of Object.entries(cfg.routing ?? {})) {
     table.tiers.forEach((tier, i) => {
       if (!drivers.has(tier.driver)) semantic.push(`routing.${name}.tiers.${i}.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(tier.driver)})`);

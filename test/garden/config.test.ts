@@ -124,6 +124,8 @@ describe('parseConfig values', () => {
     expect(() => parseConfig('[merge]\non_conflict = "merge"\n')).toThrow(/merge\.on_conflict: INVALID_CONFIG_VALUE/);
     expect(() => parseConfig('[merge]\nbase = "../main"\n')).toThrow(/merge\.base: INVALID_CONFIG_VALUE \(a git branch name/);
     expect(() => parseConfig('[merge]\nverify = ["npm", "test"]\n')).toThrow(/merge\.verify: INVALID_CONFIG_VALUE \(must be a command line as one string, run by the shell in the merged result \(e\.g\. "npm test"\); got \["npm","test"\]\)/);
+    expect(() => parseConfig('[defaults]\ndriver = "cluade"\n')).toThrow(/defaults\.driver: INVALID_CONFIG_VALUE \(claude, codex, command or a \[drivers\.<name>\] table; got "cluade"\)/);
+    expect(parseConfig('[defaults]\ndriver = "mine"\n[drivers.mine]\ncommand = ["x"]\n').defaults.driver).toBe("mine");
     expect(() => parseConfig('[worktree]\ncopy = ["/etc/passwd"]\n')).toThrow(/worktree\.copy\.0: INVALID_CONFIG_VALUE \(an absolute path/);
     expect(() => parseConfig('[worktree]\nsetup = []\n')).toThrow(/worktree\.setup: INVALID_CONFIG_VALUE/);
     expect(() => parseConfig('[worktree]\nkeep_days = -1\n')).toThrow(/worktree\.keep_days: INVALID_CONFIG_VALUE/);
