@@ -79,12 +79,20 @@ export function runGit(args: string[], cwd: string, env: Record<string, string>)
 /**
  * What a repository's config could run inside pak2's git calls, turned off
  * for every one of them (issue 25, item 6): no hook (`core.hooksPath`
- * points at no directory) and no `core.fsmonitor` program. Clean and
+ * points at no directory) and no `core.fsmonitor` program. Given as git's
+ * environment config (`GIT_CONFIG_COUNT`, git 2.31+), which outranks the
+ * repository's own, so the command line stays the caller's. Clean and
  * smudge filters are kept: they are what make a checkout of the operator's
  * repository right (git-lfs), and pak2's runtime repository has none of its
  * own (docs/runtime-history/level2.md).
  */
-export const GIT_NEUTRAL: readonly string[] = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'];
+export const GIT_NEUTRAL_ENV: Readonly<Record<string, string>> = {
+  GIT_CONFIG_COUNT: '2',
+  GIT_CONFIG_KEY_0: 'core.hooksPath',
+  GIT_CONFIG_VALUE_0: '/dev/null',
+  GIT_CONFIG_KEY_1: 'core.fsmonitor',
+  GIT_CONFIG_VALUE_1: 'false',
+};
 
 function runGitNow(args: string[], cwd: string, env: Record<string, string>): Promise<GitResult> {
   const refused = Object.keys(env).find((key) => key.startsWith('GIT_') && !ALLOWED_ENV.includes(key));
@@ -94,7 +102,7 @@ function runGitNow(args: string[], cwd: string, env: Record<string, string>): Pr
   } catch (error) {
     return Promise.resolve(notStarted(`cannot run git in ${cwd}: ${(error as Error).message}`));
   }
-  return startGit({ args: [...GIT_NEUTRAL, ...args], cwd, env, timeoutMs: GIT_TIMEOUT_MS }).then((ended) => {
+  return startGit({ args, cwd, env: { ...env, ...GIT_NEUTRAL_ENV }, timeoutMs: GIT_TIMEOUT_MS }).then((ended) => {
     if (ended.error !== undefined) return notStarted(ended.error);
     if (ended.timedOut) return notStarted(`git ${args[0] ?? ''} was silent for ${GIT_TIMEOUT_MS / 1000} s and was stopped`);
     if (ended.code === 0) return { ok: true, exitCode: 0, stdout: ended.stdout, stderr: ended.stderr };

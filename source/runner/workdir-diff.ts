@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { agentEnvironment } from '../driver/dispatch.js';
-import { GIT_NEUTRAL } from '../history/git.js';
+import { GIT_NEUTRAL_ENV } from '../history/git.js';
 
 /**
  * The run's own change to the work tree, for the `diff.patch` artifact
@@ -27,7 +27,7 @@ interface GitResult {
 
 function git(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve) => {
-    execFile('git', [...GIT_NEUTRAL, ...args], { cwd, env, maxBuffer: MAX_DIFF_BYTES, encoding: 'buffer' }, (error, stdout) => {
+    execFile('git', args, { cwd, env: { ...env, ...GIT_NEUTRAL_ENV }, maxBuffer: MAX_DIFF_BYTES, encoding: 'buffer' }, (error, stdout) => {
       const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
       const bytes = Buffer.isBuffer(stdout) ? stdout : Buffer.alloc(0);
       resolve({ code, stdout: bytes.toString('utf8'), bytes });

@@ -257,14 +257,14 @@ describe('pak2 submit refuses bad bodies and drivers', () => {
     expect(goalFiles(garden)).toEqual([]);
   });
 
-  it('[defaults] driver = "nope" in PAK2.toml: refused naming [defaults].driver, no goal', async () => {
+  it('[defaults] driver = "nope" in PAK2.toml: refused when PAK2.toml loads, naming defaults.driver, no goal', async () => {
     const garden = await robustGarden();
     const toml = fs.readFileSync(garden.paths.configFile, 'utf8');
     expect(toml).toContain('driver = "success"');
     fs.writeFileSync(garden.paths.configFile, toml.replace('driver = "success"', 'driver = "nope"'));
     const r = await runCli(['submit', '--garden', garden.paths.gardenRoot, '--plant', 'gardener', '--type', 'spike', '--body', 'x'], { env: { PAK2_DEFAULT_DRIVER: '' } });
     expect(r.code).not.toBe(0);
-    expect(oneLineError(r.stderr)).toContain('[defaults].driver');
+    expect(oneLineError(r.stderr)).toContain('PAK2.toml: defaults.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got "nope")');
     expectNoCrash(r.stderr);
     expect(goalFiles(garden)).toEqual([]);
   });
