@@ -50,7 +50,18 @@ export interface ServerOptions {
    * expires them itself).
    */
   leaseCheckMs?: number | false;
+  /**
+   * How long a client has to send a whole request, headers and body, ms
+   * (default {@link REQUEST_TIMEOUT_MS}): past it the request is answered
+   * 408 and its connection closed. Responses (event streams) are not bound by it.
+   */
+  requestTimeoutMs?: number;
 }
+
+/** Default time a client has to send a whole request (headers and body), ms: a body that trickles in cannot hold a connection longer. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** How long the request's headers may take, ms. */
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 /** A running server. */
 export interface RunningServer {
@@ -114,7 +125,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   await tail.start();
   const streams = new Set<SseConnection>();
   const routes: RegisteredRoute[] = [];
-  const app = Fastify({ logger: false, exposeHeadRoutes: false, forceCloseConnections: true, ajv: { customOptions: { removeAdditional: false } } });
+  const app = Fastify({
+    logger: false,
+    exposeHeadRoutes: false,
+    forceCloseConnections: true,
+    // A whole request (headers and body) comes within the limit or is answered 408 and closed: a trickling client holds nothing.
+    requestTimeout: options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS,
+    // Node looks for requests past their time this often (its default, 30 s, would let a short limit run long).
+    http: { connectionsCheckingInterval: Math.max(100, Math.min(5_000, Math.floor((options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS) / 2))) },
+    ajv: { customOptions: { removeAdditional: false } },
+  });
+  app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
   // Response schemas describe; they do not filter (records keep every field they have).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook('onRoute', (route) => {
@@ -123,7 +144,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Every route, the unknown ones too: no token, no answer but 401, and nothing read or written.
   app.addHook('onRequest', async (request, reply) => {
     if (bearerMatches(request.headers.authorization, token)) return;
-    await reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>)', field: 'Authorization' });
+    // Answered and closed: a body still to come is never read for a client with no token.
+    await reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>)', field: 'Authorization' });
     return reply;
   });
   app.setErrorHandler((error: FastifyError, _request, reply) => {
