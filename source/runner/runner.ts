@@ -1,3 +1,4 @@
+import net from 'node:net';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
@@ -164,12 +165,34 @@ function stopLine(reason: unknown, activity: Activity): string {
 }
 
 /**
- * The start's warnings, one line each (docs/runners/level2.md): a workdir
+ * The warning for a server URL that would carry the runner's token in the
+ * clear beyond this machine: `http:` to a host that is not loopback
+ * (127.0.0.0/8, ::1, `localhost`). Undefined for https, loopback, or a URL
+ * that does not parse (the client says that one).
+ */
+export function plainHttpWarning(server: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:') return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const loopback = host === 'localhost' || host.endsWith('.localhost') || (net.isIPv4(host) && host.startsWith('127.')) || (net.isIPv6(host) && (host === '::1' || /^::ffff:(127\.|7f[0-9a-f]{2}:)/.test(host)));
+  return loopback ? undefined : `warning: --server ${url.origin} is plain http to another machine: the runner's token and every run's stream cross the network in the clear (use https, or a tunnel to a loopback address)`;
+}
+
+/**
+ * The start's warnings, one line each (docs/runners/level2.md): the token
+ * sent over plain http beyond this machine ({@link plainHttpWarning}), a workdir
  * that is not a git work tree (its runs get no diff.patch), and a --plant
  * the garden does not have or that is not active (no goal of it would be
  * claimed). Nothing here stops the runner.
  */
 async function startWarnings(options: RunnerOptions, client: RunnerClient, log: (line: string) => void): Promise<void> {
+  const plain = plainHttpWarning(options.server);
+  if (plain) log(plain);
   if (!(await isGitWorkTree(options.workdir, options.env))) log(`warning: --workdir ${options.workdir} is not in a git work tree: no diff.patch will be attached to its runs`);
   if (options.plants.length === 0) return;
   let plants: { name: string; status?: string }[];
