@@ -28,7 +28,7 @@ async function garden(): Promise<GitGarden> {
 describe('pak2 diff', () => {
   it('a live worktree: its new file with its content, said to be what the worktree holds now', async () => {
     const g = await garden();
-    const goal = await submitWork(g, ['write src/new.txt first line', 'sleep 20000']);
+    const goal = await submitWork(g, ['write src/new.txt first line', `hold ${path.join(g.paths.runtimeRoot, 'never')}`]);
     const coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
     await coordinator.start();
     cleanups.push(() => coordinator.stop());
@@ -53,7 +53,7 @@ describe('pak2 diff', () => {
 
   it('a run that changed nothing, long closed: nothing left to show, and it says why', async () => {
     const g = await garden();
-    const goal = await submitWork(g, ['sleep 1']);
+    const goal = await submitWork(g, ['change nothing']);
     await runUntil(g, [goal.id]);
     const runId = `${goal.id}-r1`;
     const diff = await runDiff(g, runId);

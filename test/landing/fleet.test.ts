@@ -10,6 +10,11 @@ import { readGoal, readLanding, readRun } from '../../source/store/index.js';
 import { readEventLog } from '../support/garden.js';
 import { git, makeGitGarden, runUntil, submitWork, type GitGarden } from './support.js';
 
+/** Where a test's agents meet (`meet DIR N`: each waits until N have started, so their runs overlap by state). */
+const meet = (g: GitGarden) => path.join(g.paths.runtimeRoot, 'test-meet');
+/** The file a held agent waits for (`hold FILE`). */
+const release = (g: GitGarden) => path.join(g.paths.runtimeRoot, 'test-release');
+
 let garden: GitGarden | undefined;
 afterEach(() => {
   garden?.cleanup();
@@ -25,7 +30,7 @@ describe('three goals at once on one repository', () => {
     fs.writeFileSync(path.join(g.root, 'notes.txt'), 'operator scratch\n');
     const before = { readme: fs.readFileSync(path.join(g.root, dirty)), notes: fs.readFileSync(path.join(g.root, 'notes.txt')) };
     const log = path.join(g.paths.runtimeRoot, 'wt.log');
-    const goals = await Promise.all([1, 2, 3].map((n) => submitWork(g, [`write src/feature-${n}.txt feature ${n}`, 'sleep 1500'])));
+    const goals = await Promise.all([1, 2, 3].map((n) => submitWork(g, [`meet ${meet(g)} 3`, `write src/feature-${n}.txt feature ${n}`])));
     await runUntil(g, goals.map((x) => x.id), undefined, 60_000, { ...process.env, WT_LOG: log });
 
     const runs = await Promise.all(goals.map((x) => readRun(g.paths, `${x.id}-r1`)));
@@ -64,8 +69,8 @@ describe('three goals at once on one repository', () => {
 describe('conflicts and failures are facts', () => {
   it('two goals editing the same lines: one lands, the other ends conflict naming the path and is requeued on the new base, told why; nothing is lost', async () => {
     const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
-    const a = await submitWork(g, ['write README.md # Project\\n\\nLine by A.', 'sleep 800']);
-    const b = await submitWork(g, ['write README.md # Project\\n\\nLine by B.', 'sleep 800']);
+    const a = await submitWork(g, [`meet ${meet(g)} 2`, 'write README.md # Project\\n\\nLine by A.']);
+    const b = await submitWork(g, [`meet ${meet(g)} 2`, 'write README.md # Project\\n\\nLine by B.']);
     await runUntil(g, [a.id, b.id]);
     const landings = await Promise.all([a, b].map((x) => readLanding(g.paths, `${x.id}-r1`)));
     const landed = landings.find((l) => l?.state === 'landed')!;
@@ -89,8 +94,8 @@ describe('conflicts and failures are facts', () => {
 
   it('with [merge] on_conflict = "fail", the conflicted goal closes failure', async () => {
     const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 }, toml: '[merge]\non_conflict = "fail"\n' }));
-    const a = await submitWork(g, ['write README.md A', 'sleep 800']);
-    const b = await submitWork(g, ['write README.md B', 'sleep 800']);
+    const a = await submitWork(g, [`meet ${meet(g)} 2`, 'write README.md A']);
+    const b = await submitWork(g, [`meet ${meet(g)} 2`, 'write README.md B']);
     await runUntil(g, [a.id, b.id]);
     const reasons = await Promise.all([a, b].map(async (x) => (await readGoal(g.paths, x.id)).closed_reason));
     expect([...reasons].sort()).toEqual(['failure', 'success']);
@@ -103,8 +108,8 @@ describe('conflicts and failures are facts', () => {
     const verify = "sh -c '! (test -f a.txt && test -f b.txt)'";
     const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
     const guard = { verify };
-    const a = await submitWork(g, ['write a.txt a', 'sleep 800'], { guard });
-    const b = await submitWork(g, ['write b.txt b', 'sleep 800'], { guard });
+    const a = await submitWork(g, [`meet ${meet(g)} 2`, 'write a.txt a'], { guard });
+    const b = await submitWork(g, [`meet ${meet(g)} 2`, 'write b.txt b'], { guard });
     await runUntil(g, [a.id, b.id]);
     const runs = await Promise.all([a, b].map((x) => readRun(g.paths, `${x.id}-r1`)));
     expect(runs.map((r) => r.status)).toEqual(['success', 'success']); // the guard's verify passed in each worktree
@@ -123,8 +128,8 @@ describe('conflicts and failures are facts', () => {
 describe('guarded runs in their own worktrees', () => {
   it('the operator edits README.md while a guarded agent works: the edit stays, the run is judged on its own changes only', async () => {
     const g = (garden = await makeGitGarden({ coordinator: { max_concurrent_runs: 2 } }));
-    const guarded = await submitWork(g, ['write src/x.txt x', 'sleep 1500'], { guard: { verify: 'test -f src/x.txt', allowed_files: ['src/**'] } });
-    const other = await submitWork(g, ['write docs/y.txt y', 'sleep 300'], { guard: { allowed_files: ['docs/**'] } });
+    const guarded = await submitWork(g, ['write src/x.txt x', `hold ${release(g)}`], { guard: { verify: 'test -f src/x.txt', allowed_files: ['src/**'] } });
+    const other = await submitWork(g, ['write docs/y.txt y'], { guard: { allowed_files: ['docs/**'] } });
     let edited = false;
     await runUntil(
       g,
@@ -134,6 +139,8 @@ describe('guarded runs in their own worktrees', () => {
         if (!edited && fs.existsSync(path.join(g.paths.runsDir, `${guarded.id}-r1`, 'prompt_bundle.md'))) {
           fs.appendFileSync(path.join(g.root, 'README.md'), 'The operator was here.\n');
           edited = true;
+          // Only then may the guarded agent finish: the edit falls inside its run.
+          fs.writeFileSync(release(g), '');
         }
         return (await Promise.all([guarded, other].map((x) => readGoal(g.paths, x.id)))).every((x) => x.status === 'closed');
       },

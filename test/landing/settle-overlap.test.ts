@@ -44,8 +44,8 @@ describe('settling a fleet', () => {
     const g = await garden({ coordinator: { max_concurrent_runs: 2 } });
     const release = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-release-')), 'release');
     cleanups.push(() => fs.rmSync(path.dirname(release), { recursive: true, force: true }));
-    const a = await submitWork(g, ['write src/a.txt from a', 'sleep 300'], { priority: 90 });
-    const b = await submitWork(g, ['write src/b.txt from b', 'sleep 300'], { priority: 10 });
+    const a = await submitWork(g, ['write src/a.txt from a'], { priority: 90 });
+    const b = await submitWork(g, ['write src/b.txt from b'], { priority: 10 });
     slowGit(`${a.id}-r1`, release);
     const coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
     await coordinator.start();
