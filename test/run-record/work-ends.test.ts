@@ -169,6 +169,16 @@ describe('3. a success result that is not a finish', () => {
   });
 });
 
+describe('3. (variant) the stop written only on the last assistant message', () => {
+  it('claude: an empty result that names no stop_reason, after a message that stopped for tool_use: failure turn_unfinished, never a plain success', async () => {
+    const g = await gardenFor('stop-tool-use-on-message', 'claude');
+    const { run, events } = await runGoal(g, 'claude', 'fix');
+    expect(run).toMatchObject({ status: 'failure', failure_reason: 'turn_unfinished', stop_reason: 'tool_use', cost: { source: 'provider', usd: 0.905 } });
+    expect(run.outputs?.final_text).toBeUndefined();
+    expect(events).not.toContain('ReflectionRequested');
+  });
+});
+
 describe('4. a resumed turn that first drains stale task notifications', () => {
   for (const [scenario, note] of [
     ['drain-resume', 'its drain result says $0 (older CLIs)'],

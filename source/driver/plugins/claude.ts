@@ -162,6 +162,7 @@ export const claudePlugin: DriverPlugin = {
   parseEvents(lines): ParsedStream {
     let sessionId: string | undefined;
     let lastText: string | undefined;
+    let lastStop: string | undefined;
     let errorText: string | undefined;
     let producedOutput = false;
     let sawAssistant = false;
@@ -196,6 +197,8 @@ export const claudePlugin: DriverPlugin = {
         if (mainThread && !synthetic) {
           sawAssistant = true;
           tasks.turn();
+          // Where the message says how it stopped (a whole message, not a streamed part): the result's own stop_reason, when it has none, is this.
+          if (typeof message?.stop_reason === 'string') lastStop = message.stop_reason;
         }
         for (const block of content) {
           const b = asRecord(block);
@@ -225,7 +228,8 @@ export const claudePlugin: DriverPlugin = {
     const isError = standing !== undefined && (standing.is_error === true || (typeof standing.subtype === 'string' && standing.subtype !== 'success'));
     const status: 'success' | 'failure' = standing !== undefined && !isError ? 'success' : 'failure';
     if (standing && isError) errorText = resultError(standing, numTurns) ?? errorText;
-    const stopReason = typeof standing?.stop_reason === 'string' ? standing.stop_reason : undefined;
+    // stop_reason is read wherever claude writes it: an empty result that says none stopped where its last message did.
+    const stopReason = typeof standing?.stop_reason === 'string' ? standing.stop_reason : standing && !standingText ? lastStop : undefined;
     const terminalReason = typeof standing?.terminal_reason === 'string' ? standing.terminal_reason : undefined;
     const unfinishedTurn = status === 'success' ? unfinishedTurnOf(stopReason, terminalReason) : undefined;
     const finalText = status === 'success' ? (standingText ?? lastText) : lastText && lastText !== errorText ? lastText : undefined;
