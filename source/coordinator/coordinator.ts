@@ -14,7 +14,7 @@ import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { Lander } from './lander.js';
-import { decideIsolation, emptyTrash, probeRepository, type Isolation } from '../worktree/index.js';
+import { emptyTrash, gardenIsolationNow, type Isolation } from '../worktree/index.js';
 import { pruneLandedBranches } from './prune.js';
 
 /** Options of a {@link Coordinator}. */
@@ -167,7 +167,7 @@ export class Coordinator extends EventEmitter {
     await reclaimOrphans(this.options.garden, this.options.now, this.scanner);
     // Worktrees or the one tree: decided once, from what the repository is now.
     const env = this.options.env ?? process.env;
-    this.isolationValue = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
+    this.isolationValue = await gardenIsolationNow(this.options.garden, env);
     // Said where the operator looks (stderr headless, the problems list in the workbench), at every start.
     if (this.isolationValue.reason) this.options.onError?.(new Error(this.isolationValue.reason));
     this.lander = new Lander(this.options.garden, env, this.options.now);

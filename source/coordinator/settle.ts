@@ -115,11 +115,6 @@ export class Settling {
     return started;
   }
 
-  /** Whether `goalId` is being settled now (its status may change under the pass). */
-  settling(goalId: string): boolean {
-    return this.inFlight.has(goalId);
-  }
-
   /** What the settles that ended since the last call did. */
   take(): SettleOut {
     const done = this.finished;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isTerminalLandingState, isTerminalRunStatus, RUN_ID_PATTERN, type RunRecord } from '../contracts/index.js';
 import { landingsDir } from '../garden/index.js';
 import { listLandings, readGoal, readLanding, readRun } from '../store/index.js';
-import { branchTip, commitRunWork, decideIsolation, git, POOL_DIR, probeRepository, removeWorktree, TRASH_DIR } from '../worktree/index.js';
+import { branchTip, commitRunWork, gardenIsolationNow, git, POOL_DIR, removeWorktree, TRASH_DIR } from '../worktree/index.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
 
 /** A worktree registered with git (`git worktree list --porcelain`). */
@@ -51,7 +51,7 @@ export async function checkWorktrees(ctx: DoctorContext): Promise<Problem[]> {
   const root = path.join(paths.runtimeRoot, 'worktrees');
 
   // How runs are isolated: worktrees asked for and impossible hold every run; a [merge] base that is no branch holds every worktree run.
-  const isolation = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(repo, env)), ...(paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
+  const isolation = await gardenIsolationNow(garden, env);
   if (isolation.held) problems.push({ check: 'worktrees', file: paths.configFile, field: 'coordinator.isolation', message: isolation.reason! });
   else if (isolation.mode === 'worktree' && config.merge.base && !(await branchTip(repo, config.merge.base, env).catch(() => undefined))) {
     problems.push({ check: 'worktrees', file: paths.configFile, field: 'merge.base', message: `[merge] base = ${JSON.stringify(config.merge.base)} is no branch of the repository: no run starts until it is (create the branch, or name another)` });

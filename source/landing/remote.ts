@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { RunRecord } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { appendEvent, readArtifacts, readLanding, writeLanding } from '../store/index.js';
-import { createWorktree, decideIsolation, git, plantsRelative, probeRepository, runtimeRelative, prepareRepository, type Isolation } from '../worktree/index.js';
+import { createWorktree, gardenIsolationNow, git, plantsRelative, runtimeRelative, prepareRepository, type Isolation } from '../worktree/index.js';
 
 const decided = new Map<string, { at: number; isolation: Isolation }>();
 /** How long a garden's isolation, once probed, stands for a runner's claim (ms). */
@@ -17,8 +17,7 @@ const ISOLATION_TTL_MS = 10_000;
 export async function gardenIsolation(garden: Garden, env: NodeJS.ProcessEnv): Promise<Isolation> {
   const known = decided.get(garden.paths.gardenRoot);
   if (known && Date.now() - known.at < ISOLATION_TTL_MS) return known.isolation;
-  const facts = await probeRepository(garden.paths.gardenRoot, env);
-  const isolation = decideIsolation(garden.config.isolation, garden.config.merge.base, { ...facts, ...(garden.paths.split ? {} : { problem: 'no runtime root apart' }) });
+  const isolation = await gardenIsolationNow(garden, env);
   decided.set(garden.paths.gardenRoot, { at: Date.now(), isolation });
   return isolation;
 }

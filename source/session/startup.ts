@@ -4,7 +4,7 @@ import path from 'node:path';
 import { formatCost } from '../format.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
-import { decideIsolation, probeRepository } from '../worktree/index.js';
+import { gardenIsolationNow } from '../worktree/index.js';
 import {
   appendConversationMessage,
   deliverReplyNote,
@@ -41,7 +41,7 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
   // The open goals only: a garden's history is not read to say what is queued.
   const goals = (await new OpenGoalScanner(paths).scan()).goals.sort(dispatchOrder);
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
-  const isolation = decideIsolation(config.isolation, config.merge.base, { ...(await probeRepository(paths.gardenRoot, env)), ...(paths.split ? {} : { problem: 'no runtime root apart' }) });
+  const isolation = await gardenIsolationNow(garden, env);
   const lines = [
     `# ${config.gardenName}: pak2 is starting`,
     '',

@@ -95,3 +95,15 @@ export async function branchTip(repo: string, branch: string, env: NodeJS.Proces
   const result = await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`], repo, env, [1, 128]);
   return result.ok ? result.stdout.trim() || undefined : undefined;
 }
+
+/**
+ * How runs in `garden` are isolated now: its repository probed
+ * ({@link probeRepository}) and {@link decideIsolation} over it with the
+ * garden's `[coordinator] isolation` and `[merge] base`; a garden that keeps
+ * its runtime state in its own root cannot have worktrees. The one place
+ * the coordinator, the startup note, doctor and a runner's claim decide it.
+ */
+export async function gardenIsolationNow(garden: { paths: { gardenRoot: string; split: boolean }; config: Pick<GardenConfig, 'isolation' | 'merge'> }, env: NodeJS.ProcessEnv): Promise<Isolation> {
+  const facts = await probeRepository(garden.paths.gardenRoot, env);
+  return decideIsolation(garden.config.isolation, garden.config.merge.base, { ...facts, ...(garden.paths.split ? {} : { problem: 'the garden keeps its runtime state in its own root (no [runtime] root): worktrees need a runtime root apart' }) });
+}

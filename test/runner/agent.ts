@@ -11,7 +11,7 @@ import path from 'node:path';
  * for its answer in `$PAK2_INBOX` (AGENT_ASK=1), or through `pak2 comment
  * --blocking --wait` (AGENT_PAK2_ASK: the CLI's script, AGENT_NODE: node),
  * keeps silent (AGENT_SILENT seconds) or keeps working (AGENT_SLEEP
- * seconds, a line a second), fails (AGENT_FAIL), then reports a result
+ * seconds, a line a second; AGENT_UNTIL: until that file exists, a line a second), fails (AGENT_FAIL), then reports a result
  * with a cost. Its reflection turn reports a reflection.
  */
 export const AGENT_SCRIPT = `#!/bin/sh
@@ -48,6 +48,9 @@ fi
 if [ -n "$AGENT_SLEEP" ]; then
   i=0
   while [ $i -lt "$AGENT_SLEEP" ]; do echo '{"type":"assistant","text":"still working"}'; sleep 1; i=$((i+1)); done
+fi
+if [ -n "$AGENT_UNTIL" ]; then
+  while [ ! -e "$AGENT_UNTIL" ]; do echo '{"type":"assistant","text":"still working"}'; sleep 1; done
 fi
 if [ -n "$AGENT_FAIL" ]; then
   echo "something broke" >&2

@@ -227,11 +227,15 @@ describe('pak2 runner against a real garden server', () => {
   it('a runner killed with SIGKILL resumes its live agent when it restarts, and finishes it judged from the stream', async () => {
     const s = await setup(10);
     const goalId = await submit(s, 'spike', 'Take a few seconds.');
-    const first = startRunner(s, [], { AGENT_SLEEP: '4' });
+    // The agent works until the test lets it finish: after the second runner has taken it up (a state, not a time).
+    const done = path.join(tempDir('pak2-runner-done-'), 'done');
+    const first = startRunner(s, [], { AGENT_UNTIL: done });
     await agentStarted(s.state, goalId);
     first.child.kill('SIGKILL');
     await first.exited;
     const second = startRunner(s, ['--max-runs', '1']);
+    await until(() => /resuming .*: its agent/.test(second.stderr()), 30_000, `the second runner took it up; stderr:\n${second.stderr()}`);
+    fs.writeFileSync(done, '');
     expect(await exitOf(second)).toBe(0);
     expect(second.stderr()).toMatch(new RegExp(`resuming ${goalId}-r1 \\(lease \\w+\\): its agent \\(pid \\d+\\) still runs`));
     const run = await readRun(s.garden.paths, `${goalId}-r1`);
