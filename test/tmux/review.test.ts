@@ -34,6 +34,15 @@ async function filterTo(tmux: TmuxSession, id: string): Promise<void> {
   await tmux.waitFor(`the filter on ${id}`, (s) => !s.includes('█') && goalRows(s).length === 1 && id.startsWith(goalRows(s)[0]!.id.replace(/…$/, '')));
 }
 
+/**
+ * Escape clears the filter; the next key waits until the queue shows every
+ * goal again (an Escape and a `/` that arrive in one read are one meta key).
+ */
+async function clearFilter(tmux: TmuxSession): Promise<void> {
+  tmux.keys('Escape');
+  await tmux.waitFor('the filter cleared', (s) => !s.includes('matching /') && goalRows(s).length > 1);
+}
+
 /** Every line of a capture fits the terminal, and a line ending in a border ends at its last column. */
 function expectFits(screen: string, columns: number): void {
   for (const line of screen.split('\n')) {
@@ -91,7 +100,7 @@ describe('review in the workbench', () => {
     expect(await readGoal(g.paths, alpha!.id)).toMatchObject({ status: 'closed', closed_reason: 'success' });
     expect(git(g.root, 'show', 'main:src/alpha.ts')).toContain('export const alpha = "α";');
     expect(git(g.root, 'show', 'main:src/app.ts')).toContain('export const withAlpha = true;');
-    tmux.keys('Escape'); // clear the filter
+    await clearFilter(tmux);
 
     // The second: reject it from the queue, with a comment; the goal closes failure.
     await filterTo(tmux, beta!.id);
@@ -107,7 +116,7 @@ describe('review in the workbench', () => {
     expect(await readGoal(g.paths, beta!.id)).toMatchObject({ status: 'closed', closed_reason: 'failure' });
     expect((await readComments(g.paths, beta!.id)).at(-1)).toMatchObject({ author: 'operator', body: `Review of ${runOf(beta!)}, rejected: use tabs, not spaces` });
     expect(git(g.root, 'ls-tree', '-r', '--name-only', 'main')).not.toContain('docs/beta.md');
-    tmux.keys('Escape');
+    await clearFilter(tmux);
 
     // The third still waits; the queue, and its diff, at 80×24.
     screen = await tmux.waitFor('one left awaiting review', (s) => (statusOf(s, gamma!.id) === 'awaiting review' && statusLine(s).includes('1 awaiting review') ? s : undefined));
