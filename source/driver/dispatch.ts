@@ -18,6 +18,7 @@ import {
   appendJsonLine,
   closeRun,
   deliverReplyNote,
+  followRun,
   freezeDispatchPacket,
   readConversation,
   readGoal,
@@ -30,6 +31,7 @@ import {
   runEventsFile,
   setConversationContinuity,
   StoreError,
+  unfollowRun,
   type ChatMessage,
   type CloseRunInput,
 } from '../store/index.js';
@@ -373,9 +375,21 @@ export async function closeFromStream(
  * @returns the closed run record, or undefined when another closer won.
  */
 export async function dispatch(goal: GoalRecord, runId: string, ctx: DriverContext): Promise<RunRecord | undefined> {
+  const { paths } = ctx.garden;
+  const run = await readRun(paths, runId);
+  // While its driver holds it, the run is closed only by pak2: a record forged into meta.json and its seal is not believed.
+  followRun(paths, run);
+  try {
+    return await dispatchFollowed(goal, run, ctx);
+  } finally {
+    unfollowRun(paths, runId);
+  }
+}
+
+async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverContext): Promise<RunRecord | undefined> {
   const now = ctx.now ?? (() => new Date());
   const { paths, config } = ctx.garden;
-  const run = await readRun(paths, runId);
+  const runId = run.id;
   const dir = runDir(paths, runId);
   const eventsFile = runEventsFile(paths, runId);
   const guard = await ctx.guardFor?.(goal, run);

@@ -46,8 +46,34 @@ export function runSealFile(paths: GardenPaths, runId: string): string {
   return path.join(paths.runsDir, '.seals', `${runId}.json`);
 }
 
+/**
+ * Runs this process follows (its driver holds the agent's process), by
+ * meta.json path: the record pak2 last wrote for each. While a run is
+ * followed, the record in memory is the truth: a terminal record that
+ * appears in meta.json and in the seal without this process's close is
+ * tampering, whatever the seal says (docs/run/level2.md, "Tampering").
+ */
+const followed = new Map<string, RunRecord>();
+
+/**
+ * Marks `record` (a `running` run this process is about to drive) as
+ * followed: until {@link unfollowRun}, {@link readRunChecked} takes the
+ * record pak2 wrote as the truth over both files on disk, and reports any
+ * difference as damage. Closes made in this process update it.
+ */
+export function followRun(paths: GardenPaths, record: RunRecord): void {
+  followed.set(runMetaFile(paths, record.id), record);
+}
+
+/** Ends {@link followRun} for `runId` (its driver is done with it). */
+export function unfollowRun(paths: GardenPaths, runId: string): void {
+  followed.delete(runMetaFile(paths, runId));
+}
+
 /** Writes a run record: the seal first, then meta.json, both atomically. */
 async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
+  const key = runMetaFile(paths, record.id);
+  if (followed.has(key)) followed.set(key, record);
   await writeJsonAtomic(runSealFile(paths, record.id), record);
   crashPoint(`run:${record.status}:after-seal`);
   await writeJsonAtomic(runMetaFile(paths, record.id), record);
@@ -152,17 +178,36 @@ function differingFields(truth: Record<string, unknown>, seen: Record<string, un
   return [...keys].filter((key) => JSON.stringify(truth[key]) !== JSON.stringify(seen[key])).sort();
 }
 
+/** A followed run's record against both files: the one pak2 holds stands; either file that differs is damage. */
+function checkedAgainst(held: RunRecord, file: string, read: Awaited<ReturnType<typeof readJsonFile>>, sealRead: Awaited<ReturnType<typeof readJsonFile>>): CheckedRun {
+  const fields = new Set<string>();
+  const where: string[] = [];
+  for (const [name, got] of [['meta.json', read], ['its seal', sealRead]] as const) {
+    const differing = got.ok ? differingFields(held as Record<string, unknown>, (got.value ?? {}) as Record<string, unknown>) : ['(unreadable)'];
+    if (differing.length === 0) continue;
+    for (const field of differing) fields.add(field);
+    where.push(name);
+  }
+  if (fields.size === 0) return { run: held };
+  const list = [...fields].sort();
+  return { run: held, damage: { fields: list, detail: `${file}: ${where.join(' and ')} differ from the record pak2 holds for this live run in ${list.join(', ')}` } };
+}
+
 /**
  * Reads one run record and checks it against pak2's seal
  * ({@link runSealFile}). Without a seal (a record from before seals),
  * meta.json is the record. With one, the seal is the truth: a meta.json that
- * differs, is torn or is gone is reported in `damage`, never believed.
+ * differs, is torn or is gone is reported in `damage`, never believed. A run
+ * this process follows ({@link followRun}) has a truth stronger than both:
+ * the record pak2 last wrote, held in memory.
  *
  * @throws StoreError RUN_NOT_FOUND, INVALID_RECORD (malformed JSON or failing field, named).
  */
 export async function readRunChecked(paths: GardenPaths, runId: string): Promise<CheckedRun> {
   const file = runMetaFile(paths, runId);
   const [read, sealRead] = await Promise.all([readJsonFile(file), readJsonFile(runSealFile(paths, runId))]);
+  const held = followed.get(file);
+  if (held) return checkedAgainst(held, file, read, sealRead);
   const seal = sealRead.ok && validRecord(sealRead.value, runId) ? sealRead.value : undefined;
   if (seal) {
     if (!read.ok) return { run: seal, damage: { fields: ['(unreadable)'], detail: read.message } };

@@ -93,6 +93,24 @@ describe('1. the coordinator owns the record: an agent cannot write its own verd
     const shown = await runCli(['show', run.id, '--garden', g.paths.gardenRoot]);
     expect(shown.stdout).toMatch(/tampered meta\.json was rewritten by someone else \(.*status.*\); pak2's record stands/);
   });
+
+  it('an agent that forges the same success into meta.json and pak2’s seal, then exits 3, is still failure / nonzero_exit: a run pak2 follows is closed only by pak2', async () => {
+    const g = await gardenFor('tamper-seal', 'command');
+    g.config.isolation = 'tree';
+    git(g.paths.gardenRoot, 'init', '-q');
+    git(g.paths.gardenRoot, 'add', '-A');
+    git(g.paths.gardenRoot, 'commit', '-qm', 'garden');
+    const { goal, run } = await runGoal(g, 't', 'fix');
+    expect(run).toMatchObject({ status: 'failure', failure_reason: 'nonzero_exit', exit_code: 3, cost: { source: 'unknown' } });
+    expect(run.reflection).toBeUndefined();
+    expect(run.record_tampering?.fields).toEqual(expect.arrayContaining(['status', 'reflection', 'cost', 'completed_at']));
+    // Both files on disk hold pak2's record again.
+    expect(JSON.parse(fs.readFileSync(path.join(g.paths.runsDir, run.id, 'meta.json'), 'utf8'))).toEqual(run);
+    expect(JSON.parse(fs.readFileSync(path.join(g.paths.runsDir, '.seals', `${run.id}.json`), 'utf8'))).toEqual(run);
+    expect(goal).toMatchObject({ status: 'closed', closed_reason: 'failure' });
+    expect(runEvents(g, run.id).map((e) => e.type)).toEqual(['RunStarted', 'RunRecordTampered', 'RunClosed']);
+    expect(runEvents(g, run.id).find((e) => e.type === 'RunRecordTampered')?.detail).toMatch(/meta\.json and its seal differ from the record pak2 holds for this live run in .*status/);
+  });
 });
 
 describe('2. a finished run is never recorded as killed', () => {
