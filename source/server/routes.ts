@@ -208,6 +208,42 @@ async function runEventsTail(file: string, limit: number, maxBytes: number): Pro
 /** The most a run events tail reads from the end of events.jsonl. */
 export const RUN_EVENTS_MAX_BYTES = 1024 * 1024;
 
+/** The most of a goal's body a listing carries, in characters; `GET /goals/:id` has the whole record. */
+export const LIST_BODY_CHARS = 4096;
+
+/**
+ * A goal as a listing shows it (docs/server/level2.md, "Bounded answers"):
+ * the record, its body cut to {@link LIST_BODY_CHARS} characters with
+ * `body_truncated: true` and `body_chars` (the whole body's length) when it
+ * was longer. A listing of a hundred 1 MB goals is then a few hundred KB.
+ */
+export function listedGoal(goal: GoalRecord): GoalRecord & { body_truncated?: true; body_chars?: number } {
+  if (goal.body.length <= LIST_BODY_CHARS) return goal;
+  return { ...goal, body: goal.body.slice(0, LIST_BODY_CHARS), body_truncated: true, body_chars: goal.body.length };
+}
+
+/**
+ * A run as a listing shows it: `outputs.final_text` and `outputs.error` cut
+ * to {@link LIST_BODY_CHARS} characters each, with `outputs_truncated: true`
+ * when either was; `GET /runs/:id` has the whole record.
+ */
+export function listedRun(run: RunRecord): RunRecord & { outputs_truncated?: true } {
+  const outputs = run.outputs;
+  if (!outputs) return run;
+  const long = (text: string | undefined) => text !== undefined && text.length > LIST_BODY_CHARS;
+  if (!long(outputs.final_text) && !long(outputs.error)) return run;
+  const cut = (text: string) => text.slice(0, LIST_BODY_CHARS);
+  return {
+    ...run,
+    outputs: {
+      ...outputs,
+      ...(outputs.final_text !== undefined ? { final_text: cut(outputs.final_text) } : {}),
+      ...(outputs.error !== undefined ? { error: cut(outputs.error) } : {}),
+    },
+    outputs_truncated: true,
+  };
+}
+
 /** Registers the `/api/v1` routes, each with the schema its input is checked against and the OpenAPI description is made from. */
 export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { paths } = ctx.garden;
@@ -218,7 +254,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     '/goals',
     {
       schema: {
-        summary: 'List goals: open ones in dispatch order, then closed ones, newest first',
+        summary: 'List goals: open ones in dispatch order, then closed ones, newest first; a body longer than 4096 characters is cut (body_truncated: true, body_chars: its length; GET /goals/{id} has it whole)',
         operationId: 'listGoals',
         querystring: {
           type: 'object',
@@ -269,7 +305,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
         }
         shown.push(...closed.sort(goalSort));
       }
-      return { goals: shown.slice(0, q.limit), total, problems: messages };
+      return { goals: shown.slice(0, q.limit).map(listedGoal), total, problems: messages };
     },
   );
 
@@ -469,17 +505,24 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     '/runs',
     {
       schema: {
-        summary: 'List runs, oldest first',
+        summary: 'List runs, oldest first: the newest `limit` of them; outputs longer than 4096 characters are cut (outputs_truncated: true; GET /runs/{id} has them whole)',
         operationId: 'listRuns',
-        querystring: { type: 'object', additionalProperties: false, properties: { goal: { type: 'string', pattern: GOAL_ID_PATTERN.source, description: 'only the runs of this goal' } } },
-        response: { 200: { type: 'object', properties: { runs: { type: 'array', items: ref('Run') }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error') },
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            goal: { type: 'string', pattern: GOAL_ID_PATTERN.source, description: 'only the runs of this goal' },
+            limit: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'at most this many, the newest' },
+          },
+        },
+        response: { 200: { type: 'object', properties: { runs: { type: 'array', items: ref('Run') }, total: { type: 'integer' }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error') },
       },
     },
-    async (request: FastifyRequest<{ Querystring: { goal?: string } }>) => {
-      const goal = request.query.goal;
+    async (request: FastifyRequest<{ Querystring: { goal?: string; limit: number } }>) => {
+      const { goal, limit } = request.query;
       if (goal === undefined) {
         const { runs, problems } = await listRuns(paths);
-        return { runs, problems: problems.map((p) => p.message) };
+        return { runs: runs.slice(-limit).map(listedRun), total: runs.length, problems: problems.map((p) => p.message) };
       }
       await readGoal(paths, goal).catch((error: unknown) => {
         if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new HttpError(404, error.message, 'goal');
@@ -494,7 +537,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           problems.push((error as Error).message);
         }
       }
-      return { runs, problems };
+      return { runs: runs.slice(-limit).map(listedRun), total: runs.length, problems };
     },
   );
 

@@ -1,4 +1,5 @@
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
@@ -7,6 +8,7 @@ import type { OperatorActions } from '../session/index.js';
 import type { ServerView } from '../snapshot/index.js';
 import { bearerMatches, checkHost, ensureToken, isLoopbackAddress } from './auth.js';
 import { LogTail } from './log-tail.js';
+import { scrubPayload } from './public-text.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
 import { leaseCheckMs, registerRunnerRoutes, startLeaseReaper, type LeaseReaper } from './runner-routes.js';
@@ -56,7 +58,16 @@ export interface ServerOptions {
    * 408 and its connection closed. Responses (event streams) are not bound by it.
    */
   requestTimeoutMs?: number;
+  /**
+   * The most connections one client address may hold open at once (default
+   * {@link MAX_CONNECTIONS_PER_CLIENT}): one more is answered 429 and closed
+   * before anything of it is read. Event streams count.
+   */
+  maxConnectionsPerClient?: number;
 }
+
+/** Default cap of open connections per client address. */
+export const MAX_CONNECTIONS_PER_CLIENT = 64;
 
 /** Default time a client has to send a whole request (headers and body), ms: a body that trickles in cannot hold a connection longer. */
 export const REQUEST_TIMEOUT_MS = 60_000;
@@ -108,6 +119,34 @@ function fastifyRefusal(error: FastifyError): { status: number; error: string; f
 }
 
 /**
+ * Holds each client address to `cap` open connections: one more is answered
+ * `429` with a JSON error and closed at once (its request never read). One
+ * notice per address while it stays over the cap.
+ */
+function capConnections(server: Server, cap: number, onNotice: (line: string) => void): void {
+  const open = new Map<string, number>();
+  const noticed = new Set<string>();
+  server.on('connection', (socket: Socket) => {
+    const who = socket.remoteAddress ?? 'unknown';
+    const count = open.get(who) ?? 0;
+    if (count >= cap) {
+      const body = JSON.stringify({ error: `too many connections from ${who}: at most ${cap} at once; close some and try again`, field: 'connection' });
+      socket.end(`HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      if (!noticed.has(who)) onNotice(`pak2 serve: ${who} holds ${count} connections, the most one client may; more are refused (429)`);
+      noticed.add(who);
+      return;
+    }
+    open.set(who, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(who) ?? 1) - 1;
+      if (left <= 0) open.delete(who);
+      else open.set(who, left);
+      if (left < cap) noticed.delete(who);
+    });
+  });
+}
+
+/**
  * Starts `pak2 serve` (docs/server/level2.md): fastify on loopback unless
  * told otherwise, bearer-token auth on every route, the `/api/v1` routes,
  * the event stream, the OpenAPI description, the webhook worker, the
@@ -136,6 +175,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ajv: { customOptions: { removeAdditional: false } },
   });
   app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+  capConnections(app.server, options.maxConnectionsPerClient ?? MAX_CONNECTIONS_PER_CLIENT, (line) => options.onNotice?.(line));
   // Response schemas describe; they do not filter (records keep every field they have).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook('onRoute', (route) => {
@@ -148,6 +188,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>)', field: 'Authorization' });
     return reply;
   });
+  // No machine path leaves in a message: errors and listings' problems name files by their place in the garden.
+  app.addHook('preSerialization', async (_request, _reply, payload) => scrubPayload(payload, garden.paths));
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof HttpError) return reply.code(error.status).send({ error: error.message, ...(error.field ? { field: error.field } : {}) });
     if (error instanceof RemoteRefusal) return reply.code(error.status).send({ error: error.message, field: error.field, ...error.extra });
