@@ -31,6 +31,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'merge.on_conflict': '"requeue" or "fail"',
   'merge.verify': 'a command line as one string, run by the shell in the merged result (e.g. "npm test")',
   'merge.verify_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'webhooks.allow_link_local': 'true or false',
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -178,6 +179,8 @@ export const ConfigSchema = lazySchema(() =>
     routing: z.record(z.string().regex(TASK_CLASS_PATTERN, { error: 'INVALID_CONFIG_VALUE' }), RoutingClassSchema, section).optional(),
     /** `[runners]` (seed 004; docs/runners/level2.md): remote runners' leases. */
     runners: z.strictObject({ lease_ttl_seconds: seconds(3).optional() }, section).optional(),
+    /** `[webhooks]` (docs/server/level2.md, "Webhooks"): which receivers a subscription may name. */
+    webhooks: z.strictObject({ allow_link_local: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional() }, section).optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

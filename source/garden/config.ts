@@ -56,6 +56,8 @@ export interface GardenConfig {
   routing: Record<string, { tiers: { driver: string; model?: string; effort?: string }[]; maxEscalations: number; budgetUsd?: number }>;
   /** `[runners]`: a remote run's lease, seconds without a heartbeat before it is `abandoned`. */
   runners: { leaseTtlSeconds: number };
+  /** `[webhooks]`: `allow_link_local` (default false) lets a subscription name a link-local or cloud metadata address. */
+  webhooks: { allowLinkLocal: boolean };
   /** `[coordinator].isolation` as written; absent: `worktree` in a git garden with a commit, else `tree` (decided by `isolationOf`). */
   isolation?: 'worktree' | 'tree';
   /** `[worktree]`: setup command (argv, or a shell line as `['sh', '-c', line]`), its limit (s), copied globs, days a branch is kept. */
@@ -170,6 +172,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       ]),
     ),
     runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
+    webhooks: { allowLinkLocal: cfg.webhooks?.allow_link_local ?? false },
     ...(cfg.coordinator?.isolation ? { isolation: cfg.coordinator.isolation } : {}),
     worktree: {
       ...(cfg.worktree?.setup !== undefined ? { setup: Array.isArray(cfg.worktree.setup) ? cfg.worktree.setup : ['sh', '-c', cfg.worktree.setup] } : {}),

@@ -91,6 +91,8 @@ describe('parseConfig values', () => {
         'budget_usd = 1.5',
         '[runners]',
         'lease_ttl_seconds = 90',
+        '[webhooks]',
+        'allow_link_local = true',
         '[worktree]',
         'setup = "npm ci"',
         'setup_timeout_seconds = 300',
@@ -113,6 +115,7 @@ describe('parseConfig values', () => {
       guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
       routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },
       runners: { leaseTtlSeconds: 90 },
+      webhooks: { allowLinkLocal: true },
       worktree: { setup: ['sh', '-c', 'npm ci'], setupTimeoutSeconds: 300, copy: ['.env'], keepDays: 3 },
       merge: { base: 'trunk', mode: 'review', verify: 'npm test', verifyTimeoutSeconds: 120, onConflict: 'fail' },
     });

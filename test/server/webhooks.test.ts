@@ -17,6 +17,7 @@ import { addSubscription, readDeliveries, readSubscriptions, webhookPaths } from
 import { appendEvent } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
 import { serve, until } from './support.js';
+import { runCli } from '../support/cli.js';
 
 const DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/server/level2.md');
 
@@ -191,5 +192,90 @@ describe('webhook delivery', () => {
     await appendEvent(g.paths, { type: 'GoalClosed', goal: '1-x', reason: 'success' });
     await until(() => deliveryLines(g).length === 1, 10_000);
     expect(deliveryLines(g)[0]).toMatchObject({ attempt: 1, status_code: null, outcome: 'gave_up', error: expect.stringMatching(/ECONNREFUSED|fetch failed|connect/) });
+  });
+
+  it('a dead receiver does not hold its subscription: once failing, each later event gets one try; pak2 webhook redeliver sends what was given up on when it is back', async () => {
+    const g = await garden();
+    let up = false;
+    const hook = await receiver(() => (up ? 200 : 503));
+    const { subscription } = await addSubscription(g.paths, { url: hook.url, events: ['GoalClosed'], secret: 's' });
+    await serve(g, cleanups, { webhooks: { ...FAST, maxAttempts: 3 } });
+    const first = await appendEvent(g.paths, { type: 'GoalClosed', goal: '1-a', reason: 'success' });
+    await until(async () => (await readSubscriptions(g.paths))[0]!.status === 'failing', 10_000, 'failing');
+    const later = [await appendEvent(g.paths, { type: 'GoalClosed', goal: '2-b', reason: 'success' }), await appendEvent(g.paths, { type: 'GoalClosed', goal: '3-c', reason: 'success' })];
+    await until(async () => (await readSubscriptions(g.paths))[0]!.cursor === later[1]!.id, 10_000, 'the later events passed');
+    expect((await readDeliveries(g.paths)).map((d) => [d.event, d.attempt, d.outcome])).toEqual([
+      [first.id, 1, 'retry'],
+      [first.id, 2, 'retry'],
+      [first.id, 3, 'gave_up'],
+      [later[0]!.id, 1, 'gave_up'],
+      [later[1]!.id, 1, 'gave_up'],
+    ]);
+    // The receiver is back: the operator resends what was given up on, oldest first, through the CLI.
+    up = true;
+    const before = hook.received.length;
+    const out = await runCli(['webhook', 'redeliver', subscription.id, '--garden', g.paths.gardenRoot]);
+    expect(out).toMatchObject({ code: 0 });
+    expect(out.stdout.trim().split('\n')).toEqual([first, ...later].map((e) => `${e.id} GoalClosed: delivered (200)`));
+    // Signed as the worker signs; the attempt counts on from the given-up ones.
+    const verify = await documentedVerifier();
+    for (const r of hook.received.slice(before)) expect(verify('s', r.headers, r.body)).toBe(true);
+    expect(hook.received.slice(before).map((r) => r.headers['x-pak2-attempt'])).toEqual(['4', '2', '2']);
+    expect(hook.received.slice(before).map((r) => JSON.parse(r.body).event.goal)).toEqual(['1-a', '2-b', '3-c']);
+    expect((await readSubscriptions(g.paths))[0]).toMatchObject({ status: 'active', delivered: 3 });
+    // Nothing is left to resend; a second redeliver says so.
+    const again = await runCli(['webhook', 'redeliver', subscription.id, '--garden', g.paths.gardenRoot]);
+    expect(again).toMatchObject({ code: 0, stdout: `webhook ${subscription.id}: no event given up on to redeliver\n` });
+    // Bad input: one line each, non-zero.
+    const unknown = await runCli(['webhook', 'redeliver', 'wh-00000000', '--garden', g.paths.gardenRoot]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr.trim()).toBe('pak2: ID wh-00000000: no such webhook (pak2 webhook list shows them)');
+    const badEvent = await runCli(['webhook', 'redeliver', subscription.id, '--event', 'nope', '--garden', g.paths.gardenRoot]);
+    expect(badEvent.code).not.toBe(0);
+    expect(badEvent.stderr).toContain('--event nope: not an event id');
+  });
+});
+
+describe('where a webhook may point', () => {
+  it('refuses credentials in the URL and link-local or metadata addresses, unless [webhooks] allow_link_local', async () => {
+    const g = await garden();
+    for (const [url, words] of [
+      ['https://user:pass@example.invalid/hook', 'a URL with credentials (user:password@) is refused'],
+      ['http://169.254.169.254/latest/meta-data', '169.254.169.254 is a link-local or cloud metadata address'],
+      ['http://[fe80::1]/hook', 'fe80::1 is a link-local or cloud metadata address'],
+      ['http://[fd00:ec2::254]/hook', 'is a link-local or cloud metadata address'],
+      ['http://[::ffff:169.254.1.1]/hook', 'is a link-local or cloud metadata address'],
+      ['ftp://127.0.0.1/hook', 'only http and https URLs'],
+    ] as const) {
+      const out = await runCli(['webhook', 'add', url, '--events', 'GoalClosed', '--garden', g.paths.gardenRoot]);
+      expect(out.code, url).not.toBe(0);
+      expect(out.stderr.trim().split('\n'), url).toHaveLength(1);
+      expect(out.stderr, url).toContain(words);
+    }
+    expect(await readSubscriptions(g.paths)).toEqual([]);
+    // Loopback and private receivers are fine.
+    expect((await runCli(['webhook', 'add', 'http://127.0.0.1:9/hook', '--events', 'GoalClosed', '--garden', g.paths.gardenRoot])).code).toBe(0);
+    // Allowed in config: the metadata address is accepted.
+    fs.appendFileSync(path.join(g.paths.gardenRoot, 'PAK2.toml'), '\n[webhooks]\nallow_link_local = true\n');
+    expect((await runCli(['webhook', 'add', 'http://169.254.169.254/hook', '--events', 'GoalClosed', '--garden', g.paths.gardenRoot])).code).toBe(0);
+    // A bad value in config is named.
+    fs.appendFileSync(path.join(g.paths.gardenRoot, 'PAK2.toml'), '');
+    const text = fs.readFileSync(path.join(g.paths.gardenRoot, 'PAK2.toml'), 'utf8').replace('allow_link_local = true', 'allow_link_local = "yes"');
+    fs.writeFileSync(path.join(g.paths.gardenRoot, 'PAK2.toml'), text);
+    const bad = await runCli(['webhook', 'list', '--garden', g.paths.gardenRoot]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('webhooks.allow_link_local');
+  });
+
+  it('a subscription whose URL turns bad is not posted to: the attempt is refused and logged, no request leaves', async () => {
+    const g = await garden();
+    await addSubscription(g.paths, { url: 'http://127.0.0.1:9/hook', events: ['GoalClosed'], secret: 's' });
+    // Rewritten behind pak2's back to a metadata address (or a name that now resolves to one).
+    const file = webhookPaths(g.paths).subscriptions;
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('http://127.0.0.1:9/hook', 'http://169.254.169.254/latest'));
+    await serve(g, cleanups, { webhooks: { ...FAST, maxAttempts: 1 } });
+    await appendEvent(g.paths, { type: 'GoalClosed', goal: '1-x', reason: 'success' });
+    await until(() => deliveryLines(g).length === 1, 10_000);
+    expect(deliveryLines(g)[0]).toMatchObject({ status_code: null, outcome: 'gave_up', latency_ms: 0, error: expect.stringContaining('refused: webhook wh-') });
   });
 });

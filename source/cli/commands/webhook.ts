@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { UserError } from '../../errors.js';
 import { table, truncateColumns } from '../../format.js';
 import { addSubscription, readDeliveries, readSubscriptions, removeSubscription, webhookPaths, type Subscription } from '../../server/webhooks/store.js';
+import { redeliver } from '../../server/webhooks/redeliver.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -17,7 +18,7 @@ export function subscriptionState(s: Subscription): string {
 }
 
 /**
- * `pak2 webhook add|list|remove|deliveries` (docs/server/level2.md,
+ * `pak2 webhook add|list|remove|redeliver|deliveries` (docs/server/level2.md,
  * "Webhooks"): subscriptions live in `<runtime-root>/webhooks/`; `pak2
  * serve` and `pak2 cycle --serve` deliver them.
  */
@@ -42,7 +43,7 @@ export function registerWebhook(program: Command, io: CliIO): void {
         }
         if (!secret) throw new UserError(`--secret-file ${opts.secretFile}: the file's first line is empty`);
       }
-      const { subscription, secretFile } = await addSubscription(garden.paths, { url, events: opts.events, ...(secret !== undefined ? { secret } : {}) });
+      const { subscription, secretFile } = await addSubscription(garden.paths, { url, events: opts.events, rules: garden.config.webhooks, ...(secret !== undefined ? { secret } : {}) });
       if (opts.json) return printJson(io, subscription);
       io.out(subscription.id);
       io.err(`pak2: webhook ${subscription.id} → ${subscription.url} for ${subscription.events.join(', ')}; signing secret in ${secretFile}; pak2 serve (or cycle --serve) delivers it`);
@@ -73,6 +74,26 @@ export function registerWebhook(program: Command, io: CliIO): void {
       const garden = gardenOf(command, io);
       const removed = await removeSubscription(garden.paths, id);
       io.err(`pak2: removed webhook ${removed.id} (${removed.url})`);
+    });
+
+  webhook
+    .command('redeliver')
+    .description('POST again the events a webhook gave up on (or those named), once each; each attempt goes in the delivery log')
+    .argument('<id>', 'the subscription id (wh-…)')
+    .option('--event <ids...>', 'only these event ids (pak2 webhook deliveries shows them)')
+    .option('--json', 'one delivery record per line')
+    .action(async (id: string, opts: { event?: string[]; json?: boolean }, command: Command) => {
+      const garden = gardenOf(command, io);
+      const done = await redeliver(garden, id, opts.event ? { events: opts.event.flatMap((e) => e.split(',')).map((e) => e.trim()).filter(Boolean) } : {});
+      if (opts.json) {
+        for (const d of done) io.out(JSON.stringify(d.record));
+      } else if (done.length === 0) {
+        io.out(`webhook ${id}: no event given up on to redeliver`);
+      } else {
+        for (const d of done) io.out(`${d.event} ${d.record.event_type}: ${d.record.outcome === 'delivered' ? `delivered (${d.record.status_code})` : `failed again (${d.record.error})`}`);
+      }
+      const failed = done.filter((d) => d.record.outcome !== 'delivered').length;
+      if (failed) throw new UserError(`webhook ${id}: ${failed} of ${done.length} not delivered; pak2 webhook deliveries ${id} shows why`, { exitCode: 1 });
     });
 
   webhook

@@ -8,6 +8,7 @@ import type { GardenPaths } from '../../garden/index.js';
 import { isErrno, UserError } from '../../errors.js';
 import { appendJsonLine, eventKey, eventLogLineStart, withLock, writeJsonAtomic } from '../../store/index.js';
 import { endOfLog, scanEvents } from '../log-tail.js';
+import { checkWebhookAddress, type WebhookTargetRules } from './target.js';
 
 /** Where webhook subscriptions, their secrets and the delivery log live. */
 export interface WebhookPaths {
@@ -139,13 +140,16 @@ export interface SubscriptionInput {
   events: string[];
   /** The signing secret; generated (32 random bytes, hex) when absent. */
   secret?: string;
+  /** Which receivers may be named (`[webhooks]` in PAK2.toml); default: no link-local or metadata address. */
+  rules?: WebhookTargetRules;
 }
 
 /**
  * Adds a subscription whose cursor is the log's last event (it is told of
  * what happens from now on), and writes its secret to `secrets/<id>` (0600).
  *
- * @throws UserError naming `URL` or `--events`.
+ * @throws UserError naming `URL` (not http(s), credentials in it, a
+ *   link-local or metadata address: {@link checkWebhookAddress}) or `--events`.
  */
 export async function addSubscription(paths: GardenPaths, input: SubscriptionInput, now: Date = new Date()): Promise<{ subscription: Subscription; secretFile: string }> {
   let url: URL;
@@ -154,7 +158,8 @@ export async function addSubscription(paths: GardenPaths, input: SubscriptionInp
   } catch {
     throw new UserError(`URL ${input.url}: not a URL (http://… or https://…)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UserError(`URL ${input.url}: only http and https URLs can receive webhooks`);
+  const refused = await checkWebhookAddress(url, input.rules ?? { allowLinkLocal: false }, `URL ${input.url}`);
+  if (refused) throw new UserError(refused);
   const events = [...new Set(input.events.flatMap((e) => e.split(',')).map((e) => e.trim()).filter(Boolean))];
   if (events.length === 0) throw new UserError(`--events: name at least one event type (${EVENT_TYPES.join(', ')}), or ${ALL_EVENTS} for all`);
   for (const type of events) {

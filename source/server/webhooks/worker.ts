@@ -8,6 +8,7 @@ import { PACKAGE_VERSION } from '../../package-root.js';
 import { eventKey, findEventsAfter } from '../../store/index.js';
 import { scanEvents, type LogTail } from '../log-tail.js';
 import { signDelivery, WEBHOOK_HEADERS } from './sign.js';
+import { checkWebhookAddress } from './target.js';
 import {
   ALL_EVENTS,
   appendDelivery,
@@ -276,50 +277,22 @@ export class WebhookWorker {
   }
 
   private async deliver(sub: Subscription, event: EventRecord, end: number, loop: Loop): Promise<void> {
-    const { paths, config } = this.options.garden;
+    const { paths } = this.options.garden;
     const key = eventKey(event);
     const attempt = sub.retry?.event === key ? sub.retry.attempt + 1 : 1;
-    const body = JSON.stringify({ subscription: sub.id, garden: config.gardenName, event });
-    const timestamp = Math.floor(Date.now() / 1000);
-    let status: number | null = null;
-    let error: string | null = null;
-    const started = performance.now();
+    loop.inFlight = new AbortController();
+    let posted: PostOutcome;
     try {
-      const secret = await readSecret(paths, sub.id);
-      loop.inFlight = new AbortController();
-      const timer = setTimeout(() => loop.inFlight?.abort(new Error(`no answer within ${this.options.timeoutMs ?? 10_000} ms`)), this.options.timeoutMs ?? 10_000);
-      try {
-        const response = await fetch(sub.url, {
-          method: 'POST',
-          redirect: 'manual',
-          signal: loop.inFlight.signal,
-          headers: {
-            'content-type': 'application/json',
-            'user-agent': `pak2/${PACKAGE_VERSION}`,
-            [WEBHOOK_HEADERS.eventId]: key,
-            [WEBHOOK_HEADERS.eventType]: event.type,
-            [WEBHOOK_HEADERS.subscription]: sub.id,
-            [WEBHOOK_HEADERS.attempt]: String(attempt),
-            [WEBHOOK_HEADERS.timestamp]: String(timestamp),
-            [WEBHOOK_HEADERS.signature]: signDelivery(secret, timestamp, body),
-          },
-          body,
-        });
-        status = response.status;
-        await response.body?.cancel().catch(() => undefined);
-        if (status < 200 || status >= 300) error = `HTTP ${status}`;
-      } finally {
-        clearTimeout(timer);
-        loop.inFlight = undefined;
-      }
-    } catch (caught) {
-      const reason = (caught as Error & { cause?: Error }).cause ?? caught;
-      error = (reason as Error).message || String(reason);
+      posted = await postEvent(this.options.garden, sub, event, attempt, { timeoutMs: this.options.timeoutMs ?? 10_000, signal: loop.inFlight.signal });
+    } finally {
+      loop.inFlight = undefined;
     }
-    const latency = Math.round(performance.now() - started);
+    const { status, error } = posted;
+    const latency = posted.latencyMs;
     const now = new Date();
     const ok = error === null;
-    const giveUp = !ok && attempt >= (this.options.maxAttempts ?? 8);
+    // A subscription already failing gives each later event one try: a dead receiver costs one attempt an event, not hours of backoff each.
+    const giveUp = !ok && (attempt >= (this.options.maxAttempts ?? 8) || sub.status === 'failing');
     const nextAt = ok || giveUp ? null : new Date(now.getTime() + this.backoff(attempt)).toISOString();
     const outcome: DeliveryRecord['outcome'] = ok ? 'delivered' : giveUp ? 'gave_up' : 'retry';
     await appendDelivery(paths, { ts: now.toISOString(), subscription: sub.id, url: sub.url, event: key, event_type: event.type, attempt, status_code: status, latency_ms: latency, outcome, next_retry_at: nextAt, error });
@@ -344,4 +317,57 @@ export class WebhookWorker {
     if (giveUp) this.notice(`webhook ${sub.id} is failing: gave up on event ${key} (${event.type}) after ${attempt} attempts (${error}); moving on`);
     if (outcome !== 'delivered' || sub.status !== updated.status || Boolean(sub.retry) !== Boolean(updated.retry)) this.changed();
   }
+}
+
+/** What one POST of an event came to: the receiver's status (null: no answer), the error (null: 2xx), the time it took. */
+export interface PostOutcome {
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+/**
+ * POSTs one event to a subscription, signed with its secret
+ * (docs/server/level2.md, "Webhooks"): the worker's attempts and `pak2
+ * webhook redeliver` both go through here. The target is checked first
+ * ({@link checkWebhookAddress}): a refused one is an error with no POST
+ * made. Redirects are not followed. Never throws.
+ */
+export async function postEvent(garden: Garden, sub: Subscription, event: EventRecord, attempt: number, options: { timeoutMs: number; signal?: AbortSignal }): Promise<PostOutcome> {
+  const { paths, config } = garden;
+  const key = eventKey(event);
+  const body = JSON.stringify({ subscription: sub.id, garden: config.gardenName, event });
+  const timestamp = Math.floor(Date.now() / 1000);
+  let status: number | null = null;
+  let error: string | null = null;
+  const started = performance.now();
+  try {
+    const refused = await checkWebhookAddress(new URL(sub.url), config.webhooks, `webhook ${sub.id}`);
+    if (refused) return { status: null, error: `refused: ${refused}`, latencyMs: 0 };
+    const secret = await readSecret(paths, sub.id);
+    const signal = AbortSignal.any([...(options.signal ? [options.signal] : []), AbortSignal.timeout(options.timeoutMs)]);
+    const response = await fetch(sub.url, {
+      method: 'POST',
+      redirect: 'manual',
+      signal,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': `pak2/${PACKAGE_VERSION}`,
+        [WEBHOOK_HEADERS.eventId]: key,
+        [WEBHOOK_HEADERS.eventType]: event.type,
+        [WEBHOOK_HEADERS.subscription]: sub.id,
+        [WEBHOOK_HEADERS.attempt]: String(attempt),
+        [WEBHOOK_HEADERS.timestamp]: String(timestamp),
+        [WEBHOOK_HEADERS.signature]: signDelivery(secret, timestamp, body),
+      },
+      body,
+    });
+    status = response.status;
+    await response.body?.cancel().catch(() => undefined);
+    if (status < 200 || status >= 300) error = `HTTP ${status}`;
+  } catch (caught) {
+    const reason = (caught as Error & { cause?: Error }).cause ?? caught;
+    error = (reason as Error).name === 'TimeoutError' ? `no answer within ${options.timeoutMs} ms` : (reason as Error).message || String(reason);
+  }
+  return { status, error, latencyMs: Math.round(performance.now() - started) };
 }
