@@ -8,6 +8,8 @@ export interface AtomicWriteOptions {
   fsync?: boolean;
   /** Make the file's directory when it is missing (default false: the write fails with ENOENT). */
   mkdir?: boolean;
+  /** The file's mode, set explicitly (not left to the umask), whatever the file it replaces had; default: the replaced file's, else 0666 less the umask. */
+  mode?: number;
 }
 
 /** The suffix of every temp file an atomic write makes; the runtime repo never commits `*.tmp` and the goals watch ignores it. */
@@ -47,7 +49,7 @@ async function writeNow(file: string, data: string | Uint8Array, options: Atomic
   const existing = await fsp.stat(target).catch(() => undefined);
   let handle: fsp.FileHandle | undefined;
   try {
-    const open = () => fsp.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, existing ? existing.mode & 0o7777 : 0o666);
+    const open = () => fsp.open(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, options.mode ?? (existing ? existing.mode & 0o7777 : 0o666));
     try {
       handle = await open();
     } catch (error) {
@@ -57,10 +59,11 @@ async function writeNow(file: string, data: string | Uint8Array, options: Atomic
     }
     await handle.writeFile(data);
     if (options.fsync !== false) await handle.sync();
+    if (options.mode !== undefined) await handle.chmod(options.mode).catch(ignoreChmod);
     if (existing) {
       // open() applied the umask: give the file the mode (and, as root, the owner) of the one it replaces.
       const made = await handle.stat();
-      if ((made.mode & 0o7777) !== (existing.mode & 0o7777)) await handle.chmod(existing.mode & 0o7777).catch(ignoreChmod);
+      if (options.mode === undefined && (made.mode & 0o7777) !== (existing.mode & 0o7777)) await handle.chmod(existing.mode & 0o7777).catch(ignoreChmod);
       if (process.getuid?.() === 0 && (made.uid !== existing.uid || made.gid !== existing.gid)) await handle.chown(existing.uid, existing.gid).catch(ignoreChmod);
     }
     await handle.close();

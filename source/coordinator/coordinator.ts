@@ -6,7 +6,7 @@ import { DirectoryWake } from '../watch.js';
 import { span, timed } from '../timing.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
-import { appendEvent, latestRun, onEvent, OpenGoalScanner } from '../store/index.js';
+import { appendEvent, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner } from '../store/index.js';
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
@@ -157,6 +157,7 @@ export class Coordinator extends EventEmitter {
 
   private async startHolding(): Promise<void> {
     const { paths, config } = this.options.garden;
+    await ensureRuntimeRoot(paths);
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
     this.startedEvent = true;

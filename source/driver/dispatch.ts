@@ -29,6 +29,7 @@ import {
   renderSupplements,
   replyDir,
   runEventsFile,
+  RUNTIME_FILE_MODE,
   setConversationContinuity,
   StoreError,
   unfollowRun,
@@ -44,6 +45,7 @@ import { addCosts, type TokenUsage } from './pricing.js';
 import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from './context-blocks.js';
+import { makeRedactor, runRedaction } from '../redact.js';
 
 /** The line the driver writes into events.jsonl before the reflection continuation's output. */
 export const REFLECTION_MARKER_TYPE = 'pak2.reflection';
@@ -153,10 +155,17 @@ export interface RunProcessRecord {
 
 function writeProcessRecord(dir: string, record: RunProcessRecord): void {
   try {
-    fs.writeFileSync(path.join(dir, RUN_PROCESS_FILE), `${JSON.stringify(record, null, 2)}\n`);
+    fs.writeFileSync(path.join(dir, RUN_PROCESS_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: RUNTIME_FILE_MODE });
+    fs.chmodSync(path.join(dir, RUN_PROCESS_FILE), RUNTIME_FILE_MODE);
   } catch {
     // best effort: without it only the watchdog can reclaim the run
   }
+}
+
+/** Writes one of the run's files, the owner's alone (docs/run/level2.md, "Secrets"); the prompt stays raw until the close redacts it: it is the agent's stdin. */
+async function writePrivate(file: string, text: string): Promise<void> {
+  await fsp.writeFile(file, text, { mode: RUNTIME_FILE_MODE });
+  await fsp.chmod(file, RUNTIME_FILE_MODE);
 }
 
 /** Bytes of a run's stream read at once when it is read through: memory stays bounded whatever its size. */
@@ -393,6 +402,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   const dir = runDir(paths, runId);
   const eventsFile = runEventsFile(paths, runId);
   const guard = await ctx.guardFor?.(goal, run);
+  // Every run's secrets: the secret-looking values of the environment its agent starts from (a guarded run's close input carries its own).
+  const redaction = runRedaction(ctx.env ?? process.env);
   const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
     try {
       if (guard) {
@@ -400,7 +411,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
         if (isTerminalRunStatus((await readRun(paths, runId)).status)) await guard.afterMain({ launched: true, status: input.status, failureReason: input.failureReason, errorText: input.errorText, exitCode: input.exitCode ?? null });
         input = await guard.beforeClose(input);
       }
-      return await closeRun(paths, runId, goal.type, { by: 'driver', ...input }, now());
+      return await closeRun(paths, runId, goal.type, { by: 'driver', redaction, ...input }, now());
     } catch (error) {
       // The watchdog (or the operator) closed it first: the terminal record stands.
       if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
@@ -474,7 +485,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     return failLaunch(`cannot build the prompt: ${(error as Error).message}`);
   }
   const promptFile = path.join(dir, 'prompt.md');
-  await fsp.writeFile(promptFile, prompt);
+  await writePrivate(promptFile, prompt);
   endPrompt();
   if (guard) {
     const refused = await guard.beforeLaunch(prompt);
@@ -511,7 +522,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     let stdinFile = promptFile;
     if (phase === 'reflection') {
       stdinFile = path.join(dir, REFLECTION_PROMPT_FILE);
-      await fsp.writeFile(stdinFile, REFLECTION_PROMPT);
+      await writePrivate(stdinFile, REFLECTION_PROMPT);
     }
     const result = await launch(spec, {
       cwd: workDir,
@@ -578,7 +589,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   } catch (error) {
     const message = `pak2 failed while finishing the run: ${(error as Error)?.message ?? String(error)}`;
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message }).catch(() => undefined);
-    return closeFromStream(ctx.garden, run, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'driver' }, now(), guard ? (input) => guard.beforeClose(input) : undefined);
+    return closeFromStream(ctx.garden, run, goal.type, { status: 'failure', failureReason: 'driver_error', errorText: message, by: 'driver', redaction }, now(), guard ? (input) => guard.beforeClose(input) : undefined);
   }
 
   async function finish(main: LaunchResult): Promise<RunRecord | undefined> {
@@ -624,7 +635,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
 
     if (route !== 'standard') {
       // The conversation route records the reply, delivers it, and keeps the session for the next turn.
-      const reply = (parsed.finalText ?? '').trim();
+      // The reply is kept in the inbox and the conversation: without the run's secrets, as its record.
+      const reply = makeRedactor(redaction)((parsed.finalText ?? '').trim());
       // Titled by what it answers, so the inbox does not list a column of "Reply".
       const note = await deliverReplyNote(paths, config, `reply-${runId}`, `# ${replyTitle(goal)}\n\n${reply}\n`, now());
       await appendConversationMessage(paths, goal.conversation_id!, { sender: 'garden', text: reply, run: runId, note, ...(route === 'hop' ? { fact: `hop:${goal.id}` } : {}) }, now());

@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { execa } from 'execa';
 import { RUN_MARK_ENV, secondsSinceBoot, signalGroup, sweepRun, type Survivor } from './process-tree.js';
 import { SanitizeStream } from '../sanitize.js';
+import { RUNTIME_FILE_MODE } from '../store/files.js';
 import { span } from '../timing.js';
 import { decideLinger, describeOpenWork, RunLiveness, type LineSignal, type LingerEnd } from './liveness.js';
 
@@ -245,7 +246,13 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
   const printed = new SanitizeStream();
   const onStderr = options.onStderr ?? ((chunk: string) => process.stderr.write(printed.push(chunk)));
   for (const file of [options.stdoutFile, options.stderrFile]) {
-    fs.closeSync(fs.openSync(file, 'a'));
+    const fd = fs.openSync(file, 'a', RUNTIME_FILE_MODE);
+    try {
+      // The agent's output is the owner's alone whatever the umask (docs/run/level2.md, "Secrets").
+      fs.fchmodSync(fd, RUNTIME_FILE_MODE);
+    } finally {
+      fs.closeSync(fd);
+    }
     endWithNewline(file);
   }
   const outStart = sizeOf(options.stdoutFile);

@@ -1,5 +1,5 @@
 export * from './env.js';
-export * from './redact.js';
+export * from '../redact.js';
 export * from './routing.js';
 export * from './run-guard.js';
 export * from './scope.js';

@@ -19,7 +19,7 @@ import { runDir, type Garden, type GardenPaths } from '../garden/index.js';
 import { authoredGitEnv } from '../history/index.js';
 import { appendEvent, appendJsonLine, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
 import { guardedEnvironment } from './env.js';
-import { makeRedactor, redactFile, secretLookingNames, type Redact } from './redact.js';
+import { makeRedactor, runRedaction, type Redact, type RedactionOptions } from '../redact.js';
 import { GUARD_RECORD_FILES } from './read.js';
 import { decideRouteStep, type RoutePlan } from './routing.js';
 import { checkScope, type ScopeResult } from './scope.js';
@@ -93,11 +93,10 @@ export function createRunGuard(setup: Setup): RunGuard {
   const guard = effectiveGuard(goal, config);
   const agentEnv = guardedEnvironment(setup.env, guard.envPassthrough, run.driver);
   const verifyEnv = guardedEnvironment(setup.env, guard.envPassthrough);
-  const secretNames = [...new Set([...guard.envPassthrough, ...secretLookingNames(agentEnv)])];
-  const redact: Redact = makeRedactor({
-    enabled: guard.redact,
-    secrets: secretNames.filter((n) => setup.env[n]).map((name) => ({ name, value: setup.env[name]! })),
-  });
+  // The agent's own keys and the passthrough names, with the values the coordinator holds (docs/run/level2.md, "Secrets").
+  const known = Object.fromEntries(Object.keys(agentEnv).concat(guard.envPassthrough).map((name) => [name, setup.env[name]]));
+  const redaction: RedactionOptions = runRedaction(known, guard.envPassthrough, guard.redact);
+  const redact: Redact = makeRedactor(redaction);
   // A run in its own worktree is guarded there: the operator's tree, and other runs', are not its to judge or revert.
   const workTree = run.worktree?.path ?? paths.gardenRoot;
   const scope: TreeScope = { root: workTree, excluded: pak2OwnedPaths(paths, run.plant), env: authoredGitEnv(setup.env) };
@@ -264,16 +263,9 @@ export function createRunGuard(setup: Setup): RunGuard {
         ...(input.errorText !== undefined ? { errorText: redact(input.errorText) } : {}),
       };
       await writeRecords(out);
-      // The agent's stdout and stderr were written by the agent itself: redacted once it is gone. pak2's own
-      // guard records were redacted field by field as they were written; JSON lines keep their structure.
-      const own = new Set<string>(['meta.json', GUARD_RECORD_FILES.outcome, GUARD_RECORD_FILES.envelope, GUARD_RECORD_FILES.phases]);
-      const jsonLines = redactJsonLine(redact);
-      for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
-        if (own.has(name)) continue;
-        const file = path.join(dir, name);
-        if (fs.lstatSync(file, { throwIfNoEntry: false })?.isFile()) await redactFile(file, name.endsWith('.jsonl') ? jsonLines : redact);
-      }
-      return out;
+      // The agent's stdout and stderr, and every other file of the run, are redacted by closeRun with the same
+      // secrets (one mechanism for every run); pak2's own guard records were redacted field by field as written.
+      return { ...out, redaction };
     },
   };
 
@@ -371,34 +363,6 @@ export function createRunGuard(setup: Setup): RunGuard {
   }
 
   return guardHooks;
-}
-
-/**
- * A redactor for JSON lines: a line that is a JSON value has its string
- * values (not its keys, numbers or literals) redacted, so a secret whose
- * value is `null` or `true` cannot break the line; any other line is text.
- */
-export function redactJsonLine(redact: Redact): Redact {
-  const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return redact(value);
-    if (Array.isArray(value)) return value.map(walk);
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
-    return value;
-  };
-  return (line: string) => {
-    const plain = redact(line);
-    if (plain === line) return line; // nothing secret on it: the agent's bytes stay as they were
-    const trimmed = line.trim();
-    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-      try {
-        const redacted = JSON.stringify(walk(JSON.parse(trimmed)));
-        return line.endsWith('\n') ? `${redacted}\n` : redacted;
-      } catch {
-        // not JSON: as text
-      }
-    }
-    return plain;
-  };
 }
 
 /**

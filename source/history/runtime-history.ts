@@ -16,6 +16,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   formatIssue,
+  isTerminalRunStatus,
   validateRuntimeHistoryRecord,
   type RunRecord,
   type RuntimeHistoryOutcome,
@@ -128,9 +129,43 @@ export const RUNTIME_EXCLUDE_MARKER = '# pak2 runtime history: lock files and te
  * Patterns the runtime repo never commits: lock files and lock directories
  * (coordinator.lock, <file>.lock), temp files, caches (`.cache/`: the goals
  * listing cache), the runs' git worktrees (`/worktrees/`: the operator's
- * repository's, not runtime state) and the landings' scratch worktrees.
+ * repository's, not runtime state), the landings' scratch worktrees, the
+ * webhook subscriptions (`/webhooks/`: their URLs, secrets and delivery log
+ * carry credentials) and the temp files of a redaction (`*.redact`).
  */
-export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp', '/.cache/', '/worktrees/', '/landings/*/scratch/'] as const;
+export const RUNTIME_EXCLUDES = ['*.lock', '*.tmp', '/.cache/', '/worktrees/', '/landings/*/scratch/', '/webhooks/', '*.redact'] as const;
+
+/** Runtime-root-relative directories the runtime repo stops tracking if an older pak2 committed them ({@link RUNTIME_EXCLUDES}' credentials). */
+const UNTRACKED_DIRS = ['webhooks'] as const;
+
+/** Per runs directory: the run ids this process has seen terminal (a terminal record never changes back). */
+const closedSeen = new Map<string, Set<string>>();
+
+/**
+ * The directories under `runs/` (relative to the runtime root, POSIX) of
+ * runs that are not closed: a meta.json that is missing, unreadable or not
+ * terminal. A capture never stages them (docs/runtime-history/level2.md,
+ * "Only closed runs"): a live run's stream holds its secrets until its close
+ * redacts them. Dot entries (`.seals/`) are not runs.
+ */
+export async function unclosedRunDirs(paths: GardenPaths): Promise<string[]> {
+  const seen = closedSeen.get(paths.runsDir) ?? new Set<string>();
+  closedSeen.set(paths.runsDir, seen);
+  const rel = path.relative(paths.runtimeRoot, paths.runsDir).split(path.sep).join('/');
+  const out: string[] = [];
+  for (const entry of await fsp.readdir(paths.runsDir, { withFileTypes: true }).catch(() => [] as fs.Dirent[])) {
+    if (!entry.isDirectory() || entry.name.startsWith('.') || seen.has(entry.name)) continue;
+    let status: unknown;
+    try {
+      status = (JSON.parse(await fsp.readFile(path.join(paths.runsDir, entry.name, 'meta.json'), 'utf8')) as { status?: unknown }).status;
+    } catch {
+      status = undefined;
+    }
+    if (typeof status === 'string' && isTerminalRunStatus(status)) seen.add(entry.name);
+    else out.push(`${rel}/${entry.name}`);
+  }
+  return out;
+}
 
 /** `<runtime-root>/history/commits/`. */
 export function historyCommitsDir(paths: GardenPaths): string {
@@ -160,8 +195,9 @@ const queues = new Map<string, PendingCapture[]>();
  * Steps, each ending in its outcome code when it fails: relate the runtime
  * root to the garden root → read the authored HEAD and clean/dirty state
  * (in the garden root, read-only) → write the record → create or check the
- * runtime repo → `git add -A -- .` → `git diff --cached --quiet --exit-code`
- * → `git commit` → read the runtime HEAD back. An unexpected exception (a
+ * runtime repo → `git add -A -- . <not-closed runs excluded>` → `git diff --cached --quiet --exit-code`
+ * → `git commit` → read the runtime HEAD back. The staging leaves out the
+ * directories of runs that are not closed ({@link unclosedRunDirs}). An unexpected exception (a
  * bug, not a failing command) ends in the outcome code of the step it came
  * from, with `unexpected: <message>` as the detail.
  *
@@ -351,7 +387,9 @@ async function captureNow(paths: GardenPaths, runs: RunRecord[], options: Captur
     const advice = describeHeldLocks(gitDir);
     return advice ? `; ${advice}` : '';
   };
-  const addArgs = ['add', '-A', '--', '.'];
+  // Everything but the runs that are not closed: their files are committed by their own close, redacted.
+  const unclosed = await unclosedRunDirs(paths);
+  const addArgs = ['add', '-A', '--', '.', ...unclosed.map((dir) => `:(exclude,literal)${dir}`)];
   const add = await git(addArgs, rt, gitEnv);
   if (!add.ok) return finish({ outcome: 'runtime_repo_stage_failed', detail: `${describeFailure(addArgs, add)}${lockAdvice()}`, ...withCleared });
 
@@ -508,6 +546,10 @@ async function checkRuntimeRepo(rt: string, gitDir: string, stat: fs.Stats | und
   } catch (error) {
     return `${excludeFile}: ${(error as Error).message}`;
   }
+  // Excluded credentials an older pak2 committed leave the index (the commits that hold them stay: docs/runtime-history/level2.md).
+  const untrackArgs = ['rm', '-r', '--cached', '--quiet', '--ignore-unmatch', '--', ...UNTRACKED_DIRS];
+  const untrack = await git(untrackArgs, rt, gitEnv);
+  if (!untrack.ok) return describeFailure(untrackArgs, untrack);
   return undefined;
 }
 

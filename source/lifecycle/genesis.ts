@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { gardenRelative, resolveSettings, type Garden, type GardenPaths } from '../garden/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
-import { appendEvent, commissionPlant, listGoalIds, readPlant, StoreError } from '../store/index.js';
+import { appendEvent, commissionPlant, ensureRuntimeRoot, listGoalIds, readPlant, StoreError } from '../store/index.js';
 import { submitGoal } from '../submit/index.js';
 import { UserError } from '../errors.js';
 import { authoredGitEnv, describeFailure, runGit } from '../history/index.js';
@@ -59,6 +59,8 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
   if (!fs.existsSync(path.join(paths.seedsDir, `${GARDENER}.md`)) && !fs.existsSync(path.join(paths.plantsDir, GARDENER, 'meta.json'))) {
     throw new UserError(`${path.join(paths.seedsDir, `${GARDENER}.md`)}: missing; genesis commissions the gardener from it`, { hint: 'pak2 init writes it; or copy seeds/ from the pak2 package' });
   }
+  if (!fs.existsSync(paths.runtimeRoot)) report.created.push(path.relative(paths.gardenRoot, paths.runtimeRoot) || '.');
+  await ensureRuntimeRoot(paths);
   for (const dir of [paths.runtimeRoot, paths.goalsDir, paths.runsDir, paths.eventsDir, paths.inboxDir, paths.conversationsDir, paths.plantsDir]) {
     if (!fs.existsSync(dir)) {
       await fsp.mkdir(dir, { recursive: true });

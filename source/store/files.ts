@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isErrno } from '../errors.js';
+import type { GardenPaths } from '../garden/index.js';
 
 /** Store failure codes (seed 002, "Failure modes"), plus INVALID_RECORD for a file that fails validation. */
 export type StoreErrorCode =
@@ -54,16 +55,42 @@ export function crashPoint(name: string): void {
   if (process.env.PAK2_CRASH_AT === name) process.kill(process.pid, 'SIGKILL');
 }
 
+/** The mode of a split runtime root (docs/run/level2.md, "Secrets"): the owner's alone. */
+export const RUNTIME_ROOT_MODE = 0o700;
+
+/**
+ * Makes the runtime root (and its parents) when missing and, in a split
+ * garden, sets its mode to {@link RUNTIME_ROOT_MODE} explicitly (not left to
+ * the umask): what lies under it (runs' streams and logs while they are
+ * live, webhook secrets) is the owner's alone. The legacy layout's runtime
+ * root is the garden root, the operator's: its mode is left alone.
+ *
+ * @throws StoreError IO_ERROR naming the directory.
+ */
+export async function ensureRuntimeRoot(paths: Pick<GardenPaths, 'runtimeRoot' | 'split'>): Promise<void> {
+  try {
+    await fsp.mkdir(paths.runtimeRoot, { recursive: true, ...(paths.split ? { mode: RUNTIME_ROOT_MODE } : {}) });
+    if (paths.split) await fsp.chmod(paths.runtimeRoot, RUNTIME_ROOT_MODE);
+  } catch (error) {
+    throw new StoreError('IO_ERROR', `${paths.runtimeRoot}: cannot make the runtime root the owner's alone (${(error as Error).message})`, paths.runtimeRoot);
+  }
+}
+
+/** The mode of the files pak2 writes in the runtime root (docs/run/level2.md, "Secrets"): the owner's alone. */
+export const RUNTIME_FILE_MODE = 0o600;
+
 /**
  * Writes `data` as pretty JSON atomically (temp file `*.tmp`, fsync, rename),
  * so a reader never sees half a record. Creates the parent directory.
+ * `mode` (e.g. {@link RUNTIME_FILE_MODE}) is set explicitly; without it the
+ * file keeps the mode of the one it replaces.
  *
  * @throws StoreError IO_ERROR naming the file.
  */
-export async function writeJsonAtomic(file: string, data: unknown): Promise<void> {
+export async function writeJsonAtomic(file: string, data: unknown, mode?: number): Promise<void> {
   try {
     const writeFileAtomic = await loadWriteFileAtomic();
-    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true });
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true, ...(mode !== undefined ? { mode } : {}) });
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
   }
@@ -79,8 +106,9 @@ export async function createJsonExclusive(file: string, data: unknown): Promise<
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   try {
     await fsp.mkdir(path.dirname(file), { recursive: true });
-    const handle = await fsp.open(temp, 'wx');
+    const handle = await fsp.open(temp, 'wx', RUNTIME_FILE_MODE);
     try {
+      await handle.chmod(RUNTIME_FILE_MODE);
       await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`);
       await handle.sync();
     } finally {
@@ -168,7 +196,8 @@ const appending = new Map<string, Promise<unknown>>();
  * line, whatever its size (Node's appendFile splits large data into 512 KB
  * writes that concurrent writers interleave). Appends to one file from this
  * process are queued, so the torn-line repair below runs once, not once per
- * racing writer. Creates the parent directory.
+ * racing writer. Creates the parent directory; a file it creates gets
+ * {@link RUNTIME_FILE_MODE} (every JSON-lines file is pak2's runtime record).
  *
  * @throws StoreError IO_ERROR naming the file.
  */
@@ -187,15 +216,17 @@ async function appendNow(file: string, data: unknown): Promise<void> {
   try {
     let handle: fsp.FileHandle;
     try {
-      handle = await fsp.open(file, 'a+');
+      handle = await fsp.open(file, 'a+', RUNTIME_FILE_MODE);
     } catch (error) {
       if (!isErrno(error, 'ENOENT')) throw error;
       await fsp.mkdir(path.dirname(file), { recursive: true });
-      handle = await fsp.open(file, 'a+');
+      handle = await fsp.open(file, 'a+', RUNTIME_FILE_MODE);
     }
     try {
       // A torn last line (a writer that died mid-line) must not swallow this one.
       const { size } = await handle.stat();
+      // A file this append made is the owner's alone, whatever the umask (docs/run/level2.md, "Secrets").
+      if (size === 0) await handle.chmod(RUNTIME_FILE_MODE).catch(() => undefined);
       let lead = '';
       if (size > 0) {
         const last = Buffer.alloc(1);

@@ -20,7 +20,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { timed } from '../timing.js';
 import { appendEvent } from './events.js';
-import { crashPoint, createJsonExclusive, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
+import { crashPoint, createJsonExclusive, RUNTIME_FILE_MODE, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
 import { appendClosedEntry, ClosedLedger, goalNumber, goalsDirKey, highestGoalNumber, noteGoalsDirWrite } from './closed-index.js';
 
 export * from './closed-index.js';
@@ -246,7 +246,7 @@ export async function writeGoalRecord(paths: GardenPaths, goal: GoalRecord): Pro
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   await withLock(paths.goalsDir, async () => {
     const before = await goalsDirKey(paths);
-    await writeJsonAtomic(goalFile(paths, goal.id), goal);
+    await writeJsonAtomic(goalFile(paths, goal.id), goal, RUNTIME_FILE_MODE);
     await noteGoalsDirWrite(paths, before, []);
   });
 }

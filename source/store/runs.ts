@@ -20,7 +20,8 @@ import { runBranch, runDir, worktreeDir, type GardenPaths } from '../garden/inde
 import { isErrno } from '../errors.js';
 import { span, timed } from '../timing.js';
 import { appendEvent } from './events.js';
-import { crashPoint, readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+import { crashPoint, ensureRuntimeRoot, readJsonFile, RUNTIME_FILE_MODE, StoreError, writeJsonAtomic } from './files.js';
+import { makeRedactor, redactJsonValue, redactRunDir, runRedaction, type RedactionOptions } from '../redact.js';
 import { goalNumber } from './closed-index.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
@@ -74,9 +75,9 @@ export function unfollowRun(paths: GardenPaths, runId: string): void {
 async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
   const key = runMetaFile(paths, record.id);
   if (followed.has(key)) followed.set(key, record);
-  await writeJsonAtomic(runSealFile(paths, record.id), record);
+  await writeJsonAtomic(runSealFile(paths, record.id), record, RUNTIME_FILE_MODE);
   crashPoint(`run:${record.status}:after-seal`);
-  await writeJsonAtomic(runMetaFile(paths, record.id), record);
+  await writeJsonAtomic(runMetaFile(paths, record.id), record, RUNTIME_FILE_MODE);
   crashPoint(`run:${record.status}:after-meta`);
 }
 
@@ -110,6 +111,7 @@ export function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenRunInpu
 }
 
 async function openRunNow(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date): Promise<RunRecord> {
+  await ensureRuntimeRoot(paths);
   await fsp.mkdir(paths.runsDir, { recursive: true });
   let attempt = (await runIdsForGoal(paths, goal.id)).length + 1;
   for (;;) {
@@ -331,6 +333,14 @@ export interface CloseRunInput {
   by?: string;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
   extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'linger' | 'background_tasks' | 'stop_reason' | 'terminal_reason' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance'>;
+  /**
+   * The run's secrets (docs/run/level2.md, "Secrets"): what closeRun redacts
+   * from the run directory and the text fields before the terminal record is
+   * written. Default: {@link runRedaction} of this process's environment
+   * (the environment the coordinator's agents inherit). A guarded run passes
+   * its own (`enabled: false` with `--no-redact`).
+   */
+  redaction?: RedactionOptions;
 }
 
 const closing = new Map<string, Promise<unknown>>();
@@ -362,8 +372,11 @@ export async function closeRun(paths: GardenPaths, runId: string, goalType: stri
   }
 }
 
-async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, input: CloseRunInput, now: Date): Promise<RunRecord> {
+async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, raw: CloseRunInput, now: Date): Promise<RunRecord> {
   const endClose = span('closeRun (record, RunClosed)');
+  // No secret at rest: the run's files and the record's text are redacted before the record turns terminal, so the
+  // runtime history (which commits only closed runs) never holds them. A run already closed is redacted again: idempotent.
+  const input = await redactRun(paths, runId, raw);
   const { run, damage } = await readRunChecked(paths, runId);
   if (isTerminalRunStatus(run.status)) {
     throw new StoreError('INVALID_TRANSITION', `run ${runId} is already ${run.status}; a terminal run record is never rewritten`, runMetaFile(paths, runId));
@@ -416,6 +429,24 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
   const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');
   reportRuntimeHistory(runId, await timed('runtime history (queue + capture)', () => captureRuntimeHistory(paths, closed)));
   return closed;
+}
+
+/**
+ * Redacts the run directory (every file but meta.json, {@link redactRunDir})
+ * and the close input's text (final text, reflection, error, the strings of
+ * `extra`) with the input's {@link CloseRunInput.redaction}.
+ */
+async function redactRun(paths: GardenPaths, runId: string, input: CloseRunInput): Promise<CloseRunInput> {
+  const { redaction, ...rest } = input;
+  const redact = makeRedactor(redaction ?? runRedaction(process.env));
+  await timed('closeRun: redact the run directory', () => redactRunDir(runDir(paths, runId), redact, new Set([RUN_FILES.meta])));
+  return {
+    ...rest,
+    ...(rest.finalText !== undefined ? { finalText: redact(rest.finalText) } : {}),
+    ...(rest.reflection !== undefined ? { reflection: redact(rest.reflection) } : {}),
+    ...(rest.errorText !== undefined ? { errorText: redact(rest.errorText) } : {}),
+    ...(rest.extra !== undefined ? { extra: redactJsonValue(redact)(rest.extra) as CloseRunInput['extra'] } : {}),
+  };
 }
 
 /** The attempt number K of a run id `<goal-id>-r<K>` (0 when it has none). */

@@ -9,7 +9,7 @@ import {
   MIN_SECRET_LENGTH,
   redactFile,
   secretLookingNames,
-} from '../../source/guard/redact.js';
+} from '../../source/redact.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -99,8 +99,8 @@ describe('runtime-history captures of one runtime root', () => {
       return runGit(args, cwd, env);
     };
     expect((await captureRuntimeHistory(garden.paths, await readRun(garden.paths, first!), { runGit: counting })).outcome).toBe('committed');
-    // A runner that never saw this repo checks it (where its git dir is, its identity).
-    expect(asked).toEqual(['rev-parse', 'config', 'add', 'diff', 'commit', 'rev-parse']);
+    // A runner that never saw this repo checks it (where its git dir is, its identity) and drops webhooks/ from its index.
+    expect(asked).toEqual(['rev-parse', 'config', 'rm', 'add', 'diff', 'commit', 'rev-parse']);
     asked.length = 0;
     expect((await captureRuntimeHistory(garden.paths, await readRun(garden.paths, second!), { runGit: counting })).outcome).toBe('committed');
     expect(asked).toEqual(['add', 'diff', 'commit', 'rev-parse']);

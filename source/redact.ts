@@ -1,7 +1,8 @@
 /**
- * Redaction of a guarded run's artifacts (issue 10, item 7): the prompt
- * bundle, executor logs, verify output and `rejected.patch` may carry the
- * values of the environment variables passed through to the agent and
+ * Redaction of every run's artifacts (issue 10, item 7; issue 25, item 4:
+ * every run, not only guarded ones): the stream, the stderr log, the prompt,
+ * a guarded run's prompt bundle, verify output and `rejected.patch` may carry
+ * the values of the run's secret-looking environment variables and
  * credentials the agent printed. Two kinds of text are replaced:
  *
  * 1. **Known secret values** (`RedactionOptions.secrets`): every occurrence of
@@ -432,4 +433,113 @@ export function secretLookingNames(env: NodeJS.ProcessEnv): string[] {
       return upper.split(/[_.-]/).some((segment) => SECRET_WORDS.test(segment));
     })
     .sort();
+}
+
+/**
+ * The redaction of one run (docs/run/level2.md, "Secrets"): the values in
+ * `env` of `names` (a guarded run's `env_passthrough`) and of every
+ * {@link secretLookingNames} name of `env`, unset and empty ones left out.
+ * `env` is the environment the run's agent starts from (the coordinator's,
+ * or a guarded run's filtered one with the same values).
+ */
+export function runRedaction(env: NodeJS.ProcessEnv, names: readonly string[] = [], enabled = true): RedactionOptions {
+  const all = [...new Set([...names, ...secretLookingNames(env)])];
+  return { enabled, secrets: all.filter((name) => env[name]).map((name) => ({ name, value: env[name]! })) };
+}
+
+/**
+ * A redactor of JSON values: every string (not keys, numbers or literals)
+ * goes through `redact`, so a secret whose value is `null` or `true` cannot
+ * break the structure. Returns the same value when nothing changed.
+ */
+export function redactJsonValue(redact: Redact): (value: unknown) => unknown {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === 'string') return redact(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v)]));
+    return value;
+  };
+  return walk;
+}
+
+/**
+ * A redactor for JSON lines: a line that is a JSON value has its string
+ * values (not its keys, numbers or literals) redacted, so a secret whose
+ * value is `null` or `true` cannot break the line; any other line is text.
+ * A line with nothing to redact keeps its exact bytes.
+ */
+export function redactJsonLine(redact: Redact): Redact {
+  const walk = redactJsonValue(redact);
+  return (line: string) => {
+    const plain = redact(line);
+    if (plain === line) return line; // nothing secret on it: the agent's bytes stay as they were
+    const trimmed = line.trim();
+    if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+      try {
+        const redacted = JSON.stringify(walk(JSON.parse(trimmed)));
+        return line.endsWith('\n') ? `${redacted}\n` : redacted;
+      } catch {
+        // not JSON: as text
+      }
+    }
+    return plain;
+  };
+}
+
+/** JSON files larger than this many bytes are redacted as text, not parsed whole. */
+const JSON_PARSE_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * Redacts a JSON file in place, string values only (structure kept), written
+ * atomically with the file's mode; a file that is not JSON, or larger than
+ * 8 MiB, is redacted as text by {@link redactFile}. Returns 1 when the file
+ * changed, else 0 (the count of {@link redactFile} for text).
+ */
+async function redactJsonFile(file: string, redact: Redact): Promise<number> {
+  const stat = await fsp.lstat(file).catch(() => undefined);
+  if (!stat?.isFile()) return 0;
+  if (stat.size > JSON_PARSE_LIMIT) return redactFile(file, redact);
+  const text = await fsp.readFile(file, 'utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return redactFile(file, redact);
+  }
+  const redacted = redactJsonValue(redact)(value);
+  const out = `${JSON.stringify(redacted, null, 2)}\n`;
+  if (JSON.stringify(redacted) === JSON.stringify(value)) return 0;
+  const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.redact`);
+  try {
+    await fsp.writeFile(temp, out, { flag: 'wx', mode: stat.mode & 0o7777 });
+    await fsp.chmod(temp, stat.mode & 0o7777);
+    await fsp.rename(temp, file);
+  } catch (error) {
+    await fsp.rm(temp, { force: true });
+    throw error;
+  }
+  return 1;
+}
+
+/**
+ * Redacts every regular file of a run directory in place (docs/run/level2.md,
+ * "Secrets") but those named in `skip` (pak2's own records, written redacted):
+ * `*.jsonl` line by line with {@link redactJsonLine}, `*.json` by its string
+ * values, anything else as text; sub-directories and symbolic links are left
+ * alone. A missing directory is nothing to do. Call it once the run's
+ * processes are gone: a file with a replacement is renamed over, so a writer
+ * still holding it would write into the old file. Returns the replacements.
+ */
+export async function redactRunDir(dir: string, redact: Redact, skip: ReadonlySet<string> = new Set()): Promise<number> {
+  if (engines.get(redact) === null) return 0;
+  const jsonLines = redactJsonLine(redact);
+  let count = 0;
+  for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
+    if (skip.has(name) || name.endsWith('.redact')) continue;
+    const file = path.join(dir, name);
+    if (name.endsWith('.jsonl')) count += await redactFile(file, jsonLines);
+    else if (name.endsWith('.json')) count += await redactJsonFile(file, redact);
+    else count += await redactFile(file, redact);
+  }
+  return count;
 }
