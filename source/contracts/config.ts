@@ -24,6 +24,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'runners.lease_ttl_seconds': `a whole number of seconds from 3 to ${MAX_SECONDS}`,
   'coordinator.isolation': '"worktree" (a git worktree per run) or "tree" (every run in the garden\'s own tree)',
+  'coordinator.sandbox': '"none" or "bubblewrap" (agents run with the runtime root read-only: docs/run/isolation.md)',
   'worktree.setup': 'a command: a string (run by the shell) or an array of the executable and its arguments',
   'worktree.setup_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'worktree.keep_days': 'a whole number of days from 0 to 3650',
@@ -170,6 +171,7 @@ export const ConfigSchema = lazySchema(() =>
         result_grace_seconds: seconds(0).optional(),
         result_grace_cap_seconds: seconds(1).optional(),
         isolation: z.enum(['worktree', 'tree'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
+        sandbox: z.enum(['none', 'bubblewrap'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
       }, section)
       .optional(),
     drivers: z.record(z.string(), DriverConfigSchema, section).optional(),

@@ -37,6 +37,7 @@ import {
   type CloseRunInput,
 } from '../store/index.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
+import { bubblewrapSpec } from './sandbox.js';
 import type { LineSignal } from './liveness.js';
 import { sanitize, SanitizeStream } from '../sanitize.js';
 import { prepareRunWorktree } from '../worktree/index.js';
@@ -524,6 +525,12 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       stdinFile = path.join(dir, REFLECTION_PROMPT_FILE);
       await writePrivate(stdinFile, REFLECTION_PROMPT);
     }
+    if (config.coordinator.sandbox === 'bubblewrap') {
+      // The agent cannot write the runtime root: only its run directory, its worktree and the reply directory (docs/run/isolation.md).
+      const reply = replyDir(paths, config);
+      await fsp.mkdir(reply, { recursive: true });
+      spec = bubblewrapSpec(spec, { runtimeRoot: paths.runtimeRoot, writable: [dir, workDir, reply] });
+    }
     const result = await launch(spec, {
       cwd: workDir,
       stdinFile,
@@ -556,7 +563,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       await appendEvent(paths, { type: 'RunLeftovers', run: runId, goal: goal.id, plant: run.plant, detail: named.join('; ') }, now()).catch(() => undefined);
     }
     if (result.spawnError) {
-      const hint = plugin.installHint ? ` (install: ${plugin.installHint})` : '';
+      const sandboxed = config.coordinator.sandbox === 'bubblewrap';
+      const hint = sandboxed ? ' ([coordinator] sandbox = "bubblewrap": install Debian\'s bubblewrap package, or set sandbox = "none")' : plugin.installHint ? ` (install: ${plugin.installHint})` : '';
       return `cannot start ${spec.command}: ${result.spawnError}${hint}`;
     }
     return result;

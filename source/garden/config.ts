@@ -40,6 +40,8 @@ export interface GardenConfig {
     resultGraceSeconds: number;
     /** How long an agent may stay after its result whatever it does (open background work, endless output) before pak2 ends its group. */
     resultGraceCapSeconds: number;
+    /** `sandbox = "bubblewrap"`: agents run under bwrap with the runtime root read-only (docs/run/isolation.md); absent: none. */
+    sandbox?: 'bubblewrap';
   };
   /** `[drivers.<name>].command`, normalised to argv form. */
   drivers: Record<string, { command?: string[] }>;
@@ -155,6 +157,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       toolSilenceSeconds: cfg.coordinator?.tool_silence_seconds ?? COORDINATOR_DEFAULTS.tool_silence_seconds,
       resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
       resultGraceCapSeconds: cfg.coordinator?.result_grace_cap_seconds ?? COORDINATOR_DEFAULTS.result_grace_cap_seconds,
+      ...(cfg.coordinator?.sandbox === 'bubblewrap' ? { sandbox: 'bubblewrap' as const } : {}),
     },
     drivers: driverCommands,
     guard: {

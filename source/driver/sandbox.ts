@@ -1,0 +1,29 @@
+import path from 'node:path';
+import type { LaunchSpec } from './launch.js';
+
+/**
+ * What an agent may write under `[coordinator] sandbox = "bubblewrap"`
+ * (docs/run/isolation.md): the runtime root read-only, and inside it only
+ * the run's own directory, its worktree and the reply directory writable.
+ * Paths are absolute.
+ */
+export interface SandboxBinds {
+  runtimeRoot: string;
+  /** Writable inside the read-only runtime root (the run directory, the worktree, the reply directory); those outside it are left as they are. */
+  writable: string[];
+}
+
+/**
+ * The agent's command wrapped in bubblewrap (`bwrap`, Debian's
+ * `bubblewrap` package): the whole file system as it is (`--dev-bind / /`),
+ * the runtime root bound read-only over itself, then each writable path
+ * bound over that. No new namespaces beyond the mount one: the agent keeps
+ * its network, its pid space (the run's sweep still finds it) and its
+ * process group. Pure: it only builds the argv.
+ */
+export function bubblewrapSpec(spec: LaunchSpec, binds: SandboxBinds, bwrap = 'bwrap'): LaunchSpec {
+  const inside = (p: string) => p === binds.runtimeRoot || p.startsWith(`${binds.runtimeRoot}${path.sep}`);
+  const args = ['--dev-bind', '/', '/', '--ro-bind', binds.runtimeRoot, binds.runtimeRoot];
+  for (const p of [...new Set(binds.writable)].filter(inside).sort()) args.push('--bind', p, p);
+  return { ...spec, command: bwrap, args: [...args, '--', spec.command, ...spec.args] };
+}
