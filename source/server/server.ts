@@ -67,7 +67,7 @@ export interface ServerOptions {
 }
 
 /** Default cap of open connections per client address. */
-export const MAX_CONNECTIONS_PER_CLIENT = 64;
+export const MAX_CONNECTIONS_PER_CLIENT = 128;
 
 /** Default time a client has to send a whole request (headers and body), ms: a body that trickles in cannot hold a connection longer. */
 export const REQUEST_TIMEOUT_MS = 60_000;
