@@ -165,20 +165,23 @@ export class TokenBook {
 
   private async refresh(): Promise<void> {
     const file = tokensFile(this.paths);
-    const stat = await fsp.stat(file).catch((error: unknown) => {
-      if (isErrno(error, 'ENOENT')) return undefined;
-      throw error;
-    });
-    const version = stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : 'none';
-    if (version === this.version) return;
+    let version = 'none';
     let tokens: TokenRecord[] = [];
-    if (stat) {
-      try {
-        tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
-      } catch (error) {
-        if (isErrno(error, 'ENOENT')) tokens = [];
-        else this.onProblem(`pak2 serve: ${(error as Error).message}; only the token in serve/token is accepted until it is fixed`);
-      }
+    try {
+      const stat = await fsp.stat(file).catch((error: unknown) => {
+        if (isErrno(error, 'ENOENT')) return undefined;
+        throw error;
+      });
+      if (stat) version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      if (version === this.version) return;
+      if (stat) tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
+    } catch (error) {
+      // Unreadable or malformed: said once per state of the file, never answered as a 500 carrying a path.
+      const why = error instanceof UserError ? error.message : `${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+      if (version === 'none') version = `error:${why}`;
+      if (version === this.version) return;
+      this.onProblem(`pak2 serve: ${why}; only the token in serve/token is accepted until it is fixed`);
+      tokens = [];
     }
     this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
     this.version = version;

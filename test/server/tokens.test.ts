@@ -153,6 +153,24 @@ describe('the role test', () => {
   });
 });
 
+describe('a tokens.json that does not parse', () => {
+  it('is said once, names the file, lets only the serve/token file’s token in, and counts again once fixed', async () => {
+    const g = await garden();
+    const notices: string[] = [];
+    const server = await serve(g, cleanups, { webhooks: false, onNotice: (line) => notices.push(line) });
+    const made = (await createToken(g.paths, { role: 'read', name: 'dash' })).token;
+    const good = fs.readFileSync(tokensFile(g.paths), 'utf8');
+    fs.writeFileSync(tokensFile(g.paths), '{"tokens": [{"name": "dash"}]}\n');
+    expect((await call(server, made, 'GET', '/goals')).status).toBe(401);
+    expect((await call(server, made, 'GET', '/goals')).status).toBe(401);
+    expect((await call(server, server.token, 'GET', '/goals')).status).toBe(200);
+    expect(notices.filter((n) => n.includes(tokensFile(g.paths)))).toHaveLength(1);
+    expect(notices[0]).toMatch(/tokens\.json: tokens\.0\.role: .*only the token in serve\/token is accepted until it is fixed$/);
+    fs.writeFileSync(tokensFile(g.paths), good);
+    expect((await call(server, made, 'GET', '/goals')).status).toBe(200);
+  });
+});
+
 describe('decideAccess', () => {
   it('operators call everything; read GET only; runners GET and the runner protocol; any other write is the operator’s', () => {
     const op = { name: 'operator', role: 'operator' } as const;
