@@ -73,6 +73,9 @@ export const EventSchema = lazySchema(() =>
     /** RunClosed: the run's cost source and amount in USD, so cost totals need no run reads. */
     cost_source: z.string().optional(),
     cost_usd: z.number().min(0).optional(),
+    /** An event a call over HTTP wrote: the name and role (operator, runner, read) of the server token it came with (docs/server/level2.md, "Tokens and roles"). */
+    token_name: z.string().optional(),
+    token_role: z.string().optional(),
   }),
 );
 export type EventRecord = z.infer<typeof EventSchema>;

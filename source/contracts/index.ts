@@ -11,3 +11,4 @@ export * from './goal-metadata.js';
 export * from './guard.js';
 export * from './runner.js';
 export * from './landing.js';
+export * from './token.js';

@@ -68,8 +68,15 @@ import { branchTip } from '../worktree/index.js';
 export interface RunnerIdentity {
   name: string;
   host: string;
-  /** The runner process's instance id (header `Pak2-Runner-Instance`): a lease claimed with one is refused to another instance of the same name. */
+  /** The runner process's instance id (header `Pak2-Runner-Instance`): a lease claimed with one is refused to another instance of the same name, and to a call that names none. */
   instance?: string;
+  /** The name and role of the server token the call came with (docs/server/level2.md, "Tokens and roles"): recorded on the events the call writes. */
+  token?: { name: string; role: string };
+}
+
+/** The `token_name` / `token_role` fields of an event a caller's call writes (none for a call not made over HTTP). */
+export function tokenFields(who: RunnerIdentity | undefined): { token_name?: string; token_role?: string } {
+  return who?.token ? { token_name: who.token.name, token_role: who.token.role } : {};
 }
 
 /**
@@ -224,7 +231,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     if (!claimed) continue;
     const { run, lease, ttl, leaseId } = claimed;
     goal = claimed.goal;
-    await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: goal.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s` }, now());
+    await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: goal.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s`, ...tokenFields(who) }, now());
     return { lease, goal, run, context: await claimContext(garden, goal, run, now()) };
   }
   return undefined;
@@ -304,9 +311,11 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
     await refused(garden, lease, who, call, `the lease is held by ${lease.runner.name}@${lease.runner.host}`, now);
     throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
   }
-  if (who.instance && lease.runner.instance && who.instance !== lease.runner.instance) {
-    await refused(garden, lease, who, call, `the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, not ${who.instance})`, now);
-    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, not ${who.instance})`, 'Pak2-Runner-Instance', { state: lease.state });
+  // A lease claimed with an instance is that process's: a call naming another instance, or none, is refused (leaving the header out skips nothing).
+  if (lease.runner.instance && who.instance !== lease.runner.instance) {
+    const other = who.instance ? `not ${who.instance}` : 'the call names no instance';
+    await refused(garden, lease, who, call, `the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, ${other})`, now);
+    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, ${other}; send Pak2-Runner-Instance)`, 'Pak2-Runner-Instance', { state: lease.state });
   }
   if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) {
     lease = await expireLeaseLocked(garden, lease, now);
@@ -340,7 +349,7 @@ export async function commentLease(garden: Garden, goalId: string, leaseId: stri
 }
 
 async function refused(garden: Garden, lease: LeaseRecord, who: RunnerIdentity, call: string, why: string, now: Date): Promise<void> {
-  await appendEvent(garden.paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `${call} from ${who.name}@${who.host} refused: ${why}` }, now);
+  await appendEvent(garden.paths, { type: 'LeaseRefused', run: lease.run, goal: lease.goal, plant: lease.plant, detail: `${call} from ${who.name}@${who.host} refused: ${why}`, ...tokenFields(who) }, now);
 }
 
 /** What a heartbeat answers. */
@@ -370,7 +379,8 @@ export async function heartbeat(garden: Garden, runId: string, input: { lease?: 
     const lease = await activeLease(garden, runId, input.lease, who, 'heartbeat', at);
     const renewed: LeaseRecord = {
       ...lease,
-      runner: { ...lease.runner, name: who.name, host: who.host },
+      // The holder stays as claimed: a caller's headers never rewrite it.
+      runner: lease.runner,
       renewed_at: at.toISOString(),
       expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(),
       heartbeats: lease.heartbeats + 1,
@@ -468,7 +478,7 @@ export async function attachArtifact(
       await fsp.writeFile(target, bytes, { flag: 'wx' });
     }
     await appendJsonLine(artifactsFile(garden.paths, runId), record);
-    await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}` }, now());
+    await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}`, ...tokenFields(who) }, now());
     return record;
   });
 }
@@ -816,7 +826,7 @@ export async function upsertDocument(
       await fsp.rm(temp, { force: true }).catch(() => undefined);
       throw error;
     }
-    await appendEvent(paths, { type: 'DocumentUpserted', plant: plant.name, ...(runId ? { run: runId } : {}), detail: `${rel} (${bytes.length} bytes) by ${who.name}@${who.host}` }, now());
+    await appendEvent(paths, { type: 'DocumentUpserted', plant: plant.name, ...(runId ? { run: runId } : {}), detail: `${rel} (${bytes.length} bytes) by ${who.name}@${who.host}`, ...tokenFields(who) }, now());
     return { path: rel, bytes: bytes.length, sha256: crypto.createHash('sha256').update(bytes).digest('hex') };
   };
   if (!input.lease) return write();

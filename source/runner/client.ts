@@ -56,6 +56,8 @@ export class RunnerApiError extends Error {
 export interface WhoamiAnswer {
   runner: { name: string; host: string };
   garden: string;
+  /** The name and role of the token the runner calls with (absent from a server older than token roles). */
+  token?: { name: string; role: string };
   lease_ttl_seconds: number;
   heartbeat_seconds: number;
   server_time: string;

@@ -75,6 +75,7 @@ function connectError(error: unknown, base: string, tokenFile: string): never {
   if (error instanceof RunnerApiError) {
     if (error.unreachable) throw new UserError(`--server: cannot reach the garden's server at ${base} (${error.message.replace(/^.*unreachable \((.*)\)$/, '$1')}): check the URL and that \`pak2 serve\` runs there (with --host to serve other machines)`, { exitCode: 1 });
     if (error.status === 401) throw new UserError(`--token-file ${tokenFile}: ${base} refused the token (401): check that it is the garden's <runtime-root>/serve/token`, { exitCode: 1 });
+    if (error.status === 403) throw new UserError(`--token-file ${tokenFile}: ${base} refused this token's role (403: ${error.serverError ?? 'forbidden'}): a runner needs a runner token (pak2 token create --role runner --name NAME) or the operator's`, { exitCode: 1 });
     if (error.status === 404) throw new UserError(`--server: ${base} has no runner routes (404 on whoami): check that it is a pak2 server of this version`, { exitCode: 1 });
     throw new UserError(`--server: ${error.message}`, { exitCode: 1 });
   }
@@ -227,6 +228,8 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
   } catch (error) {
     connectError(error, client.base, options.tokenFile);
   }
+  // A read token may call whoami but never claim: said at once, not as a claim retried forever.
+  if (whoami.token?.role === 'read') throw new UserError(`--token-file ${options.tokenFile}: a read token (${whoami.token.name}); a runner needs a runner token (pak2 token create --role runner --name NAME) or the operator's`, { exitCode: 1 });
   log(`connected to ${whoami.garden} at ${client.base} (lease ttl ${whoami.lease_ttl_seconds} s, instance ${instance})`);
   await startWarnings(options, client, log);
 
@@ -288,7 +291,7 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
         unreachableSaid = false;
       } catch (error) {
         if (!(error instanceof RunnerApiError)) throw error;
-        if (error.status === 401) connectError(error, client.base, options.tokenFile);
+        if (error.status === 401 || error.status === 403) connectError(error, client.base, options.tokenFile);
         if (!unreachableSaid) log(`claiming: ${error.message}; retrying every ${options.pollMs / 1000} s`);
         unreachableSaid = true;
         await waiter.wait(options.pollMs, options.signal);

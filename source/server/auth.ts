@@ -11,9 +11,30 @@ export function serveDir(paths: GardenPaths): string {
   return path.join(paths.runtimeRoot, 'serve');
 }
 
-/** `<runtime-root>/serve/token`: the bearer token every request must carry (mode 0600). */
+/** `<runtime-root>/serve/token`: the operator's bearer token, made at the server's first start (mode 0600). */
 export function tokenFile(paths: GardenPaths): string {
   return path.join(serveDir(paths), 'token');
+}
+
+/** What `serve/.gitignore` keeps out of the runtime history: the tokens (hashed ones too), their lock, the log. */
+const SERVE_IGNORED = ['token', 'tokens.json', 'tokens.json.*', 'tokens.lock', 'serve.log'];
+
+/**
+ * Makes `<runtime-root>/serve/` (mode 0700) and its `.gitignore`: the
+ * runtime root is a git repo (runtime history commits it), and the tokens
+ * and the log never go in. Lines an older `.gitignore` lacks are added.
+ *
+ * @returns the directory.
+ */
+export async function ensureServeDir(paths: GardenPaths): Promise<string> {
+  const dir = serveDir(paths);
+  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  const ignore = path.join(dir, '.gitignore');
+  const text = await fsp.readFile(ignore, 'utf8').catch(() => '');
+  const have = new Set(text.split('\n').map((l) => l.trim()));
+  const missing = SERVE_IGNORED.filter((l) => !have.has(l));
+  if (missing.length) await fsp.appendFile(ignore, `${text && !text.endsWith('\n') ? '\n' : ''}${missing.join('\n')}\n`);
+  return dir;
 }
 
 /**
@@ -25,9 +46,7 @@ export function tokenFile(paths: GardenPaths): string {
  */
 export async function ensureToken(paths: GardenPaths): Promise<{ token: string; file: string }> {
   const file = tokenFile(paths);
-  await fsp.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  // The runtime root is a git repo (runtime history commits it): the token and the log never go in.
-  await fsp.writeFile(path.join(path.dirname(file), '.gitignore'), 'token\nserve.log\n', { flag: 'wx' }).catch(() => undefined);
+  await ensureServeDir(paths);
   const token = crypto.randomBytes(32).toString('base64url');
   try {
     const handle = await fsp.open(file, 'wx', 0o600);
@@ -54,10 +73,15 @@ export async function ensureToken(paths: GardenPaths): Promise<{ token: string; 
  * so the lengths never differ either).
  */
 export function bearerMatches(header: string | undefined, token: string): boolean {
-  const given = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1] ?? '';
+  const given = bearerOf(header) ?? '';
   const a = crypto.createHash('sha256').update(given).digest();
   const b = crypto.createHash('sha256').update(token).digest();
   return crypto.timingSafeEqual(a, b) && given.length > 0;
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined for none or another scheme. */
+export function bearerOf(header: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
 }
 
 /** True for a loopback address: 127.0.0.0/8, ::1, or 127.x mapped into IPv6. */

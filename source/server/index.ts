@@ -5,4 +5,6 @@ export * from './routes.js';
 export * from './runner-routes.js';
 export * from './server.js';
 export * from './sse.js';
+export * from './access.js';
+export * from './tokens.js';
 export * from './webhooks/index.js';

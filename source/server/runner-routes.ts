@@ -26,7 +26,7 @@ import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { OpenGoalScanner, readGoal, readRun, StoreError } from '../store/index.js';
 import { goalComments } from '../submit/index.js';
-import { refusal } from './routes.js';
+import { HttpError, refusal } from './routes.js';
 
 /** What the runner routes act on. */
 export interface RunnerRouteContext {
@@ -52,7 +52,7 @@ export const RUNNER_BODY_LIMITS = {
 } as const;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const ERRORS = { 400: ref('Error'), 401: ref('Error') };
+const ERRORS = { 400: ref('Error'), 401: ref('Error'), 403: { description: 'the token’s role may not make this call: a runner token naming another runner, or writing a comment or document without a lease', ...ref('Error') } };
 const NOT_FOUND = { 404: ref('Error') };
 const REFUSED = { 409: { description: 'refused in this state: an ended lease (`state`: expired or finished, a LeaseRefused event is written), another runner, or an upload at the wrong offset (`size`)', ...ref('Error') } };
 const leaseField = { type: 'string', pattern: ULID_PATTERN.source, description: 'the lease id the claim answered' };
@@ -62,17 +62,17 @@ const goalParam = (name: string) => ({ type: 'object', required: [name], propert
 /** The runner's identity headers (docs/runners/level2.md, "The protocol"). */
 const RUNNER_HEADERS = {
   type: 'object',
-  required: ['pak2-runner', 'pak2-runner-host'],
+  required: ['pak2-runner-host'],
   properties: {
-    'pak2-runner': { type: 'string', description: "the runner's name: letters, digits, '.', '_', '-' (at most 64)" },
+    'pak2-runner': { type: 'string', description: "the runner's name: letters, digits, '.', '_', '-' (at most 64); required with an operator token; with a runner token the token's name (another name is 403)" },
     'pak2-runner-host': { type: 'string', description: "the runner's host name" },
-    'pak2-runner-instance': { type: 'string', description: "the runner process's instance id (letters, digits, '.', '_', '-'; at most 64): a lease claimed with one is refused to another instance" },
+    'pak2-runner-instance': { type: 'string', description: "the runner process's instance id (letters, digits, '.', '_', '-'; at most 64): a lease claimed with one is refused to another instance and to a call without one; required with a runner token on a claim and on calls naming a lease" },
   },
 };
 const OPTIONAL_RUNNER_HEADERS = {
   type: 'object',
   properties: {
-    'pak2-runner': { type: 'string', description: "the runner's name; required with a lease" },
+    'pak2-runner': { type: 'string', description: "the runner's name; required with a lease and an operator token (a runner token names its runner)" },
     'pak2-runner-host': { type: 'string', description: "the runner's host name; required with a lease" },
     'pak2-runner-instance': { type: 'string', description: "the runner process's instance id" },
   },
@@ -84,29 +84,58 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * The caller's runner identity from `Pak2-Runner` and `Pak2-Runner-Host`.
+ * The caller's runner identity (docs/server/level2.md, "Tokens and roles"):
+ * with a runner token the name is the token's (a `Pak2-Runner` header that
+ * names another is 403; absent, the token's name), with an operator token
+ * the `Pak2-Runner` header's; the host from `Pak2-Runner-Host`; the
+ * instance from `Pak2-Runner-Instance`, which a runner token must send on
+ * a claim and on a call naming a lease (`onLease`), so the instance check
+ * cannot be skipped by leaving it out. The token's name and role go with
+ * the identity, onto the events the call writes.
  *
- * @throws RemoteRefusal 400 naming the missing or malformed header.
+ * @throws HttpError 403 for a runner token's Pak2-Runner naming another runner;
+ *   RemoteRefusal 400 naming a missing or malformed header.
  */
-function runnerOf(request: FastifyRequest): RunnerIdentity {
-  const name = header(request, 'pak2-runner');
+function runnerOf(request: FastifyRequest, onLease = false): RunnerIdentity {
+  const caller = request.caller;
+  const asRunner = caller?.role === 'runner';
+  const named = header(request, 'pak2-runner');
+  if (asRunner && named !== undefined && named !== caller.name) {
+    throw new HttpError(403, `Pak2-Runner ${named}: this is runner ${caller.name}'s token; a runner token's runner is named by the token (send Pak2-Runner ${caller.name}, or none)`, 'Pak2-Runner');
+  }
+  const name = asRunner ? caller.name : named;
   const host = header(request, 'pak2-runner-host');
   if (name === undefined) throw new RemoteRefusal(400, "Pak2-Runner: this call needs the Pak2-Runner header (the runner's name)", 'Pak2-Runner');
   if (host === undefined) throw new RemoteRefusal(400, "Pak2-Runner-Host: this call needs the Pak2-Runner-Host header (the runner's host name)", 'Pak2-Runner-Host');
-  const who = checkRunner({ name, host });
+  const who: RunnerIdentity = { ...checkRunner({ name, host }), ...(caller ? { token: { name: caller.name, role: caller.role } } : {}) };
   const instance = header(request, 'pak2-runner-instance');
-  if (instance === undefined) return who;
+  if (instance === undefined) {
+    if (asRunner && onLease) throw new RemoteRefusal(400, "Pak2-Runner-Instance: a runner token's claims and lease calls need the Pak2-Runner-Instance header (the runner process's instance id)", 'Pak2-Runner-Instance');
+    return who;
+  }
   if (!RUNNER_INSTANCE_PATTERN.test(instance)) throw new RemoteRefusal(400, `Pak2-Runner-Instance ${JSON.stringify(instance)}: a runner instance id is letters, digits, '.', '_' and '-' (at most 64)`, 'Pak2-Runner-Instance');
   return { ...who, instance };
+}
+
+/**
+ * Refuses a runner token's write that names no lease (a comment or a plant
+ * document): a runner writes those only under a lease its runner holds.
+ *
+ * @throws HttpError 403 naming `/lease`.
+ */
+function leaseRequiredForRunner(request: FastifyRequest, lease: string | undefined, what: string): void {
+  if (request.caller?.role === 'runner' && !lease) {
+    throw new HttpError(403, `lease: the runner token ${request.caller.name} may write ${what} only under a lease its runner holds; an operator token writes without one`, '/lease');
+  }
 }
 
 /** A runner instance id (`Pak2-Runner-Instance`; the runner sends a ULID). */
 const RUNNER_INSTANCE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-/** The identity when the headers are given, else undefined. @throws RemoteRefusal 400 for a half or malformed identity. */
-function optionalRunnerOf(request: FastifyRequest): RunnerIdentity | undefined {
-  if (header(request, 'pak2-runner') === undefined && header(request, 'pak2-runner-host') === undefined) return undefined;
-  return runnerOf(request);
+/** The identity when the headers are given (always for a runner token), else undefined. @throws as runnerOf, for a half or malformed identity. */
+function optionalRunnerOf(request: FastifyRequest, onLease = false): RunnerIdentity | undefined {
+  if (request.caller?.role !== 'runner' && header(request, 'pak2-runner') === undefined && header(request, 'pak2-runner-host') === undefined) return undefined;
+  return runnerOf(request, onLease);
 }
 
 /** The fields a comment action's refusal names (its message starts with the word). */
@@ -181,6 +210,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
             properties: {
               runner: { type: 'object', properties: { name: { type: 'string' }, host: { type: 'string' } } },
               garden: { type: 'string' },
+              token: { type: 'object', description: 'the name and role of the token the call came with', properties: { name: { type: 'string' }, role: { type: 'string', enum: ['operator', 'runner', 'read'] } } },
               lease_ttl_seconds: { type: 'integer' },
               heartbeat_seconds: { type: 'integer' },
               server_time: { type: 'string', format: 'date-time' },
@@ -193,7 +223,8 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
     async (request: FastifyRequest) => {
       const runner = runnerOf(request);
       const ttl = config.runners.leaseTtlSeconds;
-      return { runner, garden: config.gardenName, lease_ttl_seconds: ttl, heartbeat_seconds: heartbeatSeconds(ttl), server_time: new Date().toISOString() };
+      const { name, role } = request.caller!;
+      return { runner: { name: runner.name, host: runner.host }, garden: config.gardenName, token: { name, role }, lease_ttl_seconds: ttl, heartbeat_seconds: heartbeatSeconds(ttl), server_time: new Date().toISOString() };
     },
   );
 
@@ -267,7 +298,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       },
     },
     async (request: FastifyRequest<{ Body: { plants?: string[]; drivers?: string[] } | undefined }>, reply: FastifyReply) => {
-      const who = runnerOf(request);
+      const who = runnerOf(request, true);
       const body = request.body ?? {};
       const claim = await claimTask(garden, who, { ...(body.plants ? { plants: body.plants } : {}), ...(body.drivers ? { drivers: body.drivers } : {}) });
       if (!claim) return reply.code(204).send();
@@ -326,7 +357,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
         },
       },
     },
-    async (request: FastifyRequest<{ Params: { id: string }; Body: { lease: string; progress?: number; status?: string } }>) => heartbeat(garden, request.params.id, request.body, runnerOf(request)),
+    async (request: FastifyRequest<{ Params: { id: string }; Body: { lease: string; progress?: number; status?: string } }>) => heartbeat(garden, request.params.id, request.body, runnerOf(request, true)),
   );
 
   app.post(
@@ -355,7 +386,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       },
     },
     async (request: FastifyRequest<{ Params: { id: string }; Body: { lease: string; stream: string; offset: number; data: string; encoding?: string } }>) =>
-      appendRunLog(garden, request.params.id, request.body, runnerOf(request)),
+      appendRunLog(garden, request.params.id, request.body, runnerOf(request, true)),
   );
 
   app.post(
@@ -384,7 +415,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       },
     },
     async (request: FastifyRequest<{ Params: { id: string }; Body: { lease: string; name: string; kind: string; url?: string; content?: string; encoding?: string } }>, reply: FastifyReply) => {
-      const artifact = await attachArtifact(garden, request.params.id, request.body, runnerOf(request));
+      const artifact = await attachArtifact(garden, request.params.id, request.body, runnerOf(request, true));
       return reply.code(201).send({ artifact });
     },
   );
@@ -428,7 +459,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
         },
       },
     },
-    async (request: FastifyRequest<{ Params: { id: string }; Body: FinishInput }>) => finishRemoteRun(garden, request.params.id, request.body, runnerOf(request)),
+    async (request: FastifyRequest<{ Params: { id: string }; Body: FinishInput }>) => finishRemoteRun(garden, request.params.id, request.body, runnerOf(request, true)),
   );
 
   app.get(
@@ -478,7 +509,8 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       if (b.answers && b.blocking) throw new RemoteRefusal(400, 'blocking: an answer is not a question; post the question separately', '/blocking');
       if (b.lease && b.author !== undefined) throw new RemoteRefusal(400, "author: a comment with a lease is its agent's (agent:<run-id>); leave author out", '/author');
       if (!b.lease && b.author?.startsWith('agent:')) throw new RemoteRefusal(400, `author ${b.author}: an agent's comment comes with its run's lease`, '/author');
-      const who = optionalRunnerOf(request);
+      leaseRequiredForRunner(request, b.lease, 'a comment');
+      const who = optionalRunnerOf(request, Boolean(b.lease));
       await readGoal(paths, goalId).catch((error: unknown) => {
         if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new RemoteRefusal(404, `goal ${goalId}: no such goal`, 'id');
         throw error;
@@ -524,7 +556,9 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       },
     },
     async (request: FastifyRequest<{ Params: { name: string }; Body: { lease?: string; run?: string; path: string; content: string } }>) => {
-      const who = request.body.lease ? runnerOf(request) : (optionalRunnerOf(request) ?? { name: 'operator', host: request.ip || 'unknown' });
+      leaseRequiredForRunner(request, request.body.lease, 'a plant document');
+      const caller = request.caller ? { token: { name: request.caller.name, role: request.caller.role } } : {};
+      const who = request.body.lease ? runnerOf(request, true) : (optionalRunnerOf(request) ?? { name: 'operator', host: request.ip || 'unknown', ...caller });
       return upsertDocument(garden, request.params.name, request.body, who);
     },
   );

@@ -6,13 +6,15 @@ import { UserError } from '../errors.js';
 import { RemoteRefusal } from '../coordinator/remote.js';
 import type { OperatorActions } from '../session/index.js';
 import type { ServerView } from '../snapshot/index.js';
-import { bearerMatches, checkHost, ensureToken, isLoopbackAddress } from './auth.js';
+import { decideAccess } from './access.js';
+import { checkHost, ensureToken, isLoopbackAddress } from './auth.js';
 import { LogTail } from './log-tail.js';
 import { scrubPayload } from './public-text.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
 import { leaseCheckMs, registerRunnerRoutes, startLeaseReaper, type LeaseReaper } from './runner-routes.js';
 import type { SseConnection } from './sse.js';
+import { TokenBook } from './tokens.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 
 /** The default port of `pak2 serve`. */
@@ -148,7 +150,8 @@ function capConnections(server: Server, cap: number, onNotice: (line: string) =>
 
 /**
  * Starts `pak2 serve` (docs/server/level2.md): fastify on loopback unless
- * told otherwise, bearer-token auth on every route, the `/api/v1` routes,
+ * told otherwise, bearer-token auth with roles on every route (operator,
+ * runner, read: source/server/access.ts), the `/api/v1` routes,
  * the event stream, the OpenAPI description, the webhook worker, the
  * remote-runner routes (docs/runners/level2.md) and their lease reaper.
  *
@@ -181,11 +184,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.addHook('onRoute', (route) => {
     if (route.url.startsWith(API_PREFIX)) routes.push({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema as Record<string, unknown> } : {}) });
   });
-  // Every route, the unknown ones too: no token, no answer but 401, and nothing read or written.
+  const book = new TokenBook(garden.paths, token, (line) => options.onNotice?.(line));
+  app.decorateRequest('caller', undefined);
+  // Every route, the unknown ones too: no token, no answer but 401, and nothing read or written; a role that may not call the route, 403.
   app.addHook('onRequest', async (request, reply) => {
-    if (bearerMatches(request.headers.authorization, token)) return;
+    const caller = await book.callerOf(request.headers.authorization);
+    if (caller) {
+      const route = request.routeOptions.url?.startsWith(API_PREFIX) ? request.routeOptions.url.slice(API_PREFIX.length) : undefined;
+      const decision = decideAccess(caller, request.method, route);
+      request.caller = caller;
+      if (decision.allowed) return;
+      options.onNotice?.(`pak2 serve: refused ${request.method} ${request.url.split('?')[0]} from ${request.ip}: token ${caller.name} (role ${caller.role}) may not call it (403)`);
+      await reply.code(403).header('connection', 'close').send({ error: decision.error, field: decision.field });
+      return reply;
+    }
     // Answered and closed: a body still to come is never read for a client with no token.
-    await reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>)', field: 'Authorization' });
+    await reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close').send({ error: 'Authorization: a bearer token is required (Authorization: Bearer <the token in <runtime-root>/serve/token>, or one pak2 token create made)', field: 'Authorization' });
     return reply;
   });
   // No machine path leaves in a message: errors and listings' problems name files by their place in the garden.

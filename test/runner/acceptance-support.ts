@@ -72,7 +72,7 @@ export interface ServedGarden {
   serve: ChildProcess;
   stderr: () => string;
   /** GET/POST the garden's API with the token (and runner headers when `runner` is given). */
-  api: (method: string, route: string, body?: unknown, runner?: string) => Promise<{ status: number; json: any }>;
+  api: (method: string, route: string, body?: unknown, runner?: string, headers?: Record<string, string>) => Promise<{ status: number; json: any }>;
   cleanup: () => Promise<void>;
 }
 
@@ -96,13 +96,14 @@ export async function servedGarden(mode: string, ttl: number): Promise<ServedGar
   if (!url) throw new Error(`pak2 serve did not start: ${stderr}`);
   const tokenFile = path.join(g.paths.runtimeRoot, 'serve', 'token');
   const token = fs.readFileSync(tokenFile, 'utf8').trim();
-  const api = async (method: string, route: string, body?: unknown, runner?: string) => {
+  const api = async (method: string, route: string, body?: unknown, runner?: string, headers: Record<string, string> = {}) => {
     const response = await fetch(`${url}${route}`, {
       method,
       headers: {
         authorization: `Bearer ${token}`,
         ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
         ...(runner ? { 'pak2-runner': runner, 'pak2-runner-host': 'test-host' } : {}),
+        ...headers,
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });

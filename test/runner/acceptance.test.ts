@@ -87,8 +87,8 @@ describe('remote runners: leases, kill -9, abandoned runs', () => {
     expect(r2.runner.name).toBe(other.name);
     expect(r2.acceptance.length).toBeGreaterThan(0);
 
-    // The dead runner's late finish (its lease, its name) is refused and changes nothing.
-    const late = await s.api('POST', `/runs/${goal}-r1/finish`, { lease: first.id, status: 'success', exit_code: 0, cost: { source: 'provider', usd: 0.01 }, reflection: 'late' }, holder.name);
+    // The dead runner's late finish (its lease, its name, its process's instance) is refused and changes nothing.
+    const late = await s.api('POST', `/runs/${goal}-r1/finish`, { lease: first.id, status: 'success', exit_code: 0, cost: { source: 'provider', usd: 0.01 }, reflection: 'late' }, holder.name, { 'pak2-runner-instance': first.runner.instance });
     expect(late.status).toBe(409);
     expect(late.json).toMatchObject({ field: '/lease', state: 'expired' });
     expect(runRecord(s, `${goal}-r1`)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired' });

@@ -55,6 +55,19 @@ describe('pak2 runner flags', () => {
     expect(defaultRunnerName('my host.example.com')).toBe('my-host.example.com');
   });
 
+  it('a runner token names its runner: --name defaults to its name, another --name is refused; a read token is refused', async () => {
+    const secret = 'A'.repeat(43);
+    const dir = makeTempDir({ runner: `pak2_runner_box_2.a_${secret}\n`, read: `pak2_read_dash_${secret}\n`, ops: `pak2_operator_alice_${secret}\n` });
+    const ok = { server: 'http://h:7717', state: 'state' };
+    expect((await runnerSettings(flags({ ...ok, tokenFile: 'runner' }), { cwd: dir, env: {} })).name).toBe('box_2.a');
+    expect((await runnerSettings(flags({ ...ok, tokenFile: 'runner', name: 'box_2.a' }), { cwd: dir, env: {} })).name).toBe('box_2.a');
+    expect(await refusal(flags({ ...ok, tokenFile: 'runner', name: 'other' }), dir)).toBe(`--name other: the token in ${path.join(dir, 'runner')} is runner box_2.a's; a runner token names its runner (leave --name out, or give --name box_2.a)`);
+    expect(await refusal(flags({ ...ok, tokenFile: 'read' }), dir)).toMatch(/^--token-file .*read: holds a read token \(dash\); a runner needs a runner token/);
+    // An operator token (a made one, or the serve/token file's) leaves the name to --name or the host name.
+    expect((await runnerSettings(flags({ ...ok, tokenFile: 'ops', name: 'anyone' }), { cwd: dir, env: {} })).name).toBe('anyone');
+    expect((await runnerSettings(flags({ ...ok, tokenFile: 'ops' }), { cwd: dir, env: {} })).name).toBe(defaultRunnerName());
+  });
+
   it('through the CLI: a bad flag is one line and exit 2', async () => {
     const lines: string[] = [];
     const io: CliIO = { out: () => undefined, err: (t) => lines.push(t), env: {}, cwd: makeTempDir(), isTTY: false };

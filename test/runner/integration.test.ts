@@ -11,11 +11,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadGarden, type Garden } from '../../source/garden/index.js';
-import type { RunningServer } from '../../source/server/index.js';
+import { createToken, type RunningServer } from '../../source/server/index.js';
 import { commissionPlant, readComments, readGoal, readLanding, readRun, readArtifacts } from '../../source/store/index.js';
 import { runUntil } from '../landing/support.js';
 import { PAK2_BIN, startCli } from '../support/cli.js';
-import { isAlive } from '../support/garden.js';
+import { isAlive, readEventLog } from '../support/garden.js';
 import { api, serve, until } from '../server/support.js';
 import { writeAgent } from './agent.js';
 import { routeOf, startFakeServer, type FakeServer } from './fake-server.js';
@@ -83,9 +83,10 @@ interface Runner {
   exited: Promise<number | null>;
 }
 
-function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}, where: { state?: string; server?: string; workdir?: string } = {}): Runner {
+function startRunner(s: Setup, extra: string[] = [], env: NodeJS.ProcessEnv = {}, where: { state?: string; server?: string; workdir?: string; name?: string | null } = {}): Runner {
   const workdir = where.workdir ?? s.workdir;
-  const child = startCli(['runner', '--server', where.server ?? s.server.url, '--token-file', s.tokenFile, '--name', 'box-1', '--workdir', workdir, '--state', where.state ?? s.state, '--poll', '0.2', ...extra], { cwd: workdir, env: { PAK2_GARDEN: '', ...env } });
+  const name = where.name === null ? [] : ['--name', where.name ?? 'box-1'];
+  const child = startCli(['runner', '--server', where.server ?? s.server.url, '--token-file', s.tokenFile, ...name, '--workdir', workdir, '--state', where.state ?? s.state, '--poll', '0.2', ...extra], { cwd: workdir, env: { PAK2_GARDEN: '', ...env } });
   children.push(child);
   let stderr = '';
   child.stderr!.setEncoding('utf8');
@@ -378,6 +379,27 @@ describe('pak2 runner against a real garden server', () => {
     // The signal lands between polls, or during one (a claim in flight, which brings nothing here): either is what happened.
     expect(stderr).toMatch(/^pak2 runner box-1: SIGINT: (no run in progress; exiting|a claim is in flight; a goal it brings is finished at once \(operator_stopped, requeued\), its agent not started)$/m);
     expectOneLineEach(stderr);
+  });
+
+  it('runs a goal with a runner token, named by it (no --name); the events name the token; a read token is refused in one line', async () => {
+    const s = await setup();
+    fs.writeFileSync(s.tokenFile, `${(await createToken(s.garden.paths, { role: 'runner', name: 'box-1' })).token}\n`);
+    const goalId = await submit(s);
+    const runner = startRunner(s, ['--max-runs', '1'], {}, { name: null });
+    expect(await exitOf(runner)).toBe(0);
+    const runId = `${goalId}-r1`;
+    expect(runner.stderr()).toMatch(new RegExp(`^pak2 runner box-1: finished ${runId} success`, 'm'));
+    expect((await readRun(s.garden.paths, runId)).runner).toMatchObject({ name: 'box-1' });
+    const events = readEventLog(s.garden);
+    expect(events.find((e) => e.type === 'LeaseClaimed' && e.run === runId)).toMatchObject({ token_name: 'box-1', token_role: 'runner' });
+    expect(events.find((e) => e.type === 'DocumentUpserted' && e.run === runId)).toMatchObject({ token_name: 'box-1', token_role: 'runner' });
+    expectOneLineEach(runner.stderr());
+
+    // A read token's text says its role: refused before connecting.
+    fs.writeFileSync(s.tokenFile, `${(await createToken(s.garden.paths, { role: 'read', name: 'dash' })).token}\n`);
+    const reader = startRunner(s, [], {}, { name: null });
+    expect(await exitOf(reader)).toBe(2);
+    expect(reader.stderr().trim()).toMatch(/^pak2: --token-file .*: holds a read token \(dash\); a runner needs a runner token \(pak2 token create --role runner --name NAME\) or the operator's$/);
   });
 
   it('says in one line when the token is refused or the server is unreachable', async () => {

@@ -93,8 +93,8 @@ describe('identity', () => {
     // Every runner call needs it, and refuses before anything is written.
     await goal(g);
     const before = fs.readFileSync(g.paths.coordinatorLog, 'utf8');
-    expect(await call(server, 'POST', '/tasks/claim', {}, null)).toMatchObject({ status: 400, body: { field: 'Pak2-Runner' } });
-    expect(await call(server, 'GET', '/leases', undefined, null)).toMatchObject({ status: 400, body: { field: 'Pak2-Runner' } });
+    expect(await call(server, 'POST', '/tasks/claim', {}, null)).toMatchObject({ status: 400, body: { field: 'Pak2-Runner-Host' } });
+    expect(await call(server, 'GET', '/leases', undefined, { 'pak2-runner-host': 'box-1' })).toMatchObject({ status: 400, body: { field: 'Pak2-Runner' } });
     expect(fs.readFileSync(g.paths.coordinatorLog, 'utf8')).toBe(before);
   });
 });
@@ -203,10 +203,15 @@ describe('runs_heartbeat', () => {
     expect((await call(server, 'POST', `/runs/${lease.run}/finish`, { ...SUCCESS, lease: lease.id }, other)).status).toBe(409);
     expect((await call(server, 'POST', `/goals/${lease.goal}/comments`, { body: 'x', lease: lease.id }, other))).toMatchObject({ status: 409, body: { field: 'Pak2-Runner-Instance' } });
     expect(types(g).filter((t) => t === 'LeaseRefused').length).toBeGreaterThanOrEqual(3);
-    // Its own instance (and a call without the header) is accepted; a heartbeat keeps the instance.
+    // Leaving the header out skips nothing: a call without it is refused too (issue 25).
+    const bare = await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id });
+    expect(bare).toMatchObject({ status: 409, body: { field: 'Pak2-Runner-Instance' } });
+    expect(bare.body.error).toMatch(/the call names no instance/);
+    // Its own instance is accepted; a heartbeat keeps the instance, and the host as claimed whatever host the call names.
     const beat = await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id }, mine);
     expect(beat).toMatchObject({ status: 200, body: { lease: { runner: { instance: mine['pak2-runner-instance'] } } } });
-    expect((await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id })).status).toBe(200);
+    expect((await call(server, 'POST', `/runs/${lease.run}/heartbeat`, { lease: lease.id }, { ...mine, 'pak2-runner-host': 'elsewhere' })).status).toBe(200);
+    expect((await readLease(g.paths, lease.run))?.runner.host).toBe('box-1');
     expect((await readLease(g.paths, lease.run))?.runner.instance).toBe(mine['pak2-runner-instance']);
 
     // A lease claimed without an instance (an older runner) accepts any instance of its name.
@@ -524,7 +529,8 @@ describe('OpenAPI', () => {
     const doc = (await (await api(server, '/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId: string; parameters: { name: string; in: string; required: boolean }[]; responses: Record<string, unknown> }>>; components: { schemas: Record<string, unknown> } };
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
     for (const id of ['whoami', 'listLeases', 'claimTask', 'getTask', 'heartbeat', 'uploadLog', 'attachArtifact', 'listArtifacts', 'finishRun', 'listComments', 'postComment', 'upsertDocument', 'cancelGoal']) expect(ops).toContain(id);
-    expect(doc.paths['/api/v1/tasks/claim']!.post!.parameters).toContainEqual(expect.objectContaining({ name: 'pak2-runner', in: 'header', required: true }));
+    expect(doc.paths['/api/v1/tasks/claim']!.post!.parameters).toContainEqual(expect.objectContaining({ name: 'pak2-runner-host', in: 'header', required: true }));
+    expect(doc.paths['/api/v1/tasks/claim']!.post!.parameters).toContainEqual(expect.objectContaining({ name: 'pak2-runner', in: 'header' }));
     expect(Object.keys(doc.paths['/api/v1/tasks/claim']!.post!.responses)).toEqual(expect.arrayContaining(['200', '204']));
     expect(doc.paths['/api/v1/runs/{id}/finish']!.post!.responses).toHaveProperty('422');
     const cancel = doc.paths['/api/v1/goals/{id}/cancel']!.post!.responses['200'] as { content: { 'application/json': { schema: { properties: { stopped: { properties: { by: { enum: string[] } } } } } } } };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { tokenTextHint } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
 import type { CliIO } from '../main.js';
 
@@ -62,7 +63,13 @@ export async function runnerSettings(flags: RunnerFlags, io: Pick<CliIO, 'cwd' |
   }
   if (!token) throw new UserError(`--token-file ${tokenFile}: the file is empty; copy the garden's <runtime-root>/serve/token into it`);
   if (/\s/.test(token)) throw new UserError(`--token-file ${tokenFile}: holds more than one word; it should hold the token alone`);
-  const name = flags.name ?? defaultRunnerName();
+  // A token of `pak2 token create` says its role and name (a hint; the server decides): a runner token names its runner.
+  const hint = tokenTextHint(token);
+  if (hint?.role === 'read') throw new UserError(`--token-file ${tokenFile}: holds a read token (${hint.name}); a runner needs a runner token (pak2 token create --role runner --name NAME) or the operator's`);
+  if (hint?.role === 'runner' && flags.name !== undefined && flags.name !== hint.name) {
+    throw new UserError(`--name ${flags.name}: the token in ${tokenFile} is runner ${hint.name}'s; a runner token names its runner (leave --name out, or give --name ${hint.name})`);
+  }
+  const name = flags.name ?? (hint?.role === 'runner' ? hint.name : defaultRunnerName());
   if (!NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: letters, digits, '.', '_', '-' only, starting with a letter or digit; at most 64`);
   for (const plant of flags.plant) if (!PLANT_PATTERN.test(plant)) throw new UserError(`--plant ${plant}: not a plant name (lower-case letters, digits, inner hyphens)`);
   for (const driver of flags.driver) if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(driver)) throw new UserError(`--driver ${driver}: not a driver name`);
@@ -105,7 +112,7 @@ export function registerRunner(program: Command, io: CliIO): void {
     .description("run goals from a garden's server on this machine: claim under a lease, run the agent, heartbeat, finish with the observed outcome")
     .option('--server <url>', "the garden's server, e.g. http://garden-host:7717")
     .option('--token-file <file>', "a file holding the garden's bearer token (<runtime-root>/serve/token on the garden's machine)")
-    .option('--name <name>', 'this runner\'s name (default: the host name)')
+    .option('--name <name>', 'this runner\'s name (default: a runner token\'s name, else the host name)')
     .option('--plant <plant>', 'take only goals of this plant (repeatable)', collect, [])
     .option('--driver <driver>', 'take only goals whose driver is this (repeatable)', collect, [])
     .option('--max-runs <n>', 'exit after N finished runs (default: run until stopped)')
