@@ -180,8 +180,20 @@ const appending = new Map<string, Promise<unknown>>();
  * @throws StoreError IO_ERROR naming the file.
  */
 export async function appendJsonLine(file: string, data: unknown): Promise<void> {
+  return appendJsonLines(file, [data]);
+}
+
+/**
+ * {@link appendJsonLine} for several values: their lines appended together
+ * in one checked write, in order (the closed ledger adopting many goals at
+ * once).
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function appendJsonLines(file: string, values: readonly unknown[]): Promise<void> {
+  if (values.length === 0) return;
   const previous = appending.get(file) ?? Promise.resolve();
-  const task = previous.catch(() => undefined).then(() => appendNow(file, data));
+  const task = previous.catch(() => undefined).then(() => appendNow(file, values));
   appending.set(file, task);
   try {
     await task;
@@ -190,7 +202,7 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
   }
 }
 
-async function appendNow(file: string, data: unknown): Promise<void> {
+async function appendNow(file: string, values: readonly unknown[]): Promise<void> {
   try {
     let handle: fsp.FileHandle;
     try {
@@ -210,7 +222,7 @@ async function appendNow(file: string, data: unknown): Promise<void> {
         if (last[0] !== 0x0a) lead = '\n';
       }
       // All of it, or an error: a write that makes no progress fails instead of looping.
-      await writeAll(handle, Buffer.from(`${lead}${JSON.stringify(data)}\n`), file);
+      await writeAll(handle, Buffer.from(`${lead}${values.map((value) => `${JSON.stringify(value)}\n`).join('')}`), file);
     } finally {
       await handle.close();
     }
