@@ -12,7 +12,12 @@
 // Prints figures; asserts nothing.
 // Each big-garden path is timed twice: with goals/ unchanged since the last
 // pak2 process, and right after a pak2 submit and cancel (untimed).
-// Usage: npm run bench:scale [-- --sizes 0,50000,500000 --reps 5 --dir DIR --fresh --clean]
+// Then adoption (issue 25, item 10): N closed goal files written into goals/
+// outside pak2 (no ledger line) with a closed_at seconds old, and the same
+// with an old closed_at (the ledger is rebuilt instead); the time of the
+// first `pak2 goals`, which adopts them, once each (it changes the garden).
+// Usage: npm run bench:scale [-- --sizes 0,50000,500000 --reps 5 --dir DIR --fresh --clean
+//                               --adopt 2000,4000,50000 --adopt-only]
 //   The gardens are kept in --dir (default $TMPDIR/pak2-bench-scale) and
 //   reused by later runs; --sizes 0,50000 leaves out the big one.
 import { spawn, spawnSync } from 'node:child_process';
@@ -30,6 +35,8 @@ const { values } = parseArgs({
     dir: { type: 'string', default: path.join(os.tmpdir(), 'pak2-bench-scale') },
     clean: { type: 'boolean', default: false }, // remove the gardens at the end
     fresh: { type: 'boolean', default: false }, // rebuild the gardens even when present
+    adopt: { type: 'string', default: '2000,4000,50000' }, // external closed goals adopted ('' leaves it out)
+    'adopt-only': { type: 'boolean', default: false }, // only the adoption figures
   },
 });
 const SIZES = values.sizes.split(',').map(Number);
@@ -160,7 +167,45 @@ const fmtX = (x) => `${x.toFixed(2)}×`;
 
 // ---------------------------------------------------------------- the run
 
+/** Writes `count` closed goal files into a garden's goals/ as a tool or a restore would: no ledger line, closed at `closedAt`. */
+function writeExternalClosed(dir, count, closedAt) {
+  const goals = path.join(dir, '.runtime', 'goals');
+  for (let n = 1; n <= count; n += 1) {
+    const id = `${n + 1_000_000}-restored-goal`;
+    const goal = { id, type: 'build', status: 'closed', priority: 50, assigned_to: 'gardener', body: `Restored goal ${n}.`, submitted_at: closedAt, updated_at: closedAt, closed_at: closedAt, closed_reason: 'success' };
+    fs.writeFileSync(path.join(goals, `${id}.json`), `${JSON.stringify(goal, null, 2)}\n`);
+  }
+}
+
+/** Adoption of `count` external closed goals by the first `pak2 goals`: [recent closed_at, old closed_at] rows. */
+async function adoptionRows(count) {
+  const out = [];
+  for (const [label, closedAt] of [['closed_at seconds old', () => new Date().toISOString()], ['closed_at a year old', () => new Date(T0).toISOString()]]) {
+    const dir = path.join(ROOT, `adopt-${count}`);
+    fs.rmSync(path.join(dir, '.bench-complete'), { force: true });
+    buildGarden(dir, 0);
+    fs.rmSync(path.join(dir, '.bench-complete'), { force: true }); // the adopted goals change it: rebuilt next time
+    writeExternalClosed(dir, count, closedAt());
+    const r = await runOnce(pak2('goals', '--garden', dir), { anyExit: true });
+    const listed = fs.readFileSync(path.join(dir, '.runtime', 'goals', '.closed'), 'utf8').split('\n').filter(Boolean).length;
+    out.push([`adopt ${count.toLocaleString('en-US')} external closed`, `first pak2 goals, ${label}`, fmtMs(r.ms), `${listed.toLocaleString('en-US')} in the ledger`, '-', `${r.mb.toFixed(0)} MB`, '-']);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
 fs.mkdirSync(ROOT, { recursive: true });
+const ADOPT = values.adopt ? values.adopt.split(',').filter(Boolean).map(Number) : [];
+if (values['adopt-only']) {
+  const rows = [];
+  for (const count of ADOPT) rows.push(...(await adoptionRows(count)));
+  const headers = ['garden', 'path', 'time', 'ledger after', '', 'peak RSS', ''];
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  process.stdout.write(`${[line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n')}\n`);
+  fs.rmSync(path.join(ROOT, `.rss-${process.pid}`), { force: true });
+  process.exit(0);
+}
 process.stdout.write(`pak2 scale bench: node ${process.version}, ${os.cpus().length} cores, ${TIME ? '/usr/bin/time' : '/proc VmHWM'} for RSS, median of ${REPS} (after one warm-up), gardens in ${ROOT}\n`);
 const gardens = [];
 for (const size of SIZES) {
@@ -220,6 +265,9 @@ for (const s of STARTS) {
   const r = await measure(s.argv, { cwd: small });
   rows.push(['small', s.name, fmtMs(r.ms), `${fmtX(r.ms / nodeFloor.ms)} (node -e 0)`, '-', `${r.mb.toFixed(0)} MB`, fmtX(r.mb / nodeFloor.mb)]);
 }
+
+// Adoption of goals written outside pak2 (issue 25, item 10).
+for (const count of ADOPT) rows.push(...(await adoptionRows(count)));
 
 const headers = ['garden', 'path', 'time', '× floor', '× empty garden', 'peak RSS', '× empty (small: × node)'];
 const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { checkSize, writeAll } from './checked-write.js';
 
 /** Options of {@link writeFileAtomic}. */
 export interface AtomicWriteOptions {
@@ -28,8 +29,12 @@ const queues = new Map<string, Promise<unknown>>();
  * and the goals watch ignores, so a `git add -A` of the runtime tree running
  * meanwhile never meets a name that vanishes under it (write-file-atomic's
  * `<file>.<hash>` did, and failed the capture). Writes of one file from this
- * process complete in the order they were asked for. A failed write removes
- * its temp file and throws.
+ * process complete in the order they were asked for. Every byte is checked
+ * written before the rename (a short write that makes no progress is an
+ * error, never a loop) and the temp file's size is checked against the
+ * data: a full disk (ENOSPC), a read-only one (EROFS) or a failing one
+ * (EIO) leaves the old file as it was. A failed write removes its temp file
+ * and throws the errno error (source/checked-write.ts).
  */
 export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
   const key = path.resolve(file);
@@ -57,7 +62,9 @@ async function writeNow(file: string, data: string | Uint8Array, options: Atomic
       await fsp.mkdir(path.dirname(target), { recursive: true });
       handle = await open();
     }
-    await handle.writeFile(data);
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    await writeAll(handle, bytes, temp);
+    await checkSize(handle, bytes.length, temp);
     if (options.fsync !== false) await handle.sync();
     if (options.mode !== undefined) await handle.chmod(options.mode).catch(ignoreChmod);
     if (existing) {

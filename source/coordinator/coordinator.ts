@@ -13,6 +13,7 @@ import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
+import { IoFaults } from './io-faults.js';
 import { Lander } from './lander.js';
 import { emptyTrash, gardenIsolationNow, type Isolation } from '../worktree/index.js';
 import { pruneLandedBranches } from './prune.js';
@@ -73,7 +74,14 @@ export class Coordinator extends EventEmitter {
   private passing: Promise<void> | undefined;
   private again = false;
   private readonly pending = new Set<Promise<unknown>>();
-  private readonly settling = new Settling();
+  /**
+   * Work held back by I/O faults (a full disk: docs/coordinator/level2.md,
+   * "A full disk"); each fault is said once through `onError`.
+   */
+  readonly faults: IoFaults;
+  private readonly settling: Settling;
+  /** Wakes a pass when the earliest I/O backoff ends. */
+  private retryTimer: NodeJS.Timeout | undefined;
   private lastSummary: ReconcileSummary | undefined;
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
@@ -83,6 +91,8 @@ export class Coordinator extends EventEmitter {
   constructor(private readonly options: CoordinatorOptions) {
     super();
     this.scanner = new OpenGoalScanner(options.garden.paths);
+    this.faults = new IoFaults((line) => this.options.onError?.(new Error(line)));
+    this.settling = new Settling(this.faults);
     const driverCtx: DriverContext = {
       garden: options.garden,
       onRunStart: (runId, handle) => this.live.add(runId, handle),
@@ -165,7 +175,7 @@ export class Coordinator extends EventEmitter {
     // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
     const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);
     if (recovered.length > 0) this.emit('recovered', recovered);
-    await reclaimOrphans(this.options.garden, this.options.now, this.scanner);
+    await reclaimOrphans(this.options.garden, this.options.now, this.scanner, this.faults);
     // Worktrees or the one tree: decided once, from what the repository is now.
     const env = this.options.env ?? process.env;
     this.isolationValue = await gardenIsolationNow(this.options.garden, env);
@@ -188,6 +198,19 @@ export class Coordinator extends EventEmitter {
     this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
     this.setState('idle');
     this.wake(0);
+  }
+
+  /** One pass when the earliest I/O backoff ends (work held back is tried again then, not before). */
+  private wakeAtRetry(): void {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    const next = this.faults.nextRetryMs();
+    if (next === undefined || this.stateValue === 'stopped' || this.stateValue === 'stopping') return;
+    const now = (this.options.now ?? (() => new Date()))().getTime();
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.wake(0);
+    }, Math.max(0, next - now) + 10);
   }
 
   /** Asks for a pass soon (debounced); a pass already under way is followed by one more. */
@@ -217,6 +240,7 @@ export class Coordinator extends EventEmitter {
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,
+          faults: this.faults,
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
         });
@@ -244,6 +268,7 @@ export class Coordinator extends EventEmitter {
     this.passing = undefined;
     this.setState(this.pending.size > 0 ? 'running' : 'idle');
     if (this.isIdle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    this.wakeAtRetry();
     if (this.again) {
       this.again = false;
       this.wake(0);
@@ -297,6 +322,7 @@ export class Coordinator extends EventEmitter {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.watcher?.close();
     this.stopListening?.();
     await this.passing;

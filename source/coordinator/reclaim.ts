@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { strandRun } from './reconcile.js';
+import type { IoFaults } from './io-faults.js';
 import { closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
@@ -37,11 +39,13 @@ function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | un
  * back in the queue instead of waiting out the watchdog. A run whose
  * meta.json is torn is read from its seal; one with no seal either is
  * rebuilt from its goal and process record, and the damage is named in the
- * close (`record_tampering`, `outputs.error`).
+ * close (`record_tampering`, `outputs.error`). A close that fails on I/O
+ * (a full disk) leaves the run for recovery in `faults`: said once, not in
+ * flight, closed again by a pass once its backoff ends.
  *
  * @returns the run ids reclaimed.
  */
-export async function reclaimOrphans(garden: Garden, now: () => Date = () => new Date(), scanner: OpenGoalScanner = new OpenGoalScanner(garden.paths)): Promise<string[]> {
+export async function reclaimOrphans(garden: Garden, now: () => Date = () => new Date(), scanner: OpenGoalScanner = new OpenGoalScanner(garden.paths), faults?: IoFaults): Promise<string[]> {
   const { paths } = garden;
   const reclaimed: string[] = [];
   const { goals } = await scanner.scan();
@@ -70,23 +74,19 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     // A remote run is its runner's; its lease, not a local process, says whether it lives (docs/runners/level2.md).
     if (run.status !== 'running' || run.runner) continue;
     await sweepOrphanRun(garden, run, record);
+    const input = {
+      status: 'killed',
+      failureReason: 'coordinator_stopped',
+      errorText: `the coordinator that ran it stopped without closing it${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
+      by: 'coordinator',
+      ...(rebuilt ? { extra: { record_tampering: { detected_at: now().toISOString(), fields: ['(unreadable)'] } } } : {}),
+    } as const;
     try {
       // Closed from its stream: the session id and any cost it reported are kept.
-      const closed = await closeFromStream(
-        garden,
-        run,
-        goal.type,
-        {
-          status: 'killed',
-          failureReason: 'coordinator_stopped',
-          errorText: `the coordinator that ran it stopped without closing it${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
-          by: 'coordinator',
-          ...(rebuilt ? { extra: { record_tampering: { detected_at: now().toISOString(), fields: ['(unreadable)'] } } } : {}),
-        },
-        now(),
-      );
+      const closed = await closeFromStream(garden, run, goal.type, input, now());
       if (closed) reclaimed.push(run.id);
     } catch (error) {
+      if (strandRun({ faults, now }, run.id, error, input)) continue;
       if (!(error instanceof StoreError)) throw error;
     }
   }

@@ -39,6 +39,7 @@ import { nextLanding } from '../landing/index.js';
 import { readLanding } from '../store/index.js';
 import { branchTip, type Isolation } from '../worktree/index.js';
 import type { Lander } from './lander.js';
+import type { IoFaults } from './io-faults.js';
 import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type WithheldTend } from './tend-policy.js';
 
 /**
@@ -69,6 +70,13 @@ export interface ReconcileOptions {
   lander?: Lander;
   /** The live coordinator's settling: goals settle as work of their own instead of within the pass (absent, or with `awaitDispatch`: within it). */
   settling?: Settling;
+  /**
+   * Work held back by I/O faults (a full disk; docs/coordinator/level2.md,
+   * "A full disk"): opening runs waits out its backoff; a run that could
+   * not be closed is not in flight and is closed again after its backoff.
+   * Absent: a fault is handled as any store error.
+   */
+  faults?: IoFaults;
 }
 
 /** What one pass did. Ids are goal ids unless named run. */
@@ -81,6 +89,8 @@ export interface ReconcileSummary {
   rolledBack: { goal: string; reason: string }[];
   /** Queued goals that cannot dispatch (their plant is missing or not active), left untouched, with why. */
   blocked: { goal: string; reason: string }[];
+  /** Queued goals left untouched while opening runs waits out an I/O fault's backoff (`faults`), with the fault. */
+  ioHeld: { goal: string; reason: string }[];
   /** Run ids the watchdog closed as killed. */
   killed: string[];
   /** Remote run ids closed `abandoned` because their lease expired. */
@@ -146,7 +156,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], ioHeld: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
   const worktrees = options.isolation?.mode === 'worktree' ? options.isolation : undefined;
   let baseTip: Promise<string | undefined> | undefined;
 
@@ -195,7 +205,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await loadRun(goal);
     // A remote run takes no local slot: it runs on its runner's machine (docs/runners/level2.md).
-    if (run && !isTerminalRunStatus(run.status) && !run.runner) {
+    if (run && !isTerminalRunStatus(run.status) && !run.runner && !options.faults?.get(`run:${run.id}`)) {
       inFlight += 1;
       if (isGuarded(goal)) guardedLive = true;
     }
@@ -244,6 +254,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const block = await blockOf(goal.assigned_to);
     if (block) {
       summary.blocked.push({ goal: goal.id, reason: block });
+      continue;
+    }
+    // Opening runs failed on I/O (a full disk): nothing is claimed until the backoff ends, so no write and no spin.
+    if (options.faults?.holds('dispatch', now().getTime())) {
+      summary.ioHeld.push({ goal: goal.id, reason: `opening runs waits after an I/O fault (${options.faults.get('dispatch')!.words})` });
       continue;
     }
     // In worktree mode each guarded run has its own tree: the rule that one holds back the queue goes.
@@ -304,10 +319,17 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
         now(),
       );
     } catch (error) {
-      await transitionGoal(paths, goal.id, 'queued', { now: now() });
-      summary.rolledBack.push({ goal: goal.id, reason: (error as Error).message });
+      const faults = options.faults;
+      const fault = faults?.note('dispatch', error, now().getTime(), `opening a run of ${goal.id} failed`, '; the goal goes back to the queue and dispatch waits, retried with a growing backoff (at most 60 s)');
+      // On a full disk the rollback may fail too: the goal stays dispatched and a later pass repairs it.
+      const rolled = await transitionGoal(paths, goal.id, 'queued', { now: now() }).then(
+        () => true,
+        (again: unknown) => (fault && faults!.note('dispatch', again, now().getTime(), `putting ${goal.id} back in the queue failed`) ? false : Promise.reject(again)),
+      );
+      if (rolled) summary.rolledBack.push({ goal: goal.id, reason: (error as Error).message });
       continue;
     }
+    options.faults?.clear('dispatch');
     await transitionGoal(paths, goal.id, 'running', { now: now() });
     goal.status = 'running';
     runOf.set(goal.id, run);
@@ -333,6 +355,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       continue;
     }
     if (!run || isTerminalRunStatus(run.status)) continue;
+    // A run whose close failed on I/O: closed again, with what was known then, once its backoff ends.
+    const stranded = options.faults?.get(`run:${run.id}`);
+    if (stranded) {
+      if (!options.faults!.holds(stranded.key, now().getTime()) && !options.live?.get(run.id)) {
+        const closed = await closeStranded(options, goal, run);
+        if (closed) runOf.set(goal.id, closed);
+      }
+      continue;
+    }
     // A goal blocked on a question waits for a person, not a silent agent: no silence limit (run_timeout_seconds still holds).
     if (goal.status === 'blocked') continue;
     const handle = options.live?.get(run.id);
@@ -420,6 +451,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   }
 
   await reportBlocked(paths, summary.blocked, now());
+  // A run left for recovery after an I/O fault, or a goal whose settle waits one out, is no work in flight for `--until-idle`.
+  if (options.faults && !options.faults.empty) {
+    const nowMs = now().getTime();
+    for (const goal of goals) {
+      const run = goal.status === 'running' ? await loadRun(goal) : undefined;
+      if ((run && options.faults.get(`run:${run.id}`)) || options.faults.holds(`settle:${goal.id}`, nowMs)) held.add(goal.id);
+    }
+  }
   summary.inFlight = goals.filter((g) => (g.status === 'running' || g.status === 'dispatched' || g.status === 'completed') && !held.has(g.id)).length;
   return summary;
 }
@@ -463,18 +502,58 @@ async function lastEventOf(eventsFile: string): Promise<string> {
 /**
  * A dispatch function that threw: record why in events.jsonl and close the
  * run from its stream. `driver_error` when the agent had been launched
- * (its process record exists), else `launch_failed`.
+ * (its process record exists), else `launch_failed`. When the close fails
+ * on I/O (a full disk), the run is left for recovery: said in one line
+ * (`faults`), not in flight, and closed again with the same facts once its
+ * backoff ends ({@link closeStranded}), or by the next start's reclaim.
  */
 async function failRun(options: ReconcileOptions, goal: GoalRecord, runId: string, error: unknown): Promise<void> {
   const { paths } = options.garden;
   const launched = await fsp.access(path.join(runDir(paths, runId), RUN_PROCESS_FILE)).then(() => true, () => false);
   const message = `dispatch failed: ${(error as Error)?.message ?? String(error)}`;
+  const input = { status: 'failure', failureReason: launched ? 'driver_error' : 'launch_failed', errorText: message, by: 'coordinator' } as const;
   try {
-    await appendJsonLine(runEventsFile(paths, runId), { type: 'error', source: 'pak2', message });
+    // Best effort: on a full disk the line may not fit, and the close is tried all the same.
+    await appendJsonLine(runEventsFile(paths, runId), { type: 'error', source: 'pak2', message }).catch(() => undefined);
     const run = await readRun(paths, runId);
-    await closeFromStream(options.garden, run, goal.type, { status: 'failure', failureReason: launched ? 'driver_error' : 'launch_failed', errorText: message, by: 'coordinator' }, (options.now ?? (() => new Date()))());
-  } catch {
-    // Its directory is gone: the next pass sees what is on disk.
+    await closeFromStream(options.garden, run, goal.type, input, (options.now ?? (() => new Date()))());
+  } catch (closing) {
+    // An I/O fault strands it (said once); otherwise its directory is gone and the next pass sees what is on disk.
+    strand(options, runId, closing, input);
+  }
+}
+
+/** Notes a run whose close failed on I/O (key `run:<id>`, the close's input kept for the retry); false when the failure was no I/O fault. */
+function strand(options: Pick<ReconcileOptions, 'faults' | 'now'>, runId: string, error: unknown, input: StrandedClose): boolean {
+  const nowMs = (options.now ?? (() => new Date()))().getTime();
+  return options.faults?.note(`run:${runId}`, error, nowMs, `run ${runId} could not be closed`, '; left for recovery: it is closed from its stream once a write succeeds again (or by the next start)', input) ?? false;
+}
+
+/** What a stranded run is closed with: the facts its first closer had. */
+export type StrandedClose = Omit<Parameters<typeof closeFromStream>[3], 'cost'>;
+
+/**
+ * Records a run a closer could not close on I/O (reclaim at start): left
+ * for recovery as {@link failRun} leaves one (docs/coordinator/level2.md,
+ * "A full disk").
+ *
+ * @returns false when `error` is no I/O fault (the caller handles it).
+ */
+export function strandRun(options: Pick<ReconcileOptions, 'faults' | 'now'>, runId: string, error: unknown, input: StrandedClose): boolean {
+  return strand(options, runId, error, input);
+}
+
+/** Closes a stranded run again with its first closer's facts; on success its fault is forgotten. */
+async function closeStranded(options: ReconcileOptions, goal: GoalRecord, run: RunRecord): Promise<RunRecord | undefined> {
+  const faults = options.faults!;
+  const input = (faults.get(`run:${run.id}`)?.detail as StrandedClose | undefined) ?? { status: 'failure', failureReason: 'driver_error', errorText: 'pak2 could not close the run (an I/O fault)', by: 'coordinator' };
+  try {
+    const closed = await closeFromStream(options.garden, run, goal.type, input, (options.now ?? (() => new Date()))());
+    faults.clear(`run:${run.id}`);
+    return closed;
+  } catch (error) {
+    if (!strand(options, run.id, error, input)) throw error;
+    return undefined;
   }
 }
 

@@ -6,6 +6,7 @@ import { goalAfterLanding, queueLanding, retireWorktree, workMessage } from '../
 import { commitRunWork, git } from '../worktree/index.js';
 import { routingContinues } from '../guard/index.js';
 import type { ClosedGoalInput } from './tend-policy.js';
+import type { IoFaults } from './io-faults.js';
 
 /**
  * Step 3 of a pass, also run once when the coordinator stops: each running
@@ -46,7 +47,7 @@ async function settleGoal(paths: Garden['paths'], goal: GoalRecord, loadRun: (go
     if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) {
       if (!landing) throw error;
       // A landing step git refused (a locked index, a full disk): said, and taken up again next pass.
-      own.problems.push({ file: goal.id, message: `${run.id}: ${(error as Error).message}` });
+      own.problems.push({ file: goal.id, message: `${run.id}: ${(error as Error).message}`, cause: error });
       return own;
     }
     goal.status = (await readGoal(paths, goal.id)).status;
@@ -84,6 +85,14 @@ export class Settling {
   private finished: (SettleOut | undefined)[] = [];
 
   /**
+   * `faults`: a goal whose settle failed on I/O (a full disk) is not
+   * settled again until its backoff ends (key `settle:<goal>`), so a
+   * failing settle's end, which wakes a pass, never starts the next one at
+   * once (docs/coordinator/level2.md, "A full disk").
+   */
+  constructor(private readonly faults?: IoFaults) {}
+
+  /**
    * Starts settling each of `goals` that has something to settle (its
    * latest run ended; for a goal waiting on its landing, the landing
    * ended) and is not already settling. What has nothing to do starts no
@@ -96,6 +105,7 @@ export class Settling {
     const started: Promise<void>[] = [];
     for (const goal of goals) {
       if ((goal.status !== 'running' && goal.status !== 'completed') || this.inFlight.has(goal.id)) continue;
+      if (this.faults?.holds(`settle:${goal.id}`, now().getTime())) continue;
       const run = await loadRun(goal);
       if (!run || !isTerminalRunStatus(run.status)) continue;
       if (goal.status === 'completed' && run.worktree && run.status === 'success') {
@@ -106,7 +116,11 @@ export class Settling {
       started.push(
         settleGoal(paths, goal, async () => run, now, landing)
           .then(
-            (own) => void (own && this.finished.push(own)),
+            (own) => {
+              const fault = own?.problems.find((p) => p.cause !== undefined)?.cause;
+              if (fault === undefined || !this.faults?.note(`settle:${goal.id}`, fault, now().getTime(), `settling ${goal.id} (run ${run.id}) failed`, '; it is tried again with a growing backoff (at most 60 s)')) this.faults?.clear(`settle:${goal.id}`);
+              if (own) this.finished.push(own);
+            },
             (error: Error) => void this.finished.push({ ...emptyOut(), problems: [{ file: goal.id, message: error.message }] }),
           )
           .finally(() => this.inFlight.delete(goal.id)),
@@ -128,7 +142,8 @@ export interface SettleOut {
   closed: { goal: string; reason: string }[];
   requeued: string[];
   closedRuns: ClosedGoalInput[];
-  problems: { file: string; message: string }[];
+  /** What failed, named; `cause` the error underneath (an I/O fault backs the goal's settle off). */
+  problems: { file: string; message: string; cause?: unknown }[];
 }
 
 /** What settling a worktree run needs beyond the paths: the garden's config and the git environment. */

@@ -3,6 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
+import { writeFileAtomic } from '../atomic-write.js';
 
 /** `<runtime-root>/doctor/`: where `pak2 doctor --fix` keeps what it moved aside, one directory per run. */
 export function doctorDir(paths: GardenPaths): string {
@@ -92,6 +93,7 @@ export class Aside {
   /** Writes `report.json` (what this doctor found and did) beside what it moved aside, if it moved anything. */
   async writeReport(report: unknown): Promise<void> {
     if (!this.used) return;
-    await fsp.writeFile(path.join(this.dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    // Checked and atomic, as every record: a full disk leaves no torn report.
+    await writeFileAtomic(path.join(this.dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
   }
 }

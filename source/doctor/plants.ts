@@ -72,7 +72,7 @@ export async function checkPlants(ctx: DoctorContext): Promise<Problem[]> {
     problems.push({
       ...base,
       message: `${text}; pak2 cannot read plant ${name}, so goals assigned to it cannot dispatch`,
-      fix: `rebuild it from the event log (seed ${rebuilt.seed}, ${rebuilt.status}, commissioned ${rebuilt.commissioned_at}; a description is not in the log)${fs.existsSync(file) ? ', moving the damaged file aside' : ''}`,
+      fix: `rebuild it from the event log (seed ${rebuilt.seed}, ${rebuilt.status}, commissioned ${rebuilt.commissioned_at}; a description is not in the log)${fs.existsSync(file) ? ', copying the damaged file aside' : ''}`,
       repair: async (c) => {
         try {
           await readPlant(paths, name);
@@ -80,9 +80,10 @@ export async function checkPlants(ctx: DoctorContext): Promise<Problem[]> {
         } catch (error) {
           if (error instanceof NotFixed || !(error instanceof StoreError)) throw error;
         }
-        const moved = fs.existsSync(file) ? await c.aside.move(file) : undefined;
+        // Copied aside, then replaced by one checked atomic write: a write that fails (a full disk) leaves the file as it was.
+        const moved = fs.existsSync(file) ? await c.aside.copy(file) : undefined;
         await writeJsonAtomic(file, rebuilt);
-        return `rebuilt it from the event log${moved ? `; the damaged file is at ${moved}` : ''}`;
+        return `rebuilt it from the event log${moved ? `; a copy of the damaged file is at ${moved}` : ''}`;
       },
     });
   }

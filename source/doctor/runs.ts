@@ -144,14 +144,15 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
         file: meta,
         field,
         message: `${detail}; readers use the seal ${sealFile}`,
-        fix: `rewrite meta.json from the seal${fs.existsSync(meta) ? ', moving the damaged file aside' : ''}`,
+        fix: `rewrite meta.json from the seal${fs.existsSync(meta) ? ', copying the damaged file aside' : ''}`,
         repair: async (c) => {
           const again = await readRunChecked(paths, runId);
           if (!again.damage) return 'meta.json already matches the seal';
           if (!isTerminalRunStatus(again.run.status)) throw new NotFixed('the run is running again');
-          const moved = fs.existsSync(meta) ? await c.aside.move(meta) : undefined;
+          // Copied aside, then replaced by one checked atomic write: a write that fails (a full disk) leaves meta.json as it was.
+          const moved = fs.existsSync(meta) ? await c.aside.copy(meta) : undefined;
           await writeJsonAtomic(meta, again.run);
-          return `rewrote meta.json from the seal${moved ? `; the damaged file is at ${moved}` : ''}`;
+          return `rewrote meta.json from the seal${moved ? `; a copy of the damaged file is at ${moved}` : ''}`;
         },
       });
     }

@@ -5,7 +5,7 @@ import { GOAL_ID_PATTERN, validateGoal, type GoalRecord } from '../contracts/ind
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { processAlive } from '../proc.js';
-import { appendJsonLine, StoreError, withLock } from './files.js';
+import { appendJsonLines, StoreError, withLock } from './files.js';
 import { readSealedSync, writeSealed, writeSealedSync } from './cache-seal.js';
 
 /**
@@ -808,11 +808,18 @@ export class ClosedLedger {
     return this.state.set.has(id) && !this.state.notClosed.has(id);
   }
 
-  /** Appends a goal found closed but missing from the ledger (a crash between the two writes), and counts it closed. */
-  async add(goal: GoalRecord): Promise<void> {
-    // Unless the writer that closed it appended it meanwhile (looked at holding the lock every append holds).
-    await appendClosedEntry(this.state.paths, goal, () => appendedSince(this.state, goal.id));
-    this.state.set.add(goal.id);
+  /**
+   * Appends goals found closed but missing from the ledger (a crash between
+   * a close's two writes, a close still under way, goal files written
+   * outside pak2), and counts them closed. One lock, one read of what was
+   * appended since the ledger was last read (a goal its closing writer
+   * appended meanwhile is not appended twice) and one append for them all:
+   * linear in the goals and the ledger (issue 25, item 10).
+   */
+  async addAll(goals: readonly GoalRecord[]): Promise<void> {
+    if (goals.length === 0) return;
+    await appendClosedEntries(this.state.paths, goals, () => idsAppendedSince(this.state));
+    for (const goal of goals) this.state.set.add(goal.id);
   }
 
   /**
@@ -1193,17 +1200,29 @@ export async function highestGoalNumber(dir: string): Promise<number> {
  * is recorded as pak2's. `listed`, asked holding the lock, skips the append
  * when the ledger already lists the goal.
  */
-export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord, listed?: () => Promise<boolean>): Promise<void> {
+export async function appendClosedEntry(paths: GardenPaths, goal: GoalRecord): Promise<void> {
+  await appendClosedEntries(paths, [goal]);
+}
+
+/**
+ * {@link appendClosedEntry} for many goals at once: one lock, one torn-tail
+ * check, the lines appended together (in order), one ledger record update.
+ * `listed`, asked once holding the lock, gives the ids the ledger already
+ * lists beyond what was read: those goals are not appended again.
+ */
+export async function appendClosedEntries(paths: GardenPaths, goals: readonly GoalRecord[], listed?: () => Promise<ReadonlySet<string>>): Promise<void> {
   const file = path.join(paths.goalsDir, CLOSED_LEDGER);
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   await withLock(paths.goalsDir, async () => {
-    if (listed && (await listed())) return;
+    const there = listed ? await listed() : undefined;
+    const entries = goals.filter((goal) => !there?.has(goal.id)).map(closedEntryOf);
+    if (entries.length === 0) return;
     const record = readLedgerRecord(paths);
     // Every append holds this lock, so a last line without its newline is no append under way: it is torn.
     const cut = await cutTornTail(file);
     if (cut) notice(`pak2: ${file} was damaged (its last line is torn: ${cut}): cut it; a closed goal it named is listed again from its goal file`, file);
     const before = ledgerStampNow(paths);
-    await appendJsonLine(file, closedEntryOf(goal));
+    await appendJsonLines(file, entries);
     const after = ledgerStampNow(paths);
     if (!after) return;
     if (!before || (!cut && sameStamp(record, before))) writeLedgerRecord(paths, after);
@@ -1277,25 +1296,36 @@ function preview(data: Buffer, start: number, end: number): string {
   return `${JSON.stringify(cut)}${cut.length < text.length || end - start > 160 ? '…' : ''}`;
 }
 
-/** Whether a line appended to the ledger after what `state` has read names `id` (a bounded read of the new bytes only). */
-async function appendedSince(state: LedgerState, id: string): Promise<boolean> {
+/** Counters of the ledger reads that adoption makes, for the linear-time test (test/store/adopt-external.test.ts). */
+export const adoptionReads = { reads: 0, linesParsed: 0 };
+
+/**
+ * The ids of the lines appended to the ledger after what `state` has read
+ * (a read of the new bytes only, at most 16 MB), parsed once into a set.
+ */
+async function idsAppendedSince(state: LedgerState): Promise<ReadonlySet<string>> {
+  const ids = new Set<string>();
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(state.file, 'r');
   } catch {
-    return false;
+    return ids;
   }
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) return false;
+    if (!stat.isFile()) return ids;
     const { size } = stat;
     const from = Math.min(state.offset, size);
     const bytes = Buffer.alloc(Math.min(size - from, 16 * 1024 * 1024));
     await handle.read(bytes, 0, bytes.length, from);
-    return bytes
-      .toString('utf8')
-      .split('\n')
-      .some((line) => parseClosedLine(line)?.id === id);
+    adoptionReads.reads += 1;
+    for (const line of bytes.toString('utf8').split('\n')) {
+      if (!line) continue;
+      adoptionReads.linesParsed += 1;
+      const id = parseClosedLine(line)?.id;
+      if (id) ids.add(id);
+    }
+    return ids;
   } finally {
     await handle.close();
   }

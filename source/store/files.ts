@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { writeAll } from '../checked-write.js';
 import { isErrno } from '../errors.js';
 import type { GardenPaths } from '../garden/index.js';
 
@@ -19,13 +20,17 @@ export type StoreErrorCode =
   | 'IO_ERROR'
   | 'INVALID_RECORD';
 
-/** A store operation that was refused; `code` is a seed reason code, `file` the record concerned. */
+/**
+ * A store operation that was refused; `code` is a seed reason code, `file`
+ * the record concerned, `cause` (when given) the errno error underneath an
+ * IO_ERROR (`errnoOf` in source/checked-write.ts reads its ENOSPC / EIO).
+ */
 export class StoreError extends Error {
   readonly code: StoreErrorCode;
   readonly file: string | undefined;
 
-  constructor(code: StoreErrorCode, message: string, file?: string) {
-    super(message);
+  constructor(code: StoreErrorCode, message: string, file?: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
     this.name = 'StoreError';
     this.code = code;
     this.file = file;
@@ -80,19 +85,21 @@ export async function ensureRuntimeRoot(paths: Pick<GardenPaths, 'runtimeRoot' |
 export const RUNTIME_FILE_MODE = 0o600;
 
 /**
- * Writes `data` as pretty JSON atomically (temp file `*.tmp`, fsync, rename),
- * so a reader never sees half a record. Creates the parent directory.
- * `mode` (e.g. {@link RUNTIME_FILE_MODE}) is set explicitly; without it the
- * file keeps the mode of the one it replaces.
+ * Writes `data` as pretty JSON atomically (temp file `*.tmp`, every byte
+ * checked written, fsync, rename), so a reader never sees half a record: a
+ * write that fails (ENOSPC, EROFS, EIO, a short write) leaves the old file
+ * and no temp file. Creates the parent directory. `mode` (e.g.
+ * {@link RUNTIME_FILE_MODE}) is set explicitly; without it the file keeps
+ * the mode of the one it replaces.
  *
- * @throws StoreError IO_ERROR naming the file.
+ * @throws StoreError IO_ERROR naming the file, with the errno error as `cause`.
  */
 export async function writeJsonAtomic(file: string, data: unknown, mode?: number): Promise<void> {
   try {
     const writeFileAtomic = await loadWriteFileAtomic();
     await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true, ...(mode !== undefined ? { mode } : {}) });
   } catch (error) {
-    throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file);
+    throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file, error);
   }
 }
 
@@ -109,14 +116,14 @@ export async function createJsonExclusive(file: string, data: unknown): Promise<
     const handle = await fsp.open(temp, 'wx', RUNTIME_FILE_MODE);
     try {
       await handle.chmod(RUNTIME_FILE_MODE);
-      await handle.writeFile(`${JSON.stringify(data, null, 2)}\n`);
+      await writeAll(handle, Buffer.from(`${JSON.stringify(data, null, 2)}\n`), temp);
       await handle.sync();
     } finally {
       await handle.close();
     }
     await fsp.link(temp, file);
   } catch (error) {
-    throw new StoreError('IO_ERROR', `${file}: create failed (${(error as Error).message})`, file);
+    throw new StoreError('IO_ERROR', `${file}: create failed (${(error as Error).message})`, file, error);
   } finally {
     await fsp.rm(temp, { force: true });
   }
@@ -202,8 +209,20 @@ const appending = new Map<string, Promise<unknown>>();
  * @throws StoreError IO_ERROR naming the file.
  */
 export async function appendJsonLine(file: string, data: unknown): Promise<void> {
+  return appendJsonLines(file, [data]);
+}
+
+/**
+ * {@link appendJsonLine} for several values: their lines appended together
+ * in one checked write, in order (the closed ledger adopting many goals at
+ * once).
+ *
+ * @throws StoreError IO_ERROR naming the file.
+ */
+export async function appendJsonLines(file: string, values: readonly unknown[]): Promise<void> {
+  if (values.length === 0) return;
   const previous = appending.get(file) ?? Promise.resolve();
-  const task = previous.catch(() => undefined).then(() => appendNow(file, data));
+  const task = previous.catch(() => undefined).then(() => appendNow(file, values));
   appending.set(file, task);
   try {
     await task;
@@ -212,7 +231,7 @@ export async function appendJsonLine(file: string, data: unknown): Promise<void>
   }
 }
 
-async function appendNow(file: string, data: unknown): Promise<void> {
+async function appendNow(file: string, values: readonly unknown[]): Promise<void> {
   try {
     let handle: fsp.FileHandle;
     try {
@@ -233,17 +252,13 @@ async function appendNow(file: string, data: unknown): Promise<void> {
         await handle.read(last, 0, 1, size - 1);
         if (last[0] !== 0x0a) lead = '\n';
       }
-      const buffer = Buffer.from(`${lead}${JSON.stringify(data)}\n`);
-      let written = 0;
-      while (written < buffer.length) {
-        const { bytesWritten } = await handle.write(buffer, written, buffer.length - written);
-        written += bytesWritten;
-      }
+      // All of it, or an error: a write that makes no progress fails instead of looping.
+      await writeAll(handle, Buffer.from(`${lead}${values.map((value) => `${JSON.stringify(value)}\n`).join('')}`), file);
     } finally {
       await handle.close();
     }
   } catch (error) {
-    throw new StoreError('IO_ERROR', `${file}: append failed (${(error as Error).message})`, file);
+    throw new StoreError('IO_ERROR', `${file}: append failed (${(error as Error).message})`, file, error);
   }
 }
 

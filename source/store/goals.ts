@@ -486,6 +486,7 @@ export class OpenGoalScanner {
     const now = Date.now();
     const old = missing.filter((g) => now - Date.parse(g.closed_at ?? g.updated_at ?? g.submitted_at) > UNLISTED_SETTLE_MS);
     if (old.length > 1 && (await this.ledger.rebuildFor(`it lacks ${old.length} goals closed more than ${UNLISTED_SETTLE_MS / 1000} s ago, ${old[0]!.id} among them`))) return;
-    for (const goal of missing) if (!this.ledger.has(goal.id)) await this.ledger.add(goal);
+    // All at once: goals written outside pak2 (a restore, a copy) are adopted in one append, in linear time.
+    await this.ledger.addAll(missing);
   }
 }

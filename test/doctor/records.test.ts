@@ -4,6 +4,7 @@
  * state, and that nothing was deleted.
  */
 import fs from 'node:fs';
+import { runCli } from '../support/cli.js';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSED_LEDGER, createGoal, readPlant, readRunChecked, runMetaFile, runSealFile } from '../../source/store/index.js';
@@ -166,18 +167,35 @@ describe('pak2 doctor: run records', () => {
     expect(text.code).toBe(1);
     const lines = findingLines(text.stdout);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^runs: \\.runtime/runs/${run}/meta\\.json: \\(unreadable\\): torn or missing \\(malformed JSON .*\\); readers use the seal \\.runtime/runs/\\.seals/${run}\\.json — fix: rewrite meta\\.json from the seal, moving the damaged file aside$`));
+    expect(lines[0]).toMatch(new RegExp(`^runs: \\.runtime/runs/${run}/meta\\.json: \\(unreadable\\): torn or missing \\(malformed JSON .*\\); readers use the seal \\.runtime/runs/\\.seals/${run}\\.json — fix: rewrite meta\\.json from the seal, copying the damaged file aside$`));
 
     const before = filesUnder(g.paths.gardenRoot);
     const fixed = await doctor(g.paths.gardenRoot, '--fix');
     expect(fixed.code).toBe(0);
     const moved = path.join(asideDir(g), 'runs', run, 'meta.json');
-    expect(findingLines(fixed.stdout)[0]).toContain(`— fixed: rewrote meta.json from the seal; the damaged file is at ${path.relative(g.paths.gardenRoot, moved)}`);
+    expect(findingLines(fixed.stdout)[0]).toContain(`— fixed: rewrote meta.json from the seal; a copy of the damaged file is at ${path.relative(g.paths.gardenRoot, moved)}`);
     expect(fs.readFileSync(meta, 'utf8')).toBe(sealed);
     expect(fs.readFileSync(moved).equals(torn)).toBe(true);
     expect((await readRunChecked(g.paths, run)).damage).toBeUndefined();
     expectNothingLost(before, filesUnder(g.paths.gardenRoot));
     expect((await doctor(g.paths.gardenRoot)).code).toBe(0);
+  });
+
+  it('--fix on a full disk (ENOSPC injected into the rewrite): not fixed, the file and errno named, exit 1; meta.json left as it was, no temp file', async () => {
+    const g = await garden();
+    const { run } = await closedRun(g);
+    const meta = runMetaFile(g.paths, run);
+    fs.truncateSync(meta, 50);
+    const torn = fs.readFileSync(meta);
+
+    const fixed = await runCli(['--garden', g.paths.gardenRoot, 'doctor', '--fix'], { env: { PAK2_FAULT_WRITE: `ENOSPC@/runs/${run}/meta.json` } });
+    expect(fixed.code).toBe(1);
+    expect(findingLines(fixed.stdout)[0]).toMatch(new RegExp(`— not done: failed: \\.runtime/runs/${run}/meta\\.json: write failed \\(ENOSPC: injected fault`));
+    expect(fs.readFileSync(meta).equals(torn)).toBe(true);
+    expect(fs.readdirSync(path.dirname(meta)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    // With room again the same fix lands.
+    expect((await doctor(g.paths.gardenRoot, '--fix')).code).toBe(0);
+    expect((await readRunChecked(g.paths, run)).damage).toBeUndefined();
   });
 
   it('names the fields of a meta.json rewritten by someone else (the seal is the truth)', async () => {
@@ -234,7 +252,7 @@ describe('pak2 doctor: plants', () => {
     const text = await doctor(g.paths.gardenRoot);
     expect(text.code).toBe(1);
     expect(findingLines(text.stdout)).toEqual([
-      expect.stringMatching(/^plants: plants\/gardener\/meta\.json: malformed JSON .*; pak2 cannot read plant gardener, so goals assigned to it cannot dispatch — fix: rebuild it from the event log \(seed gardener, active, commissioned .*\), moving the damaged file aside$/),
+      expect.stringMatching(/^plants: plants\/gardener\/meta\.json: malformed JSON .*; pak2 cannot read plant gardener, so goals assigned to it cannot dispatch — fix: rebuild it from the event log \(seed gardener, active, commissioned .*\), copying the damaged file aside$/),
     ]);
 
     const before = filesUnder(g.paths.gardenRoot);

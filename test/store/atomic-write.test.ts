@@ -4,9 +4,19 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileAtomic } from '../../source/atomic-write.js';
+import { WRITE_FAULT_ENV } from '../../source/checked-write.js';
+import { StoreError, writeJsonAtomic } from '../../source/store/index.js';
 import { cleanupFixtures, makeTempDir } from '../helpers/fixtures.js';
+import { canMountTmpfs, fillDisk, mountTmpfs, unmountAll } from '../support/tmpfs.js';
 
-afterEach(() => cleanupFixtures());
+afterEach(() => {
+  delete process.env[WRITE_FAULT_ENV];
+  unmountAll();
+  cleanupFixtures();
+});
+
+/** A record of about `kb` KB. */
+const bigRecord = (kb: number) => ({ id: '1-x-r1', status: 'success', text: 'y'.repeat(kb * 1024) });
 
 describe('writeFileAtomic', () => {
   it('replaces the file whole; keeps the mode of the file it replaces; writes of one file land in the order asked', async () => {
@@ -46,5 +56,36 @@ describe('writeFileAtomic', () => {
       await writer;
     }
     expect((await git('ls-files')).stdout.split('\n').filter(Boolean)).toEqual(['a.json', 'b.json', 'c.json']);
+  });
+
+  for (const fault of ['ENOSPC', 'EIO', 'EROFS', 'short'] as const) {
+    it(`a write that fails part-way (${fault}, injected) never publishes a torn file: the old file stays, the temp is removed, the error names the file and the errno`, async () => {
+      const dir = makeTempDir({}, 'pak2-atomic-');
+      const file = path.join(dir, 'meta.json');
+      fs.writeFileSync(file, '{"status": "running"}\n');
+      process.env[WRITE_FAULT_ENV] = `${fault}@meta.json`;
+      const error = await writeJsonAtomic(file, bigRecord(64)).then(() => undefined, (e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as StoreError).message).toContain(file);
+      expect((error as StoreError).message).toContain(fault === 'short' ? 'EIO' : fault);
+      expect((error as StoreError).message).toMatch(fault === 'short' ? /short write \(\d+ of \d+ bytes\)/ : /injected fault/);
+      expect(fs.readFileSync(file, 'utf8')).toBe('{"status": "running"}\n');
+      expect(fs.readdirSync(dir)).toEqual(['meta.json']);
+    });
+  }
+
+  it.skipIf(!canMountTmpfs)('on a real full tmpfs: ENOSPC leaves the old file whole and no temp file, and names the file', async () => {
+    const dir = mountTmpfs(512)!;
+    const file = path.join(dir, 'meta.json');
+    fs.writeFileSync(file, '{"status": "running"}\n');
+    fillDisk(dir, 128);
+    const error = await writeJsonAtomic(file, bigRecord(400)).then(() => undefined, (e: unknown) => e);
+    expect((error as StoreError).message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: write failed \\(ENOSPC`));
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"status": "running"}\n');
+    expect(fs.readdirSync(dir).sort()).toEqual(['filler', 'meta.json']);
+    // Room again: the same write lands whole.
+    fs.rmSync(path.join(dir, 'filler'));
+    await writeJsonAtomic(file, bigRecord(400));
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(bigRecord(400));
   });
 });

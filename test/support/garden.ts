@@ -8,11 +8,11 @@ import { commissionPlant } from '../../source/store/index.js';
 /** The scripted agent used through the `command` driver. */
 export const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/fake-agent.mjs');
 
-const SCENARIOS = ['success', 'no-reflection', 'plain', 'zero', 'exit3', 'error-result', 'stall', 'chatty-stall', 'orphan'];
+const SCENARIOS = ['success', 'big-line', 'no-reflection', 'plain', 'zero', 'exit3', 'error-result', 'stall', 'chatty-stall', 'orphan'];
 
-/** A temp garden with a gardener plant and one `[drivers.<scenario>]` per fake-agent scenario. */
-export async function makeTestGarden(options: { coordinator?: Record<string, number>; extraToml?: string; files?: Record<string, string> } = {}): Promise<Garden & { cleanup: () => void }> {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-test-'));
+/** A temp garden (in `options.root`, an empty directory, when given) with a gardener plant and one `[drivers.<scenario>]` per fake-agent scenario. */
+export async function makeTestGarden(options: { coordinator?: Record<string, number>; extraToml?: string; files?: Record<string, string>; root?: string } = {}): Promise<Garden & { cleanup: () => void }> {
+  const root = options.root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-test-'));
   const coordinator = { interval_seconds: 3600, watchdog_seconds: 300, run_timeout_seconds: 600, ...options.coordinator };
   const toml = [
     '[runtime]',

@@ -80,8 +80,10 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
-      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`)];
+      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`), ...last.ioHeld.map((r) => `${r.goal} (${r.reason})`)];
       if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
+      // Work an I/O fault held back (a full disk; each fault was said in one line): the script is told it did not all get done.
+      if (!coordinator.faults.empty) io.exitCode = 1;
     }
   } finally {
     await server?.close();
@@ -110,7 +112,7 @@ export async function runCycle(command: Command, opts: CycleOptions, io: CliIO):
  * `pak2 cycle`: runs the coordinator. In a terminal it opens the workbench;
  * headless (`--no-ui`, or no terminal) prints one line per lifecycle event
  * (JSON with `--json`); `--until-idle` exits once nothing is queued or
- * running. SIGINT / SIGTERM stop it cleanly: live runs are killed and closed
+ * running, with status 1 when an I/O fault (a full disk) held work back. SIGINT / SIGTERM stop it cleanly: live runs are killed and closed
  * `killed` (coordinator_stopped).
  */
 export function registerCycle(program: Command, io: CliIO): void {
