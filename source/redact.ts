@@ -329,6 +329,13 @@ export async function redactFile(file: string, redact: Redact): Promise<number> 
   if (engine === null) return 0;
 
   const mode = stat.mode & 0o7777;
+  // A read-only pass first: a file with nothing to redact (most) costs no write, so a close on a full disk writes nothing here.
+  let found = 0;
+  const scan = engine ? streamEngine(engine, (n) => (found = n)) : streamLines(redact, (n) => (found = n));
+  for await (const _chunk of scan(fs.createReadStream(file, { highWaterMark: FILE_CHUNK_BYTES }))) {
+    // counted by the transform
+  }
+  if (found === 0) return 0;
   const temp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.redact`);
   let count = 0;
   try {
@@ -537,9 +544,15 @@ export async function redactRunDir(dir: string, redact: Redact, skip: ReadonlySe
   for (const name of await fsp.readdir(dir).catch(() => [] as string[])) {
     if (skip.has(name) || name.endsWith('.redact')) continue;
     const file = path.join(dir, name);
-    if (name.endsWith('.jsonl')) count += await redactFile(file, jsonLines);
-    else if (name.endsWith('.json')) count += await redactJsonFile(file, redact);
-    else count += await redactFile(file, redact);
+    try {
+      if (name.endsWith('.jsonl')) count += await redactFile(file, jsonLines);
+      else if (name.endsWith('.json')) count += await redactJsonFile(file, redact);
+      else count += await redactFile(file, redact);
+    } catch (error) {
+      // Named by the file redacted, not its temp copy: the one line a full disk gets says which.
+      const code = (error as NodeJS.ErrnoException).code;
+      throw Object.assign(new Error(`${file}: cannot redact (${(error as Error).message})`), { ...(code ? { code } : {}), path: file, cause: Object.assign(error as object, { path: file }) });
+    }
   }
   return count;
 }

@@ -73,9 +73,10 @@ export function unfollowRun(paths: GardenPaths, runId: string): void {
 
 /** Writes a run record: the seal first, then meta.json, both atomically. */
 async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
+  await writeJsonAtomic(runSealFile(paths, record.id), record, RUNTIME_FILE_MODE);
+  // Held once the seal has it: a close that failed to write (a full disk) leaves the run open, to be closed again.
   const key = runMetaFile(paths, record.id);
   if (followed.has(key)) followed.set(key, record);
-  await writeJsonAtomic(runSealFile(paths, record.id), record, RUNTIME_FILE_MODE);
   crashPoint(`run:${record.status}:after-seal`);
   await writeJsonAtomic(runMetaFile(paths, record.id), record, RUNTIME_FILE_MODE);
   crashPoint(`run:${record.status}:after-meta`);
