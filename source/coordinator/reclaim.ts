@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import { closeAfterMainTurn, closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import type { RunRecord } from '../contracts/index.js';
@@ -37,7 +37,11 @@ function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | un
  * back in the queue instead of waiting out the watchdog. A run whose
  * meta.json is torn is read from its seal; one with no seal either is
  * rebuilt from its goal and process record, and the damage is named in the
- * close (`record_tampering`, `outputs.error`).
+ * close (`record_tampering`, `outputs.error`). A run killed during its
+ * reflection turn (its main turn had finished) is recorded from its main
+ * turn instead (`closeAfterMainTurn`: `failure` / `reflection_failed`, or
+ * `success` when the reflection's result had reached the stream), so its
+ * goal closes and the task is not run again.
  *
  * @returns the run ids reclaimed.
  */
@@ -71,6 +75,12 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     if (run.status !== 'running' || run.runner) continue;
     await sweepOrphanRun(garden, run, record);
     try {
+      // Its main turn had finished (its reflection had begun): recorded from it, so the task is not done again.
+      const kept = rebuilt ? undefined : await closeAfterMainTurn(garden, run, goal.type, 'the coordinator that ran it stopped', now());
+      if (kept) {
+        reclaimed.push(run.id);
+        continue;
+      }
       // Closed from its stream: the session id and any cost it reported are kept.
       const closed = await closeFromStream(
         garden,
