@@ -5,6 +5,7 @@ import { closeAfterMainTurn, closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE,
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import type { RunRecord } from '../contracts/index.js';
+import { finishInterruptedGuard, isGuarded } from '../guard/index.js';
 import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
 /**
@@ -41,7 +42,9 @@ function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | un
  * reflection turn (its main turn had finished) is recorded from its main
  * turn instead (`closeAfterMainTurn`: `failure` / `reflection_failed`, or
  * `success` when the reflection's result had reached the stream), so its
- * goal closes and the task is not run again.
+ * goal closes and the task is not run again. A guarded run's guard is
+ * finished first (`finishInterruptedGuard`): its verify process ended, and
+ * work a verify never passed undone to the run's baseline.
  *
  * @returns the run ids reclaimed.
  */
@@ -74,6 +77,8 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     // A remote run is its runner's; its lease, not a local process, says whether it lives (docs/runners/level2.md).
     if (run.status !== 'running' || run.runner) continue;
     await sweepOrphanRun(garden, run, record);
+    // A guarded run's guard is finished too: its verify ended, and work it never accepted undone (never adopted as the operator's next baseline).
+    const guarded = isGuarded(goal) ? await finishInterruptedGuard(garden, run, process.env, now()) : undefined;
     try {
       // Its main turn had finished (its reflection had begun): recorded from it, so the task is not done again.
       const kept = rebuilt ? undefined : await closeAfterMainTurn(garden, run, goal.type, 'the coordinator that ran it stopped', now());
@@ -89,7 +94,7 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
         {
           status: 'killed',
           failureReason: 'coordinator_stopped',
-          errorText: `the coordinator that ran it stopped without closing it${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
+          errorText: `the coordinator that ran it stopped without closing it${guarded ? `; ${guarded}` : ''}${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
           by: 'coordinator',
           ...(rebuilt ? { extra: { record_tampering: { detected_at: now().toISOString(), fields: ['(unreadable)'] } } } : {}),
         },
