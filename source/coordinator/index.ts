@@ -6,3 +6,4 @@ export * from './reclaim.js';
 export * from './tend-policy.js';
 export * from './recover.js';
 export * from './remote.js';
+export * from './repair.js';

@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { strandRun } from './reconcile.js';
 import type { IoFaults } from './io-faults.js';
-import { closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
+import { closeAfterMainTurn, closeFromStream, RUN_PROCESS_FILE, RUN_STDERR_FILE, type RunProcessRecord } from '../driver/dispatch.js';
 import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import type { RunRecord } from '../contracts/index.js';
+import { finishInterruptedGuard, isGuarded } from '../guard/index.js';
 import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
 /**
@@ -39,9 +40,16 @@ function readProcessRecord(garden: Garden, runId: string): RunProcessRecord | un
  * back in the queue instead of waiting out the watchdog. A run whose
  * meta.json is torn is read from its seal; one with no seal either is
  * rebuilt from its goal and process record, and the damage is named in the
- * close (`record_tampering`, `outputs.error`). A close that fails on I/O
- * (a full disk) leaves the run for recovery in `faults`: said once, not in
- * flight, closed again by a pass once its backoff ends.
+ * close (`record_tampering`, `outputs.error`). A run killed during its
+ * reflection turn (its main turn had finished) is recorded from its main
+ * turn instead (`closeAfterMainTurn`: `failure` / `reflection_failed`, or
+ * `success` when the reflection's result had reached the stream), so its
+ * goal closes and the task is not run again. A guarded run's guard is
+ * finished first (`finishInterruptedGuard`): its verify process ended, and
+ * work a verify never passed undone to the run's baseline.
+ * A close that fails on I/O (a full disk) leaves the run for recovery in
+ * `faults`: said once, not in flight, closed again by a pass once its
+ * backoff ends.
  *
  * @returns the run ids reclaimed.
  */
@@ -74,14 +82,22 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     // A remote run is its runner's; its lease, not a local process, says whether it lives (docs/runners/level2.md).
     if (run.status !== 'running' || run.runner) continue;
     await sweepOrphanRun(garden, run, record);
+    // A guarded run's guard is finished too: its verify ended, and work it never accepted undone (never adopted as the operator's next baseline).
+    const guarded = isGuarded(goal) ? await finishInterruptedGuard(garden, run, process.env, now()) : undefined;
     const input = {
       status: 'killed',
       failureReason: 'coordinator_stopped',
-      errorText: `the coordinator that ran it stopped without closing it${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
+      errorText: `the coordinator that ran it stopped without closing it${guarded ? `; ${guarded}` : ''}${rebuilt ? `; its record was damaged (${rebuilt}) and was rebuilt from the goal and process record` : ''}`,
       by: 'coordinator',
       ...(rebuilt ? { extra: { record_tampering: { detected_at: now().toISOString(), fields: ['(unreadable)'] } } } : {}),
     } as const;
     try {
+      // Its main turn had finished (its reflection had begun): recorded from it, so the task is not done again.
+      const kept = rebuilt ? undefined : await closeAfterMainTurn(garden, run, goal.type, 'the coordinator that ran it stopped', now());
+      if (kept) {
+        reclaimed.push(run.id);
+        continue;
+      }
       // Closed from its stream: the session id and any cost it reported are kept.
       const closed = await closeFromStream(garden, run, goal.type, input, now());
       if (closed) reclaimed.push(run.id);

@@ -17,8 +17,6 @@ import {
   runEventsFile,
   StoreError,
   transitionGoal,
-  transitionGoalLocked,
-  withGoalLock,
   type GoalProblem,
 } from '../store/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
@@ -28,6 +26,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
+import { repairDispatched } from './recover.js';
 
 export { settleGoals } from './settle.js';
 import path from 'node:path';
@@ -178,23 +177,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // Repair what a crash can leave between two writes: a dispatched goal whose
   // run never opened goes back to queued; one whose run opened moves on.
-  // Under the goal's lock, read again: a runner's claim holds it from queued to running, so a claim in flight is never "repaired".
-  for (const goal of goals.filter((g) => g.status === 'dispatched')) {
-    const repaired = await withGoalLock(paths, goal.id, async () => {
-      const fresh = await readGoal(paths, goal.id);
-      if (fresh.status !== 'dispatched') return fresh;
+  summary.problems.push(
+    ...(await repairDispatched(paths, goals, (goal) => {
       runOf.delete(goal.id);
-      const run = await loadRun(goal);
-      return transitionGoalLocked(paths, goal.id, run ? 'running' : 'queued', { now: now() });
-    }).catch((error: unknown) => {
-      if (error instanceof StoreError) {
-        summary.problems.push({ file: goal.id, message: error.message });
-        return undefined;
-      }
-      throw error;
-    });
-    if (repaired) Object.assign(goal, repaired);
-  }
+      return loadRun(goal);
+    }, now)),
+  );
 
   // 1. Dispatch
   let inFlight = 0;

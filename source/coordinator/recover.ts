@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
-import { GOAL_TRANSITIONS, isTerminalRunStatus, type EventRecord, type GoalRecord, type GoalStatus } from '../contracts/index.js';
+import { GOAL_TRANSITIONS, isTerminalRunStatus, type EventRecord, type GoalRecord, type GoalStatus, type RunRecord } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readLanding, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile } from '../store/index.js';
+import { appendEvent, goalOfEntry, latestRun, OpenGoalScanner, readGoal, readLanding, readRunChecked, recentClosed, republishRun, runIdsForGoal, runSealFile, StoreError, transitionGoalLocked, withGoalLock, type GoalProblem } from '../store/index.js';
 
 /** How much of the event log's end recovery reads (bytes): a crash's missing events are among the last written. */
 export const RECOVERY_TAIL_BYTES = 4 * 1024 * 1024;
@@ -170,4 +170,34 @@ export async function recoverInterruptedWrites(garden: Garden, now: () => Date =
     }
   }
   return recovered;
+}
+
+/**
+ * Repairs what a crash can leave between two writes of a dispatch: a
+ * `dispatched` goal whose run never opened goes back to `queued`; one whose
+ * run opened moves on to `running` (where settling takes it when its run is
+ * terminal). Under the goal's lock, read again: a runner's claim holds it
+ * from queued to running, so a claim in flight is never "repaired". Each
+ * repaired goal in `goals` is updated in place.
+ *
+ * @returns the goals that could not be read or written, named.
+ */
+export async function repairDispatched(paths: Garden['paths'], goals: GoalRecord[], loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>, now: () => Date): Promise<GoalProblem[]> {
+  const problems: GoalProblem[] = [];
+  for (const goal of goals.filter((g) => g.status === 'dispatched')) {
+    const repaired = await withGoalLock(paths, goal.id, async () => {
+      const fresh = await readGoal(paths, goal.id);
+      if (fresh.status !== 'dispatched') return fresh;
+      const run = await loadRun(goal);
+      return transitionGoalLocked(paths, goal.id, run ? 'running' : 'queued', { now: now() });
+    }).catch((error: unknown) => {
+      if (error instanceof StoreError) {
+        problems.push({ file: goal.id, message: error.message });
+        return undefined;
+      }
+      throw error;
+    });
+    if (repaired) Object.assign(goal, repaired);
+  }
+  return problems;
 }

@@ -539,6 +539,10 @@ function contradiction(input: FinishInput, goalType: string): { message: string;
  *   success with a non-zero exit code, a failed status without a reason,
  *   a missing reflection, or the record would not validate), 409 `{size}`
  *   when `stream_bytes` exceeds what the garden holds, and activeLease's.
+ *   A retry of a finish the garden was killed in (the run closed, its lease
+ *   still active) completes it: the recorded run is kept, the lease ends and
+ *   the goal settles (200); one that names another status than the record's
+ *   is 409 `/status`, nothing changed.
  */
 export async function finishRemoteRun(garden: Garden, runId: string, input: FinishInput, who: RunnerIdentity, now: () => Date = () => new Date()): Promise<{ run: RunRecord; goal: GoalRecord }> {
   const { paths } = garden;
@@ -552,6 +556,13 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     const at = now();
     const lease = await activeLease(garden, runId, input.lease, who, 'finish', at);
     const goal = await readGoal(paths, lease.goal);
+    // A finish killed after its close, before its lease ended (the garden crashed mid-finish): the retry completes it, never closes twice.
+    const recorded = await readRun(paths, runId);
+    if (isTerminalRunStatus(recorded.status)) {
+      if (recorded.status !== input.status) throw new RemoteRefusal(409, `run ${runId} is already closed ${recorded.status}${recorded.failure_reason ? ` (${recorded.failure_reason})` : ''}; a closed run record is never rewritten, nothing was changed`, '/status', { state: lease.state });
+      await endLease(paths, lease, 'finished', at);
+      return recorded;
+    }
     const wrong = contradiction(input, goal.type);
     if (wrong) throw new RemoteRefusal(422, wrong.message, wrong.field);
     const extra: CloseRunInput['extra'] = {

@@ -6,7 +6,7 @@ import pLimit from 'p-limit';
 import { isTerminalRunStatus, RUN_ID_PATTERN, validateRun, type GoalRecord, type RunRecord } from '../contracts/index.js';
 import { markedProcesses } from '../driver/process-tree.js';
 import { runDir } from '../garden/index.js';
-import { readJsonFile, readRunChecked, runIdsForGoal, runMetaFile, runSealFile, StoreError, writeJsonAtomic, type CheckedRun } from '../store/index.js';
+import { readGoal, readJsonFile, readRunChecked, runIdsForGoal, runMetaFile, runSealFile, StoreError, writeJsonAtomic, type CheckedRun } from '../store/index.js';
 import type { GoalScan } from './goals.js';
 import { processAlive } from '../proc.js';
 import { NotFixed, type DoctorContext, type Problem } from './types.js';
@@ -84,6 +84,10 @@ function agentProcess(dir: string): { alive: boolean | undefined; words: string 
  *   only `pak2 stop RUN` closes it), or, while no coordinator holds the
  *   garden, any `running` local run (a remote run is its lease's: see
  *   leases.ts): no automatic fix, the line says what will take it.
+ * - while no coordinator holds the garden, a run that ended while its goal
+ *   is still `dispatched` or `running` (a crash between the two closes;
+ *   the latest attempt only): fix: settle the goal from its run, as a
+ *   coordinator pass would (settleGoals).
  */
 export async function checkRuns(ctx: DoctorContext, goals: GoalScan): Promise<Problem[]> {
   const { paths } = ctx.garden;
@@ -156,6 +160,26 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
         },
       });
     }
+  }
+
+  if (isTerminalRunStatus(run.status) && (goal?.status === 'running' || goal?.status === 'dispatched') && !ctx.presence.held && (await runIdsForGoal(paths, goal.id)).at(-1) === runId) {
+    // A crash between the run's close and its goal's: no pass settles it while no coordinator runs, and the goal holds a slot for ever.
+    problems.push({
+      check: 'runs',
+      file: meta,
+      field: 'status',
+      message: `ended ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}, but its goal ${goal.id} is still ${goal.status} and no coordinator holds the garden; \`pak2 cycle\` or \`pak2 serve\` settles it at start, \`pak2 cancel ${goal.id}\` settles it now`,
+      fix: `settle goal ${goal.id} from its run, as a coordinator pass would`,
+      repair: async (c) => {
+        if (c.presence.held) throw new NotFixed(`a coordinator holds the garden (${c.presence.heldBy}); its next pass settles it`);
+        const { repairDispatched, settleGoals } = await import('../coordinator/index.js');
+        const fresh = await readGoal(paths, goal.id);
+        const now = () => new Date();
+        await repairDispatched(paths, [fresh], async () => run, now);
+        const out = await settleGoals(paths, [fresh], async () => run, now, { garden: c.garden, env: c.env });
+        return out.closed.length ? `settled goal ${goal.id}: closed ${out.closed[0]!.reason}` : out.requeued.length ? `settled goal ${goal.id}: back in the queue` : `goal ${goal.id} is ${fresh.status} now`;
+      },
+    });
   }
 
   if (run.status === 'running') {

@@ -217,12 +217,13 @@ function markerType(line: string): string | undefined {
 /**
  * Splits events.jsonl into the main phase's and the reflection phase's
  * parsed JSON lines (`freshSession`: the main phase is a retry in a fresh
- * session, after pak2's marker). One pass finds where the phases begin (only lines that
+ * session, after pak2's marker; `reflectionBegan`: pak2's reflection marker is
+ * there, so the main turn had finished and was judged a success). One pass finds where the phases begin (only lines that
  * could be pak2's markers are parsed); each phase is then parsed as it is
  * iterated, a line at a time, so a 100 MB stream is never held whole, as
  * text or as values.
  */
-export function readPhases(eventsFile: string, options: { mainUntil?: number } = {}): { main: Iterable<unknown>; reflection: Iterable<unknown>; freshSession: boolean } {
+export function readPhases(eventsFile: string, options: { mainUntil?: number } = {}): { main: Iterable<unknown>; reflection: Iterable<unknown>; freshSession: boolean; reflectionBegan: boolean } {
   let mainFrom = 0;
   let mainTo = Number.POSITIVE_INFINITY;
   let reflectionFrom: number | undefined;
@@ -255,6 +256,7 @@ export function readPhases(eventsFile: string, options: { mainUntil?: number } =
   if (options.mainUntil !== undefined) mainTo = Math.min(mainTo, options.mainUntil);
   return {
     freshSession: mainFrom > 0,
+    reflectionBegan: reflectionStart !== undefined,
     main: mainEmpty ? [] : { [Symbol.iterator]: () => values(mainFrom, mainTo) },
     reflection: reflectionStart === undefined ? [] : { [Symbol.iterator]: () => values(reflectionStart, Number.POSITIVE_INFINITY) },
   };
@@ -362,6 +364,34 @@ export async function closeFromStream(
     if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
     throw error;
   }
+}
+
+/**
+ * Closes a run whose process (or coordinator) ended during its reflection
+ * turn (docs/run/level2.md, "Reflection"): its main turn had finished and
+ * was judged a success (the reflection marker is in its stream), so the run
+ * is recorded from it instead of as an interrupted attempt, and the task is
+ * not run again. A reflection turn whose result had reached the stream
+ * closes `success` with it (and `ReflectionRecorded`); otherwise `failure`
+ * / `reflection_failed`, `why` in the error. Costs of both turns count.
+ *
+ * @returns the closed record; undefined when the stream shows no reflection
+ * turn began (the caller closes it as it would), or another closer won.
+ */
+export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date = new Date()): Promise<RunRecord | undefined> {
+  const { paths, config } = garden;
+  const plugin = getDriverPlugin(run.driver, config);
+  const phases = readPhases(runEventsFile(paths, run.id));
+  if (!plugin || !phases.reflectionBegan) return undefined;
+  const dir = runDir(paths, run.id);
+  const main = plugin.parseEvents(phases.main, { phase: 'main', runDir: dir, model: run.model });
+  const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: dir, model: run.model, ...(main.threadTotal ? { threadBefore: main.threadTotal } : {}) });
+  const text = reflected.reported && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
+  if (text && !isTerminalRunStatus((await readRun(paths, run.id)).status)) await appendEvent(paths, { type: 'ReflectionRecorded', run: run.id, goal: run.goal, plant: run.plant }, now);
+  const input = text
+    ? { status: 'success' as const, reflection: text, by: 'coordinator' }
+    : { status: 'failure' as const, failureReason: 'reflection_failed' as const, errorText: `${why} during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded`, by: 'coordinator' };
+  return closeFromStream(garden, run, goalType, input, now, async (full) => ({ ...full, cost: addCosts(full.cost, reflected.cost) }));
 }
 
 /**
@@ -657,6 +687,10 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     // A reflection turn that ran but reported no cost leaves the total a lower bound.
     if (reflection.ran && (!reflection.cost || reflection.cost.source === 'unknown') && cost.source !== 'unknown') cost = { ...cost, partial: true };
     const reflectionExtra = { ...extra, ...(leftovers.length ? { leftovers: [...leftovers] } : {}) };
+    if (reflection.stoppedBy === 'coordinator_stopped') {
+      // The task is done: a quit during its reflection records it from its main turn, it does not put it back in the queue to be done again.
+      return close({ ...base, extra: reflectionExtra, cost, status: 'failure', failureReason: 'reflection_failed', errorText: 'the coordinator stopped during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded', by: 'coordinator' });
+    }
     if (reflection.stoppedBy) {
       const { status, reason, by } = stoppedStatus(reflection.stoppedBy);
       return close({ ...base, extra: { ...reflectionExtra, ...(reflection.stoppedBy === 'operator' ? { operator_stop: { requeue: Boolean(reflection.stopDetail?.requeue) } } : {}) }, cost, status, failureReason: reason, errorText: `during the reflection turn: ${stopMessage(reflection.stoppedBy, config.coordinator.runTimeoutSeconds)}`, ...(by ? { by } : {}) });

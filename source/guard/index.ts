@@ -6,3 +6,4 @@ export * from './scope.js';
 export * from './tree.js';
 export * from './verify.js';
 export * from './read.js';
+export * from './interrupted.js';

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import {
   GUARD_SCHEMA_VERSION,
@@ -23,9 +24,16 @@ import { makeRedactor, runRedaction, type Redact, type RedactionOptions } from '
 import { GUARD_RECORD_FILES } from './read.js';
 import { decideRouteStep, type RoutePlan } from './routing.js';
 import { checkScope, type ScopeResult } from './scope.js';
-import { diffSnapshots, patchOf, rollback, snapshotTree, type TreeChange, type TreeScope, type TreeSnapshot } from './tree.js';
+import { diffSnapshots, patchOf, rollback, snapshotToJson, snapshotTree, type TreeChange, type TreeScope, type TreeSnapshot } from './tree.js';
 import { runVerify, type VerifyResult } from './verify.js';
 
+
+/**
+ * pak2's working files of a guard in the run directory (docs/guarded-runs/
+ * level2.md, "Interrupted runs"): the tree before the agent and after it
+ * (before verify), and the verify process (pid, mark, host).
+ */
+export const GUARD_STATE_FILES = { baseline: 'guard-baseline.json', after: 'guard-after.json', verifyProcess: 'verify.process.json' } as const;
 
 /** The guard in force for a goal: its own fields over `[guard]` (lists are not merged). Times in seconds. */
 export interface EffectiveGuard {
@@ -132,6 +140,8 @@ export function createRunGuard(setup: Setup): RunGuard {
       const t = Date.now();
       try {
         before = await snapshotTree(scope);
+        // Kept on disk too: a restart after a crash in verify undoes the rejected work from it (interrupted.ts).
+        await writeJsonAtomic(path.join(dir, GUARD_STATE_FILES.baseline), snapshotToJson(before));
         await phase('baseline', 'ok', `HEAD ${before.head?.slice(0, 12) ?? '(no commits)'}${before.branch ? ` on ${before.branch}` : ' (detached)'}; ${before.dirty.length} path(s) already dirty; snapshot tree ${before.tree}`, Date.now() - t);
       } catch (error) {
         baselineError = (error as Error).message;
@@ -201,7 +211,8 @@ export function createRunGuard(setup: Setup): RunGuard {
         const named = scopeResult.violations.slice(0, 5).map((v) => `${v.kind} ${v.path}`).join('; ');
         verdict = { status: 'failure', failureReason: 'scope_violation', errorText: `scope violation: ${named}${scopeResult.violations.length > 5 ? ` (+${scopeResult.violations.length - 5} more)` : ''}; the agent's changes were rolled back` };
       } else if (guard.verify) {
-        verify = await runVerify(guard.verify, workTree, verifyEnv, guard.timeoutSeconds, dir);
+        await writeJsonAtomic(path.join(dir, GUARD_STATE_FILES.after), snapshotToJson(after));
+        verify = await runVerify(guard.verify, workTree, verifyEnv, guard.timeoutSeconds, dir, (started) => fs.writeFileSync(path.join(dir, GUARD_STATE_FILES.verifyProcess), `${JSON.stringify({ ...started, host: os.hostname() })}\n`));
         const outcome = verify.ok ? 'passed' : verify.timedOut ? 'timeout' : verify.unavailable ? 'unavailable' : 'failed';
         await phase('verify', outcome, `${guard.verify} → ${verify.timedOut ? `killed after ${guard.timeoutSeconds} s` : `exit ${verify.exitCode ?? 'by signal'}`}${verify.leftovers.length ? `; ${verify.leftovers.length} process(es) it left could not be ended: ${verify.leftovers.join(', ')}` : ''}`, verify.durationMs);
         if (verify.ok) decision = { state: 'ready', status: 'success', diagnostic: 'ready' };
@@ -248,6 +259,8 @@ export function createRunGuard(setup: Setup): RunGuard {
           verdict = { ...verdict, errorText: `${verdict.errorText ?? ''}; rollback incomplete: ${rolledBack.remaining.slice(0, 5).join(', ')} still changed (see rejected.patch)` };
         }
       } else await phase('rollback', 'not_needed', keep ? 'the work was kept' : 'nothing changed');
+      // Decided (and undone where rejected): a restart from here on must not undo it (interrupted.ts reads this file as "verify ran, no verdict").
+      await fsp.rm(path.join(dir, GUARD_STATE_FILES.after), { force: true });
       return verdict;
     },
 
@@ -263,6 +276,8 @@ export function createRunGuard(setup: Setup): RunGuard {
         ...(input.errorText !== undefined ? { errorText: redact(input.errorText) } : {}),
       };
       await writeRecords(out);
+      // The guard ended here: its working state is no record (interrupted.ts reads it only when no outcome was written).
+      for (const name of Object.values(GUARD_STATE_FILES)) await fsp.rm(path.join(dir, name), { force: true });
       // The agent's stdout and stderr, and every other file of the run, are redacted by closeRun with the same
       // secrets (one mechanism for every run); pak2's own guard records were redacted field by field as written.
       return { ...out, redaction };

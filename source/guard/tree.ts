@@ -490,3 +490,44 @@ async function removeEmptyParents(scope: TreeScope, removed: string[]): Promise<
     await fsp.rmdir(path.join(scope.root, d)).catch(() => undefined); // fails (kept) unless empty
   }
 }
+
+/** The most bytes of git's own files a stored snapshot keeps in all; past it (and for every ignored file) a file keeps its hash only, and a rollback from it names the file instead of restoring it. */
+export const STORED_SNAPSHOT_BYTES_MAX = 8 * 1024 * 1024;
+
+/**
+ * A snapshot as plain JSON, for a file in the run directory
+ * (`guard-baseline.json`, `guard-after.json`; docs/guarded-runs/level2.md,
+ * "Interrupted runs"): maps as entry lists; the bytes of git's own files
+ * as base64, at most {@link STORED_SNAPSHOT_BYTES_MAX} of them; ignored
+ * files by hash only (their bytes, a .env's secrets, never leave them).
+ */
+export function snapshotToJson(snapshot: TreeSnapshot): unknown {
+  let budget = STORED_SNAPSHOT_BYTES_MAX;
+  const ignored = [...snapshot.ignored].map(([rel, file]) => {
+    // Only git's own files keep their bytes: an ignored file (a .env) is never copied into the run directory.
+    const keep = rel.startsWith('.git/') && file.bytes && file.bytes.length <= budget;
+    if (keep) budget -= file.bytes!.length;
+    return [rel, { hash: file.hash, mode: file.mode, size: file.size, ...(keep ? { bytes: file.bytes!.toString('base64') } : {}) }];
+  });
+  return { head: snapshot.head, branch: snapshot.branch, index: snapshot.index, tree: snapshot.tree, ignored, ignoredDirs: [...snapshot.ignoredDirs], refs: [...snapshot.refs], dirty: snapshot.dirty };
+}
+
+/**
+ * The snapshot {@link snapshotToJson} wrote.
+ *
+ * @throws Error when `value` is not one.
+ */
+export function snapshotFromJson(value: unknown): TreeSnapshot {
+  const v = value as { head: string | null; branch: string | null; index: string | null; tree: string; ignored: [string, { hash: string; mode: number; size: number; bytes?: string }][]; ignoredDirs: string[]; refs: [string, string][]; dirty: string[] };
+  if (!v || typeof v.tree !== 'string' || !Array.isArray(v.ignored) || !Array.isArray(v.refs) || !Array.isArray(v.ignoredDirs) || !Array.isArray(v.dirty)) throw new Error('not a stored tree snapshot');
+  return {
+    head: v.head,
+    branch: v.branch,
+    index: v.index,
+    tree: v.tree,
+    ignored: new Map(v.ignored.map(([rel, f]) => [rel, { hash: f.hash, mode: f.mode, size: f.size, ...(f.bytes !== undefined ? { bytes: Buffer.from(f.bytes, 'base64') } : {}) }])),
+    ignoredDirs: new Set(v.ignoredDirs),
+    refs: new Map(v.refs),
+    dirty: v.dirty,
+  };
+}

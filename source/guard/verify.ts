@@ -64,9 +64,11 @@ function kill(pid: number, signal: NodeJS.Signals): void {
  * shell exits. Past `timeoutSeconds` the group gets SIGTERM, then SIGKILL
  * 5 s later. When it ends, what is left of it is killed (the driver's
  * sweep: its group while a member holds the group id, every process that
- * inherited its mark, every process holding its output files). Never throws.
+ * inherited its mark, every process holding its output files). `onStart`
+ * learns its pid and mark as it starts (the guard records them, so a
+ * restart can end a verify its dead coordinator left). Never throws.
  */
-export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number, outDir: string): Promise<VerifyResult> {
+export async function runVerify(command: string, cwd: string, env: NodeJS.ProcessEnv, timeoutSeconds: number, outDir: string, onStart?: (process: { pid: number; mark: string }) => void): Promise<VerifyResult> {
   const started = Date.now();
   const files = { stdout: path.join(outDir, VERIFY_FILES.stdout), stderr: path.join(outDir, VERIFY_FILES.stderr) };
   // Every process of the verify inherits the mark, so what it leaves is found without trusting a group id after its leader exits.
@@ -82,6 +84,7 @@ export async function runVerify(command: string, cwd: string, env: NodeJS.Proces
   try {
     const subprocess = execa('sh', ['-c', command], { cwd, env: { ...env, [RUN_MARK_ENV]: mark }, extendEnv: false, reject: false, stdin: 'ignore', stdout: out as 3, stderr: err as 3, detached: true, cleanup: true });
     pid = subprocess.pid;
+    if (pid) onStart?.({ pid, mark });
     timer = setTimeout(() => {
       timedOut = true;
       if (pid) kill(-pid, 'SIGTERM');

@@ -1,4 +1,4 @@
-import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
@@ -191,13 +191,17 @@ export interface CancelResult {
   goal: GoalRecord;
   /** Set when the goal had a live run that was stopped. */
   stopped?: StopRunResult;
+  /** Set when the goal's run had already ended (the goal was left running by a crash): what settling it from its run did, in words. */
+  settled?: string;
 }
 
 /**
  * Cancels a goal (operator cancel). A queued goal goes queued → closed with
  * closed_reason `cancelled`. A dispatched or running goal has its run
  * stopped ({@link stopRun}, no requeue): the run closes `killed` /
- * `operator_stopped` and the goal closes `cancelled`.
+ * `operator_stopped` and the goal closes `cancelled`. One whose run has
+ * already ended (a crash left the goal open) is settled from that run
+ * (`settled` says how; docs/coordinator/level2.md, "Crash recovery").
  *
  * @throws UserError for an unknown id, or a goal already closed.
  */
@@ -225,7 +229,34 @@ export async function cancelGoal(garden: Garden, id: string, now: Date = new Dat
   if (goal.status === 'closed' || goal.status === 'completed') throw new UserError(`ID ${id}: the goal is already ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`, { exitCode: 1 });
   const run = (await runIdsForGoal(garden.paths, id)).at(-1);
   if (!run) throw new UserError(`ID ${id}: the goal is ${goal.status} but has no run yet; try again in a moment`, { exitCode: 1 });
+  const ended = await readRun(garden.paths, run).catch(() => undefined);
+  if (ended && isTerminalRunStatus(ended.status)) return settleEnded(garden, goal, ended, now);
   return { goal, stopped: await stopRun(garden, run, { now }) };
+}
+
+/**
+ * Cancel of a goal left `dispatched` or `running` whose latest run has
+ * already ended (a crash between the run's close and the goal's): nothing
+ * is left to stop, so the goal is settled from its run as a coordinator
+ * pass would (its closed_reason is what the run was); one its run's end
+ * puts back in the queue (an interrupted run) closes `cancelled`.
+ */
+async function settleEnded(garden: Garden, goal: GoalRecord, run: RunRecord, now: Date): Promise<CancelResult> {
+  const { paths } = garden;
+  const [{ repairDispatched }, { settleGoals }] = await Promise.all([import('../coordinator/recover.js'), import('../coordinator/settle.js')]);
+  const clock = () => now;
+  await repairDispatched(paths, [goal], async () => run, clock);
+  await settleGoals(paths, [goal], async () => run, clock, { garden, env: process.env }).catch((error: unknown) => {
+    if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
+  });
+  let settled = await readGoal(paths, goal.id);
+  const how = `its run ${run.id} had already ended ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`;
+  if (settled.status === 'queued') {
+    settled = await transitionGoal(paths, goal.id, 'closed', { closedReason: 'cancelled', now });
+    return { goal: settled, settled: `${how}; the goal closed cancelled` };
+  }
+  if (settled.status === 'closed') return { goal: settled, settled: `${how}; the goal closed ${settled.closed_reason ?? ''} from it`.trimEnd() };
+  return { goal: settled, settled: `${how}; the goal is ${settled.status}${settled.status === 'completed' ? ` and its work waits to land (to discard it: pak2 reject ${run.id})` : ''}` };
 }
 
 /** What {@link stopRun} did. */

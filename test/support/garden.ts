@@ -8,7 +8,7 @@ import { commissionPlant } from '../../source/store/index.js';
 /** The scripted agent used through the `command` driver. */
 export const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/fake-agent.mjs');
 
-const SCENARIOS = ['success', 'big-line', 'no-reflection', 'plain', 'zero', 'exit3', 'error-result', 'stall', 'chatty-stall', 'orphan'];
+const SCENARIOS = ['success', 'big-line', 'no-reflection', 'plain', 'zero', 'exit3', 'error-result', 'stall', 'chatty-stall', 'orphan', 'reflection-stall'];
 
 /** A temp garden (in `options.root`, an empty directory, when given) with a gardener plant and one `[drivers.<scenario>]` per fake-agent scenario. */
 export async function makeTestGarden(options: { coordinator?: Record<string, number>; extraToml?: string; files?: Record<string, string>; root?: string } = {}): Promise<Garden & { cleanup: () => void }> {

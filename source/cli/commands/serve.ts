@@ -111,7 +111,11 @@ export function serveForWorkbench(garden: Garden, flags: ServeFlags, io: CliIO) 
 /**
  * `pak2 serve [--host H] [--port P]`: the HTTP server alone, headless (no
  * coordinator: goals it queues are dispatched by the garden's running
- * coordinator). SIGINT, SIGTERM or SIGHUP stop it.
+ * coordinator, or taken by runners). At start, unless a live coordinator
+ * holds the garden, it runs the coordinator's recovery (`repairAtStart`:
+ * half-done writes completed, orphaned runs closed, ended runs' goals
+ * settled), one `pak2: recovered at start: …` line each. SIGINT, SIGTERM or
+ * SIGHUP stop it.
  */
 export function registerServe(program: Command, io: CliIO): void {
   program
@@ -122,6 +126,12 @@ export function registerServe(program: Command, io: CliIO): void {
     .action(async (opts: ServeFlags, command: Command) => {
       const garden = gardenOf(command, io);
       const { operatorActions } = await import('../../session/index.js');
+      // No coordinator runs in this process: what a crash left half done is repaired here, as a coordinator's start would (unless one lives).
+      const { repairAtStart } = await import('../../coordinator/index.js');
+      const repaired = await repairAtStart(garden, { env: io.env });
+      const words = [...repaired.recovered, ...repaired.reclaimed.map((run) => `run ${run}: closed killed (no live process held it)`), ...repaired.closed.map((c) => `goal ${c.goal}: closed ${c.reason}`), ...repaired.requeued.map((goal) => `goal ${goal}: back in the queue`)];
+      for (const line of words) io.err(`pak2: recovered at start: ${sanitize(line)}`);
+      for (const problem of repaired.problems) io.err(`pak2: ${sanitize(problem.file)}: ${sanitize(problem.message)}`);
       const server = await startServe(garden, operatorActions(garden), opts, io);
       await new Promise<void>((resolve) => {
         const stop = () => {

@@ -171,7 +171,8 @@ export function registerCancel(program: Command, io: CliIO): void {
     .action(async (id: string, _opts: unknown, command: Command) => {
       const garden = gardenOf(command, io);
       const result = await cancelGoal(garden, id);
-      if (!result.stopped) io.out(`cancelled ${result.goal.id}`);
+      if (result.settled) io.out(`${result.goal.id}: ${result.settled}`);
+      else if (!result.stopped) io.out(`cancelled ${result.goal.id}`);
       else io.out(`cancelling ${result.goal.id}: stopping run ${result.stopped.run} (${result.stopped.detail}); the goal closes cancelled when it has ended`);
     });
 }
