@@ -141,7 +141,7 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'land', term: 'land <run>', description: "accept a run's work for landing (a landing held for review); the coordinator lands it, or this command does when none runs", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
   { name: 'reject', term: 'reject [options] <run>', description: "discard a run's work: its landing ends rejected; its goal closes failure, or goes back to the queue with --requeue", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
   { name: 'landings', term: 'landings [options]', description: 'the merge queue and what became of each landing: run, goal, state, files, base, age', module: async () => (await import('./commands/landing.js')).registerLandingCommands },
-  { name: 'token', term: 'token', description: 'server tokens with a role (operator, runner, read): create (printed once), list, revoke', module: async () => (await import('./commands/token.js')).registerToken },
+  { name: 'token', term: 'token', description: 'server tokens with a role (operator, runner, read): create, list, revoke', module: async () => (await import('./commands/token.js')).registerToken },
   { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve', module: async () => (await import('./commands/webhook.js')).registerWebhook },
 ];
 

@@ -162,8 +162,9 @@ async function checkRun(ctx: DoctorContext, goals: GoalScan, runId: string): Pro
     }
   }
 
-  if (isTerminalRunStatus(run.status) && (goal?.status === 'running' || goal?.status === 'dispatched') && !ctx.presence.held && (await runIdsForGoal(paths, goal.id)).at(-1) === runId) {
+  if (isTerminalRunStatus(run.status) && !run.runner && (goal?.status === 'running' || goal?.status === 'dispatched') && !ctx.presence.held && (await runIdsForGoal(paths, goal.id)).at(-1) === runId) {
     // A crash between the run's close and its goal's: no pass settles it while no coordinator runs, and the goal holds a slot for ever.
+    // (A remote run's goal is its lease's: the leases check names it.)
     problems.push({
       check: 'runs',
       file: meta,

@@ -130,6 +130,11 @@ describe('pak2 doctor: running runs and orphan agent processes', () => {
     expect(await reclaimOrphans(g)).toEqual([run]);
     expect((await readRun(g.paths, run)).status).toBe('killed');
     expect((await readGoal(g.paths, goal)).status).toBe('running'); // reconcile requeues it next
+    // Until a pass does, doctor names the goal left running on an ended run, and settles it with --fix: back to the queue.
+    const left = await doctorJson(g.paths.gardenRoot);
+    expect(left.findings).toEqual([expect.objectContaining({ check: 'runs', field: 'status', message: expect.stringContaining(`ended killed (coordinator_stopped), but its goal ${goal} is still running and no coordinator holds the garden`) })]);
+    expect((await doctor(g.paths.gardenRoot, '--fix')).code).toBe(0);
+    expect((await readGoal(g.paths, goal)).status).toBe('queued');
     expect((await doctor(g.paths.gardenRoot)).code).toBe(0);
   });
 

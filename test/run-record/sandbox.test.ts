@@ -5,8 +5,10 @@
  * tries to forge its seal, append to the garden's event log or drop a goal
  * file is refused by the kernel (EROFS); its work and its run directory
  * are written; the record it rewrote in meta.json is pak2's again, named as
- * tampering. Skipped where bwrap cannot run (CI installs Debian's
- * bubblewrap package).
+ * tampering. Skipped where bwrap cannot run. CI unpacks Debian's bubblewrap
+ * package beside the tests and names it in PAK2_TEST_BWRAP, not installing
+ * it: codex takes a bwrap on PATH for its own sandbox, which a container
+ * refuses.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,7 +21,10 @@ import { createGoal, readGoal, readRun, runEventsFile } from '../../source/store
 import { makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
 
 const TRUTH_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/truth-agent.mjs');
-const bwrapWorks = spawnSync('bwrap', ['--dev-bind', '/', '/', 'true']).status === 0;
+const BWRAP = process.env.PAK2_TEST_BWRAP ?? 'bwrap';
+const bwrapWorks = spawnSync(BWRAP, ['--dev-bind', '/', '/', 'true']).status === 0;
+/** The coordinator's environment: bwrap found on its PATH, as the sandbox finds it. */
+const withBwrap = { ...process.env, PATH: process.env.PAK2_TEST_BWRAP ? `${path.dirname(process.env.PAK2_TEST_BWRAP)}${path.delimiter}${process.env.PATH ?? ''}` : process.env.PATH };
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -45,7 +50,7 @@ describe.skipIf(!bwrapWorks)('an agent in the bubblewrap sandbox', () => {
     g.config.isolation = 'tree';
     g.config.coordinator.sandbox = 'bubblewrap';
     const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'probe the sandbox', driver: 't' });
-    const coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+    const coordinator = new Coordinator({ garden: g, onStderr: () => undefined, env: withBwrap });
     cleanups.push(() => coordinator.stop());
     await coordinator.start();
     await waitFor(async () => (await readGoal(g.paths, goal.id)).status === 'closed', 30_000);
