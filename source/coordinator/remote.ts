@@ -669,8 +669,10 @@ async function expireLeaseLocked(garden: Garden, lease: LeaseRecord, now: Date):
       {
         status: 'abandoned',
         failureReason: 'lease_expired',
-        errorText: `abandoned: runner ${lease.runner.name}@${lease.runner.host} sent no heartbeat for ${silent} s (lease ttl ${lease.ttl_seconds} s); assumed dead, not done`,
+        errorText: `abandoned: runner ${lease.runner.name}@${lease.runner.host} sent no heartbeat for ${silent} s (lease ttl ${lease.ttl_seconds} s); assumed dead, not done${lease.stop ? `; the operator had asked it to stop${lease.stop.requeue ? ' and requeue' : ''}` : ''}`,
         by: 'lease',
+        // The operator's stop stands though the runner never answered it: a cancelled goal stays cancelled.
+        ...(lease.stop ? { extra: { operator_stop: { requeue: lease.stop.requeue } } } : {}),
       },
       now,
     );
@@ -843,7 +845,9 @@ export async function upsertDocument(
   if (!input.lease) return write();
   if (!input.run) throw new RemoteRefusal(400, 'run: the run id the lease belongs to is required with a lease', '/run');
   return withLeaseLock(paths, input.run, async () => {
-    await activeLease(garden, input.run!, input.lease, who, 'documents_upsert', now());
+    const lease = await activeLease(garden, input.run!, input.lease, who, 'documents_upsert', now());
+    // A lease lets its runner write the memory of the plant it works for, no other's (another plant's memory goes into that plant's prompts).
+    if (lease.plant !== plant.name) throw new RemoteRefusal(409, `plant ${plant.name}: lease ${input.lease} is for plant ${lease.plant}; a lease writes only its own plant's documents`, 'name');
     return write(input.run);
   });
 }

@@ -225,14 +225,16 @@ async function settleOne(
   out: { closed: { goal: string; reason: string }[]; requeued: string[]; closedRuns: ClosedGoalInput[] },
   now: () => Date,
 ): Promise<void> {
-  if (goal.status === 'running' && (run.failure_reason === 'coordinator_stopped' || run.status === 'abandoned' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
+  // A stop the operator asked for decides over how the run ended (a runner that died before it answered): cancelled stays cancelled.
+  const cancelled = run.operator_stop !== undefined && !run.operator_stop.requeue;
+  if (goal.status === 'running' && !cancelled && (run.failure_reason === 'coordinator_stopped' || run.status === 'abandoned' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
     // Interrupted by a shutdown, or its runner vanished (seed 004: abandoned, not done): back to the queue for the next attempt.
     await transitionGoal(paths, goal.id, 'queued', { now: now() });
     goal.status = 'queued';
     out.requeued.push(goal.id);
     return;
   }
-  if (goal.status === 'running' && run.status !== 'success' && goal.task_class && (await routingContinues(paths, run.id))) {
+  if (goal.status === 'running' && !cancelled && run.status !== 'success' && goal.task_class && (await routingContinues(paths, run.id))) {
     // A routed goal whose attempt escalates (or runs its tier again): back to the queue for the next attempt.
     await transitionGoal(paths, goal.id, 'queued', { now: now() });
     goal.status = 'queued';
@@ -240,7 +242,7 @@ async function settleOne(
     return;
   }
   // An operator stop without requeue is the operator ending the work: cancelled, not failed.
-  const reason = run.status === 'success' ? 'success' : run.failure_reason === 'operator_stopped' ? 'cancelled' : 'failure';
+  const reason = run.status === 'success' ? 'success' : run.failure_reason === 'operator_stopped' || (run.status === 'abandoned' && cancelled) ? 'cancelled' : 'failure';
   if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
   await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
   goal.status = 'closed';

@@ -559,7 +559,11 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       // The agent cannot write the runtime root: only its run directory, its worktree and the reply directory (docs/run/isolation.md).
       const reply = replyDir(paths, config);
       await fsp.mkdir(reply, { recursive: true });
-      spec = bubblewrapSpec(spec, { runtimeRoot: paths.runtimeRoot, writable: [dir, workDir, reply] });
+      // The server's tokens and the webhooks' secrets are hidden, not only read-only: a token would let the agent act over HTTP.
+      const hidden = [path.join(paths.runtimeRoot, 'serve'), path.join(paths.runtimeRoot, 'webhooks')];
+      for (const d of hidden) await fsp.mkdir(d, { recursive: true, mode: 0o700 });
+      const readOnly = fs.existsSync(paths.configFile) ? [paths.configFile] : [];
+      spec = bubblewrapSpec(spec, { runtimeRoot: paths.runtimeRoot, writable: [dir, workDir, reply], hidden, readOnly });
     }
     const result = await launch(spec, {
       cwd: workDir,

@@ -208,6 +208,28 @@ describe('reconcile and a leased run', () => {
     expect(readEventLog(g).filter((e) => e.type === 'LeaseExpired')).toHaveLength(1);
   });
 
+  it('a goal the operator cancelled while its runner was silent stays cancelled when the lease expires (requeue only when asked)', async () => {
+    const g = await garden({ coordinator: { max_concurrent_runs: 0 } });
+    const t0 = new Date('2026-06-01T10:00:00Z');
+    const cancelled = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'to cancel', priority: 90 }, t0);
+    const requeued = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'to stop and requeue', priority: 10 }, t0);
+    const first = (await claimTask(g, WHO, {}, () => t0))!;
+    const second = (await claimTask(g, { name: 'r2', host: 'box-2' }, {}, () => t0))!;
+    expect([first.goal.id, second.goal.id]).toEqual([cancelled.id, requeued.id]);
+    const { requestLeaseStop } = await import('../../source/coordinator/index.js');
+    await requestLeaseStop(g, first.run.id, false, t0);
+    await requestLeaseStop(g, second.run.id, true, t0);
+    // Neither runner answers: the leases expire.
+    const pass = await reconcile({ garden: g, dispatch: async () => undefined, now: () => new Date(t0.getTime() + 700_000) });
+    expect(pass.abandoned.sort()).toEqual([first.run.id, second.run.id].sort());
+    expect(await readRun(g.paths, first.run.id)).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired', operator_stop: { requeue: false } });
+    expect(await readGoal(g.paths, cancelled.id)).toMatchObject({ status: 'closed', closed_reason: 'cancelled' });
+    expect(await readGoal(g.paths, requeued.id)).toMatchObject({ status: 'queued' });
+    // Nothing claims the cancelled goal again.
+    const next = await claimTask(g, WHO, {}, () => new Date(t0.getTime() + 701_000));
+    expect(next?.goal.id).toBe(requeued.id);
+  });
+
   it('a remote run whose lease file is gone (a crash after openRun) is abandoned once a TTL passed since it started; an interrupted expiry is finished', async () => {
     const g = await garden();
     const t0 = new Date('2026-06-01T10:00:00Z');

@@ -33,10 +33,10 @@ afterEach(async () => {
 
 describe('bubblewrapSpec', () => {
   it('binds the runtime root read-only and, over it, only the writable paths inside it', () => {
-    const spec = bubblewrapSpec({ command: 'claude', args: ['-p', '--verbose'], env: { A: '1' } }, { runtimeRoot: '/g/.runtime', writable: ['/g/.runtime/runs/1-x-r1', '/g', '/g/.runtime/inbox/g', '/g/.runtime/runs/1-x-r1'] });
+    const spec = bubblewrapSpec({ command: 'claude', args: ['-p', '--verbose'], env: { A: '1' } }, { runtimeRoot: '/g/.runtime', writable: ['/g/.runtime/runs/1-x-r1', '/g', '/g/.runtime/inbox/g', '/g/.runtime/runs/1-x-r1'], hidden: ['/g/.runtime/serve'], readOnly: ['/g/PAK2.toml'] });
     expect(spec).toEqual({
       command: 'bwrap',
-      args: ['--dev-bind', '/', '/', '--ro-bind', '/g/.runtime', '/g/.runtime', '--bind', '/g/.runtime/inbox/g', '/g/.runtime/inbox/g', '--bind', '/g/.runtime/runs/1-x-r1', '/g/.runtime/runs/1-x-r1', '--', 'claude', '-p', '--verbose'],
+      args: ['--dev-bind', '/', '/', '--ro-bind', '/g/.runtime', '/g/.runtime', '--tmpfs', '/g/.runtime/serve', '--bind', '/g/.runtime/inbox/g', '/g/.runtime/inbox/g', '--bind', '/g/.runtime/runs/1-x-r1', '/g/.runtime/runs/1-x-r1', '--ro-bind', '/g/PAK2.toml', '/g/PAK2.toml', '--', 'claude', '-p', '--verbose'],
       env: { A: '1' },
     });
   });
@@ -49,6 +49,8 @@ describe.skipIf(!bwrapWorks)('an agent in the bubblewrap sandbox', () => {
     expect(g.paths.runtimeRoot).not.toBe(g.paths.gardenRoot);
     g.config.isolation = 'tree';
     g.config.coordinator.sandbox = 'bubblewrap';
+    fs.mkdirSync(path.join(g.paths.runtimeRoot, 'serve'), { recursive: true });
+    fs.writeFileSync(path.join(g.paths.runtimeRoot, 'serve', 'token'), 'the-operator-token\n', { mode: 0o600 });
     const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'probe the sandbox', driver: 't' });
     const coordinator = new Coordinator({ garden: g, onStderr: () => undefined, env: withBwrap });
     cleanups.push(() => coordinator.stop());
@@ -57,7 +59,10 @@ describe.skipIf(!bwrapWorks)('an agent in the bubblewrap sandbox', () => {
     await coordinator.stop();
     const run = await readRun(g.paths, `${goal.id}-r1`);
     const probe = fs.readFileSync(runEventsFile(g.paths, run.id), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, string>).find((l) => l.type === 'probe');
-    expect(probe).toEqual({ type: 'probe', seal: 'EROFS', log: 'EROFS', goal: 'EROFS', work: 'ok', run_dir: 'ok', meta: 'ok' });
+    // The server's token is hidden (an empty tmpfs over serve/), the garden's PAK2.toml read-only.
+    expect(probe).toEqual({ type: 'probe', seal: 'EROFS', log: 'EROFS', goal: 'EROFS', work: 'ok', run_dir: 'ok', token: 'ENOENT', config: 'EROFS', meta: 'ok' });
+    expect(fs.readFileSync(path.join(g.paths.runtimeRoot, 'serve', 'token'), 'utf8')).toBe('the-operator-token\n');
+    expect(fs.readFileSync(g.paths.configFile, 'utf8')).not.toContain('sandbox = "none"');
     expect(run).toMatchObject({ status: 'failure', failure_reason: 'nonzero_exit', exit_code: 3 });
     expect(run.record_tampering?.fields).toEqual(expect.arrayContaining(['status', 'completed_at']));
     expect(fs.readFileSync(path.join(g.paths.gardenRoot, 'work.txt'), 'utf8')).toBe('done');

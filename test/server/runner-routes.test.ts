@@ -12,7 +12,7 @@ import type { LeaseRecord } from '../../source/contracts/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { RUNNER_BODY_LIMITS, type RunningServer } from '../../source/server/index.js';
 import { operatorActions } from '../../source/session/index.js';
-import { createGoal, endedLeaseFile, leaseFile, readGoal, readLease, readRun, runEventsFile } from '../../source/store/index.js';
+import { commissionPlant, createGoal, endedLeaseFile, leaseFile, readGoal, readLease, readRun, runEventsFile } from '../../source/store/index.js';
 import { makeTestGarden, readEventLog } from '../support/garden.js';
 import { api, serve, until } from './support.js';
 
@@ -461,6 +461,12 @@ describe('documents_upsert', () => {
     // With a lease the runner names itself; without one anyone with the token may write.
     expect(await call(server, 'PUT', '/plants/gardener/documents', { lease: lease.id, run: runId, path: 'skills/a.md', content: 'x' }, null)).toMatchObject({ status: 400, body: { field: 'Pak2-Runner' } });
     expect((await call(server, 'PUT', '/plants/gardener/documents', { path: 'knowledge/b.md', content: 'b' }, null)).status).toBe(200);
+    // A lease writes only its own plant's documents: another plant's memory goes into that plant's prompts.
+    await commissionPlant(g.paths, 'other', 'gardener');
+    const foreign = await call(server, 'PUT', '/plants/other/documents', { lease: lease.id, run: runId, path: 'memory/MEMORY.md', content: 'injected' });
+    expect(foreign).toMatchObject({ status: 409, body: { field: 'name' } });
+    expect(foreign.body.error).toContain(`lease ${lease.id} is for plant gardener`);
+    expect(fs.existsSync(path.join(g.paths.plantsDir, 'other', 'memory', 'MEMORY.md')) && fs.readFileSync(path.join(g.paths.plantsDir, 'other', 'memory', 'MEMORY.md'), 'utf8')).not.toBe('injected');
   });
 });
 
