@@ -435,6 +435,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   const guard = await ctx.guardFor?.(goal, run);
   // Every run's secrets: the secret-looking values of the environment its agent starts from (a guarded run's close input carries its own).
   const redaction = runRedaction(ctx.env ?? process.env);
+  const redactLive = makeRedactor(redaction);
   const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
     try {
       if (guard) {
@@ -575,7 +576,9 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
       classifyLine: lineClassifier(plugin),
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
-      onStderr: (chunk: string) => {
+      onStderr: (raw: string) => {
+        // What reaches a terminal or a journal is redacted as the files are (a secret split across two chunks is the one it misses).
+        const chunk = redactLive(raw);
         if (ctx.onStderr) ctx.onStderr(runId, chunk);
         else process.stderr.write(printed.push(chunk));
       },

@@ -117,7 +117,9 @@ describe('no secret at rest', () => {
     const plain = await createGoal(garden.paths, { type: 'fix', body: 'plain work', plant: 'gardener', driver: 'plain' } as GoalInput);
     const failing = await createGoal(garden.paths, { type: 'spike', body: 'failing work', plant: 'gardener', driver: 'failing' } as GoalInput);
 
-    const coordinator = new Coordinator({ garden, onStderr: () => undefined });
+    // What the coordinator forwards of the agents' stderr (a terminal, a journal) is redacted too.
+    const forwarded: string[] = [];
+    const coordinator = new Coordinator({ garden, onStderr: (_run: string, chunk: string) => void forwarded.push(chunk) });
     await coordinator.start();
     try {
       const terminal = async (runId: string) => fs.existsSync(path.join(runDir(garden.paths, runId), 'meta.json')) && isTerminalRunStatus((await readRun(garden.paths, runId)).status);
@@ -141,6 +143,8 @@ describe('no secret at rest', () => {
     expect.soft(byGoal[failing.id]!.outputs?.error).toContain('[REDACTED:PAK2_PLANTED_API_KEY]');
     expect.soft(byGoal[plain.id]!.reflection).toBe('I learned [REDACTED:PAK2_PLANTED_API_KEY]');
     expect.soft(byGoal[guarded.id]!.failure_reason).toBe('scope_violation');
+    expect(forwarded.join('')).toContain('[REDACTED:PAK2_PLANTED_API_KEY]');
+    expect(forwarded.join('')).not.toContain(SECRET);
     // The key was there, and was replaced: in the stream, the stderr log (across the chunk boundary), the prompt and the rollback patch.
     const plainDir = runDir(garden.paths, `${plain.id}-r1`);
     expect.soft(fs.readFileSync(path.join(plainDir, 'events.jsonl'), 'utf8')).toContain('Authorization: [REDACTED:PAK2_PLANTED_API_KEY]');
