@@ -81,5 +81,7 @@ export async function finishInterruptedGuard(garden: Garden, run: RunRecord, env
       words.push(`its work could not be reverted (${(error as Error).message})`);
     }
   }
+  // Finished with: the guard's working state is no record, as at a close the guard saw (docs/guarded-runs/level2.md).
+  for (const name of Object.values(GUARD_STATE_FILES)) await fsp.rm(path.join(dir, name), { force: true }).catch(() => undefined);
   return words.length ? words.join('; ') : undefined;
 }

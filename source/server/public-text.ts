@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import type { GardenPaths } from '../garden/index.js';
 
@@ -8,7 +9,9 @@ const ABSOLUTE_PATH = /(^|[\s(=:'"`])(\/(?!api\/)[^\s'"`():,;]+\/[^\s'"`():,;]*)
  * A message made fit for an HTTP body (docs/server/level2.md, "Errors"): no
  * machine path in it. The runtime root reads `<runtime-root>`, the garden
  * root `<garden>`, the home directory `~`; any other absolute path is cut to
- * `…/<its last name>`. The rest of the message is kept word for word.
+ * `…/<its last name>` when its first directory is one of this machine's (a
+ * route such as `/goals/:id/cancel` is left as it is). The rest of the
+ * message is kept word for word.
  */
 export function publicText(text: string, paths: GardenPaths): string {
   let out = text;
@@ -17,10 +20,23 @@ export function publicText(text: string, paths: GardenPaths): string {
     [paths.runtimeRoot, '<runtime-root>'],
     [paths.gardenRoot, '<garden>'],
     [os.homedir(), '~'],
+    [os.tmpdir(), '<tmp>'],
   ];
   roots.sort((a, b) => b[0].length - a[0].length);
   for (const [root, name] of roots) if (root.length > 1) out = out.split(root).join(name);
-  return out.replace(ABSOLUTE_PATH, (_all, lead: string, p: string) => `${lead}…/${p.replace(/\/+$/, '').split('/').pop()}`);
+  // Only a path whose first directory is one of this machine's (/tmp/…, /srv/…): a route (`/goals/:id/cancel`) is not one.
+  return out.replace(ABSOLUTE_PATH, (all, lead: string, p: string) => (onThisMachine(p) ? `${lead}…/${p.replace(/\/+$/, '').split('/').pop()}` : all));
+}
+
+const topDirs = new Map<string, boolean>();
+function onThisMachine(p: string): boolean {
+  const top = `/${p.split('/')[1] ?? ''}`;
+  let known = topDirs.get(top);
+  if (known === undefined) {
+    known = fs.existsSync(top);
+    topDirs.set(top, known);
+  }
+  return known;
 }
 
 /**

@@ -211,6 +211,13 @@ export const RUN_EVENTS_MAX_BYTES = 1024 * 1024;
 /** The most of a goal's body a listing carries, in characters; `GET /goals/:id` has the whole record. */
 export const LIST_BODY_CHARS = 4096;
 
+/** `text` cut to {@link LIST_BODY_CHARS} UTF-16 units, one fewer when the cut would split a surrogate pair (an emoji). */
+function cutText(text: string): string {
+  const end = LIST_BODY_CHARS;
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}
+
 /**
  * A goal as a listing shows it (docs/server/level2.md, "Bounded answers"):
  * the record, its body cut to {@link LIST_BODY_CHARS} characters with
@@ -219,7 +226,7 @@ export const LIST_BODY_CHARS = 4096;
  */
 export function listedGoal(goal: GoalRecord): GoalRecord & { body_truncated?: true; body_chars?: number } {
   if (goal.body.length <= LIST_BODY_CHARS) return goal;
-  return { ...goal, body: goal.body.slice(0, LIST_BODY_CHARS), body_truncated: true, body_chars: goal.body.length };
+  return { ...goal, body: cutText(goal.body), body_truncated: true, body_chars: goal.body.length };
 }
 
 /**
@@ -232,7 +239,7 @@ export function listedRun(run: RunRecord): RunRecord & { outputs_truncated?: tru
   if (!outputs) return run;
   const long = (text: string | undefined) => text !== undefined && text.length > LIST_BODY_CHARS;
   if (!long(outputs.final_text) && !long(outputs.error)) return run;
-  const cut = (text: string) => text.slice(0, LIST_BODY_CHARS);
+  const cut = cutText;
   return {
     ...run,
     outputs: {

@@ -75,6 +75,8 @@ describe('kill -9 during a guarded run’s verify', () => {
     expect(runs.map((r) => [r.status, r.failure_reason ?? null])).toEqual([['killed', 'coordinator_stopped'], ['success', null]]);
     expect(runs[0]!.outputs?.error).toMatch(/its verify \(pid \d+\) was ended; the agent's change \(never accepted: verify did not finish\) was reverted to the run's baseline: 1 path\(s\)/);
     expect(fs.existsSync(path.join(runDir(garden.paths, runs[0]!.id), 'rejected.patch'))).toBe(true);
+    // The interrupted run's guard state is gone too, as at a close the guard saw.
+    expect(fs.readdirSync(runDir(garden.paths, runs[0]!.id)).filter((n) => n.startsWith('guard-') || n === 'verify.process.json')).toEqual([]);
     // The retry started from the operator's tree: only their edit was dirty, not the rejected work.
     const envelope = JSON.parse(fs.readFileSync(path.join(runDir(garden.paths, runs[1]!.id), 'execution_envelope.json'), 'utf8')) as { baseline: { dirty_paths: string[] } };
     expect(envelope.baseline.dirty_paths).toEqual(['notes.txt']);

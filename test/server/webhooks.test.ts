@@ -199,7 +199,8 @@ describe('webhook delivery', () => {
     let up = false;
     const hook = await receiver(() => (up ? 200 : 503));
     const { subscription } = await addSubscription(g.paths, { url: hook.url, events: ['GoalClosed'], secret: 's' });
-    await serve(g, cleanups, { webhooks: { ...FAST, maxAttempts: 3 } });
+    const notices: string[] = [];
+    await serve(g, cleanups, { webhooks: { ...FAST, maxAttempts: 3, onNotice: (line) => notices.push(line) } });
     const first = await appendEvent(g.paths, { type: 'GoalClosed', goal: '1-a', reason: 'success' });
     await until(async () => (await readSubscriptions(g.paths))[0]!.status === 'failing', 10_000, 'failing');
     const later = [await appendEvent(g.paths, { type: 'GoalClosed', goal: '2-b', reason: 'success' }), await appendEvent(g.paths, { type: 'GoalClosed', goal: '3-c', reason: 'success' })];
@@ -211,6 +212,8 @@ describe('webhook delivery', () => {
       [later[0]!.id, 1, 'gave_up'],
       [later[1]!.id, 1, 'gave_up'],
     ]);
+    // Said once, as it started failing: not a line an event.
+    expect(notices.filter((n) => n.includes('is failing'))).toHaveLength(1);
     // The receiver is back: the operator resends what was given up on, oldest first, through the CLI.
     up = true;
     const before = hook.received.length;

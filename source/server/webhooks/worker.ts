@@ -314,7 +314,8 @@ export class WebhookWorker {
     this.subs.set(sub.id, updated);
     // Past the event: the next scan starts right after it, without a seek.
     if (outcome !== 'retry') loop.scan = { cursor: key, offset: end };
-    if (giveUp) this.notice(`webhook ${sub.id} is failing: gave up on event ${key} (${event.type}) after ${attempt} attempts (${error}); moving on`);
+    // Said once as it starts failing; the events given up on after it are in the delivery log (pak2 webhook redeliver resends them).
+    if (giveUp && sub.status !== 'failing') this.notice(`webhook ${sub.id} is failing: gave up on event ${key} (${event.type}) after ${attempt} attempts (${error}); moving on, one try an event until one is delivered`);
     if (outcome !== 'delivered' || sub.status !== updated.status || Boolean(sub.retry) !== Boolean(updated.retry)) this.changed();
   }
 }
