@@ -560,6 +560,7 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     const recorded = await readRun(paths, runId);
     if (isTerminalRunStatus(recorded.status)) {
       if (recorded.status !== input.status) throw new RemoteRefusal(409, `run ${runId} is already closed ${recorded.status}${recorded.failure_reason ? ` (${recorded.failure_reason})` : ''}; a closed run record is never rewritten, nothing was changed`, '/status', { state: lease.state });
+      await takeInRemoteWork(garden, recorded, now);
       await endLease(paths, lease, 'finished', at);
       return recorded;
     }
@@ -631,13 +632,19 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
       if (error instanceof StoreError && error.code === 'INVALID_RECORD') throw new RemoteRefusal(422, error.message.replace(/^run \S+: /, ''), `/${/^run \S+: (\w+)/.exec(error.message)?.[1] ?? 'status'}`);
       throw error;
     }
+    // Taken in before the lease ends, under its lock: a settle elsewhere (the lease reaper, a coordinator's pass) waits for it, and never lands an empty worktree.
+    await takeInRemoteWork(garden, run, now);
     await endLease(paths, lease, 'finished', at);
     return run;
   });
-  // Its work joins the merge queue as a local run's does (docs/landing/level2.md, "Remote runners").
-  if (closed.worktree && closed.status === 'success') await materializeRemoteWork(garden, closed, process.env, now).catch((error: Error) => appendEvent(paths, { type: 'LandingFailed', run: closed.id, goal: closed.goal, plant: closed.plant, detail: `landing_error: the runner's diff.patch could not be taken in: ${error.message}` }, now()));
   const goal = await settleOne(garden, closed.goal, now);
   return { run: closed, goal };
+}
+
+/** A closed remote run's work joins the merge queue as a local run's does (docs/landing/level2.md, "Remote runners"); a failure to take it in is a LandingFailed event. */
+async function takeInRemoteWork(garden: Garden, run: RunRecord, now: () => Date): Promise<void> {
+  if (!run.worktree || run.status !== 'success') return;
+  await materializeRemoteWork(garden, run, process.env, now).catch((error: Error) => appendEvent(garden.paths, { type: 'LandingFailed', run: run.id, goal: run.goal, plant: run.plant, detail: `landing_error: the runner's diff.patch could not be taken in: ${error.message}` }, now()));
 }
 
 /** Settles one goal after its remote run closed, as the coordinator's pass would; a racing settle elsewhere wins quietly. */
@@ -767,12 +774,16 @@ export async function superviseRemoteRuns(garden: Garden, scanner: OpenGoalScann
     if (!isTerminalRunStatus(run.status)) {
       if (!fs.existsSync(leaseFile(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
     } else if (goal.status === 'running') {
-      // The finish closed the run but died before ending the lease and settling: both are done now.
-      await withLeaseLock(paths, run.id, async () => {
+      // The finish closed the run but died before ending the lease and settling: both are done now, its work taken in first.
+      // Under the lease's lock: a finish still in progress is waited for, so its work is in the worktree before anything settles.
+      const after = await withLeaseLock(paths, run.id, async () => {
         const lease = await readLease(paths, run.id).catch(() => undefined);
-        if (lease?.state === 'active') await endLease(paths, lease, 'finished', now());
+        if (lease?.state === 'active') {
+          await takeInRemoteWork(garden, run, now);
+          await endLease(paths, lease, 'finished', now());
+        }
+        return settleOne(garden, goal.id, now);
       });
-      const after = await settleOne(garden, goal.id, now);
       if (after.status !== 'running') settled.push(goal.id);
     }
   }
