@@ -8,6 +8,8 @@ import { sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
 import type { RunRecord } from '../contracts/index.js';
 import { finishInterruptedGuard, isGuarded } from '../guard/index.js';
+import { processAlive } from '../proc.js';
+import { markedProcesses } from '../driver/process-tree.js';
 import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
 
 /**
@@ -19,6 +21,16 @@ export async function sweepOrphanRun(garden: Garden, run: { id: string }, record
   if (!record || record.host !== os.hostname()) return;
   const dir = runDir(garden.paths, run.id);
   await sweepRun(record.pid, record.mark, [path.join(dir, 'events.jsonl'), path.join(dir, RUN_STDERR_FILE)]);
+}
+
+/**
+ * True when a run's agent had ended on its own: its `process.json` names a
+ * process on this host, and neither that pid nor any process with its run
+ * mark is alive. False when one lives, or nothing says (no record, another
+ * host).
+ */
+export function orphanAgentEnded(garden: Garden, runId: string, record = readProcessRecord(garden, runId)): boolean {
+  return record !== undefined && record.host === os.hostname() && !processAlive(record.pid) && markedProcesses(record.mark).length === 0;
 }
 
 /** A run's `process.json` (its agent process: pid, mark, host, start, driver, model), or undefined when it is missing or unreadable. */
@@ -81,6 +93,8 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     }
     // A remote run is its runner's; its lease, not a local process, says whether it lives (docs/runners/level2.md).
     if (run.status !== 'running' || run.runner) continue;
+    // Whether its agent had ended on its own before this sweep: a turn that ended is recorded from its result, never as killed.
+    const agentEnded = orphanAgentEnded(garden, runId, record);
     await sweepOrphanRun(garden, run, record);
     // A guarded run's guard is finished too: its verify ended, and work it never accepted undone (never adopted as the operator's next baseline).
     const guarded = isGuarded(goal) ? await finishInterruptedGuard(garden, run, process.env, now()) : undefined;
@@ -93,7 +107,8 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     } as const;
     try {
       // Its main turn had finished (its reflection had begun): recorded from it, so the task is not done again.
-      const kept = rebuilt ? undefined : await closeAfterMainTurn(garden, run, goal.type, 'the coordinator that ran it stopped', now());
+      // (A guarded run's ended turn was never verified: it is not recorded from its own report.)
+      const kept = rebuilt ? undefined : await closeAfterMainTurn(garden, run, goal.type, 'the coordinator that ran it stopped', now(), { agentEnded: agentEnded && !isGuarded(goal) });
       if (kept) {
         reclaimed.push(run.id);
         continue;

@@ -378,12 +378,13 @@ export async function closeFromStream(
  * @returns the closed record; undefined when the stream shows no reflection
  * turn began (the caller closes it as it would), or another closer won.
  */
-export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date = new Date()): Promise<RunRecord | undefined> {
+export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date = new Date(), options: { agentEnded?: boolean } = {}): Promise<RunRecord | undefined> {
   const { paths, config } = garden;
   const plugin = getDriverPlugin(run.driver, config);
   const phases = readPhases(runEventsFile(paths, run.id));
-  if (!plugin || !phases.reflectionBegan) return undefined;
+  if (!plugin) return undefined;
   const dir = runDir(paths, run.id);
+  if (!phases.reflectionBegan) return options.agentEnded ? closeEndedMainTurn(garden, run, goalType, why, now, plugin, phases.main) : undefined;
   const main = plugin.parseEvents(phases.main, { phase: 'main', runDir: dir, model: run.model });
   const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: dir, model: run.model, ...(main.threadTotal ? { threadBefore: main.threadTotal } : {}) });
   const text = reflected.reported && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
@@ -392,6 +393,26 @@ export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalTyp
     ? { status: 'success' as const, reflection: text, by: 'coordinator' }
     : { status: 'failure' as const, failureReason: 'reflection_failed' as const, errorText: `${why} during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded`, by: 'coordinator' };
   return closeFromStream(garden, run, goalType, input, now, async (full) => ({ ...full, cost: addCosts(full.cost, reflected.cost) }));
+}
+
+/**
+ * A run whose agent had ended on its own (no process of it was alive when
+ * pak2 looked) and whose stream holds the main turn's result, but that no
+ * pak2 closed (the coordinator died between the agent's exit and the close):
+ * the turn ended, so it is recorded from what it reported, never as killed.
+ * A success of a type that needs a reflection is `failure` /
+ * `reflection_failed` (none was asked for), the main turn kept; any other
+ * verdict is the stream's own. Undefined when the stream shows no result.
+ */
+async function closeEndedMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date, plugin: NonNullable<ReturnType<typeof getDriverPlugin>>, main: Iterable<unknown>): Promise<RunRecord | undefined> {
+  const parsed = plugin.parseEvents(main, { phase: 'main', runDir: runDir(garden.paths, run.id), model: run.model });
+  if (!parsed.reported) return undefined;
+  // Its exit was not observed: what it reported decides, as for an agent pak2 ended after its result.
+  const verdict = judge(parsed, { exitCode: 0, lingered: true, stderrTail: '' });
+  if (verdict.status === 'success' && (REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) {
+    return closeFromStream(garden, run, goalType, { status: 'failure', failureReason: 'reflection_failed', errorText: `${why} after the agent's main turn had ended (success, kept) and before its reflection was asked for; no reflection was recorded`, by: 'coordinator' }, now);
+  }
+  return closeFromStream(garden, run, goalType, { ...verdict, by: 'coordinator' }, now);
 }
 
 /**

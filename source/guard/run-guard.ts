@@ -325,7 +325,8 @@ export function createRunGuard(setup: Setup): RunGuard {
         exit_code: verdictIn?.exitCode ?? input.exitCode ?? null,
         timed_out: input.failureReason === 'timeout',
         duration_seconds: ((executorDoneMs || Date.now()) - (executorStartMs || startedMs)) / 1000,
-        sandbox: false,
+        // What pak2 put the agent in: the bubblewrap sandbox of [coordinator] sandbox (docs/run/isolation.md), or none.
+        sandbox: config.coordinator.sandbox === 'bubblewrap',
         self_status: verdictIn ? verdictIn.agentStatus ?? null : null,
         cost_usd: costUsd,
         turns: input.numTurns ?? null,
@@ -359,7 +360,7 @@ export function createRunGuard(setup: Setup): RunGuard {
       run_id: run.id,
       guarded: true,
       contract_id: guard.contractId ?? null,
-      executor: { name: run.driver, version: executorVersion, sandbox: false, model: run.model },
+      executor: { name: run.driver, version: executorVersion, sandbox: config.coordinator.sandbox === 'bubblewrap', model: run.model },
       env_passthrough: guard.envPassthrough,
       timeout_seconds: config.coordinator.runTimeoutSeconds,
       baseline: {

@@ -668,6 +668,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       }
       reply.hijack();
       const stream = new SseConnection(reply.raw, { paths, tail: ctx.tail, offset, filter, keepAliveMs: ctx.keepAliveMs, ...(note ? { note } : {}) });
+      stream.authorization = request.headers.authorization;
       ctx.streams.add(stream);
       reply.raw.once('close', () => ctx.streams.delete(stream));
     },

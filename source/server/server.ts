@@ -66,6 +66,8 @@ export interface ServerOptions {
    * before anything of it is read. Event streams count.
    */
   maxConnectionsPerClient?: number;
+  /** How often open event streams' tokens are checked again, ms (default 1000): a revoked token's stream ends within it. */
+  streamTokenCheckMs?: number;
 }
 
 /** Default cap of open connections per client address. */
@@ -121,16 +123,27 @@ function fastifyRefusal(error: FastifyError): { status: number; error: string; f
 }
 
 /**
- * Holds each client address to `cap` open connections: one more is answered
- * `429` with a JSON error and closed at once (its request never read). One
- * notice per address while it stays over the cap.
+ * Holds each client address to `cap` open connections. Past it, the oldest
+ * connection of that address that has not shown a valid token is closed to
+ * make room; when every one has, the new one is answered `429` with a JSON
+ * error and closed at once (its request never read). One notice per address
+ * while it stays over the cap.
  */
-function capConnections(server: Server, cap: number, onNotice: (line: string) => void): void {
-  const open = new Map<string, number>();
+function capConnections(server: Server, cap: number, onNotice: (line: string) => void, authenticated: (socket: Socket) => boolean): void {
+  const open = new Map<string, Set<Socket>>();
   const noticed = new Set<string>();
   server.on('connection', (socket: Socket) => {
     const who = socket.remoteAddress ?? 'unknown';
-    const count = open.get(who) ?? 0;
+    const sockets = open.get(who) ?? new Set<Socket>();
+    // Over the cap, the oldest connection that never showed a token gives way: idle sockets without one cannot lock out the operator.
+    if (sockets.size >= cap) {
+      const idle = [...sockets].find((s) => !authenticated(s));
+      if (idle) {
+        sockets.delete(idle);
+        idle.destroy();
+      }
+    }
+    const count = sockets.size;
     if (count >= cap) {
       const body = JSON.stringify({ error: `too many connections from ${who}: at most ${cap} at once; close some and try again`, field: 'connection' });
       socket.end(`HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
@@ -138,12 +151,12 @@ function capConnections(server: Server, cap: number, onNotice: (line: string) =>
       noticed.add(who);
       return;
     }
-    open.set(who, count + 1);
+    sockets.add(socket);
+    open.set(who, sockets);
     socket.once('close', () => {
-      const left = (open.get(who) ?? 1) - 1;
-      if (left <= 0) open.delete(who);
-      else open.set(who, left);
-      if (left < cap) noticed.delete(who);
+      sockets.delete(socket);
+      if (sockets.size === 0 && open.get(who) === sockets) open.delete(who);
+      if (sockets.size < cap) noticed.delete(who);
     });
   });
 }
@@ -178,7 +191,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ajv: { customOptions: { removeAdditional: false } },
   });
   app.server.headersTimeout = Math.min(HEADERS_TIMEOUT_MS, options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
-  capConnections(app.server, options.maxConnectionsPerClient ?? MAX_CONNECTIONS_PER_CLIENT, (line) => options.onNotice?.(line));
+  // Sockets that carried a valid token: they keep their place under the per-client cap.
+  const authenticated = new WeakSet<Socket>();
+  capConnections(app.server, options.maxConnectionsPerClient ?? MAX_CONNECTIONS_PER_CLIENT, (line) => options.onNotice?.(line), (socket) => authenticated.has(socket));
   // Response schemas describe; they do not filter (records keep every field they have).
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addHook('onRoute', (route) => {
@@ -190,6 +205,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   app.addHook('onRequest', async (request, reply) => {
     const caller = await book.callerOf(request.headers.authorization);
     if (caller) {
+      authenticated.add(request.raw.socket);
       const route = request.routeOptions.url?.startsWith(API_PREFIX) ? request.routeOptions.url.slice(API_PREFIX.length) : undefined;
       const decision = decideAccess(caller, request.method, route);
       request.caller = caller;
@@ -265,6 +281,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // Runner leases past their TTL are reaped here too, not only by a coordinator's pass (a garden whose goals only runners run).
   const checkMs = options.leaseCheckMs ?? leaseCheckMs(garden.config.runners.leaseTtlSeconds);
   const reaper: LeaseReaper | undefined = checkMs === false ? undefined : startLeaseReaper(garden, { intervalMs: checkMs, onNotice: (line) => options.onNotice?.(line) });
+  // An open event stream lasts only as long as its token: a revoked one's streams end within a second (the check is a stat of tokens.json).
+  const streamCheck = setInterval(() => {
+    for (const stream of streams) {
+      void book.callerOf(stream.authorization).then((caller) => {
+        if (caller) return;
+        options.onNotice?.('pak2 serve: an event stream\'s token was revoked: the stream is closed');
+        stream.close();
+        streams.delete(stream);
+      });
+    }
+  }, options.streamTokenCheckMs ?? 1000);
+  streamCheck.unref();
   options.onStatus?.(view());
 
   let closing: Promise<void> | undefined;
@@ -278,6 +306,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     status: view,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(streamCheck);
         for (const stream of streams) stream.close();
         await reaper?.stop();
         await worker?.stop();

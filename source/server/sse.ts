@@ -31,6 +31,8 @@ export interface SseConnectionOptions {
  * in memory beyond the socket's own buffer.
  */
 export class SseConnection {
+  /** The `Authorization` header the stream was opened with: checked again while it lasts, so a revoked token's stream ends. */
+  authorization: string | undefined;
   private offset: number;
   private live = false;
   private closed = false;

@@ -102,7 +102,8 @@ export interface CreatedToken {
 export async function createToken(paths: GardenPaths, input: { role: string; name: string }, now: Date = new Date()): Promise<CreatedToken> {
   if (!(TOKEN_ROLES as readonly string[]).includes(input.role)) throw new UserError(`--role ${input.role}: not a role (${TOKEN_ROLES.join(', ')})`);
   if (!TOKEN_NAME_PATTERN.test(input.name)) throw new UserError(`--name ${input.name}: letters, digits, '.', '_', '-' only, starting with a letter or digit; at most 64`);
-  if (input.name === FILE_TOKEN_NAME) throw new UserError(`--name ${FILE_TOKEN_NAME}: reserved for the token in <runtime-root>/serve/token; choose another name`);
+  // Case-blind: `Operator` beside `operator` would read as the same token in every log line.
+  if (input.name.toLowerCase() === FILE_TOKEN_NAME) throw new UserError(`--name ${input.name}: reserved for the token in <runtime-root>/serve/token; choose another name`);
   const role = input.role as TokenRole;
   const token = tokenText(role, input.name, crypto.randomBytes(32).toString('base64url'));
   const record: TokenRecord = { name: input.name, role, hash: hashToken(token), created_at: now.toISOString() };

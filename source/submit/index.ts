@@ -297,7 +297,7 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
     if (lease) return { run: runId, by: 'runner', detail: `runner ${lease.runner.name}@${lease.runner.host} is told at its next heartbeat (within ${Math.ceil(lease.ttl_seconds / 3)} s); the run closes when it finishes` };
   }
   // Imported here: the coordinator and driver code (execa among it) is for a stop, not for every submit.
-  const [{ closeFromStream }, { coordinatorSocketName, requestCoordinator }, { sweepOrphanRun }, { settleGoals }] = await Promise.all([
+  const [{ closeAfterMainTurn, closeFromStream }, { coordinatorSocketName, requestCoordinator }, { sweepOrphanRun, orphanAgentEnded }, { settleGoals }] = await Promise.all([
     import('../driver/dispatch.js'),
     import('../coordinator/lock.js'),
     import('../coordinator/reclaim.js'),
@@ -308,7 +308,15 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
   if (reply && !reply.ok && !/no live process/.test(reply.error)) throw new UserError(`RUN ${runId}: the coordinator refused: ${reply.error}`, { exitCode: 1 });
   // No coordinator runs it: an orphan. Sweep what is left of it and close it here, from its stream.
   const goal = await readGoal(paths, run.goal);
+  // An agent that had already ended, its result in the stream, was not stopped by anyone: its turn is recorded from what it reported.
+  // (A guarded run's turn was never verified: it is not recorded from its own report.)
+  const ended = orphanAgentEnded(garden, run.id) && goal.guard === undefined && goal.task_class === undefined;
   await sweepOrphanRun(garden, run);
+  const kept = ended ? await closeAfterMainTurn(garden, run, goal.type, 'no coordinator was running it', options.now ?? new Date(), { agentEnded: true }) : undefined;
+  if (kept) {
+    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date());
+    return { run: runId, by: 'orphan', detail: `its agent had already ended (${kept.status}${kept.failure_reason ? `, ${kept.failure_reason}` : ''}); the run was recorded from what it reported, not stopped` };
+  }
   await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: 'stopped by the operator (no coordinator was running it)', by: 'operator', extra: { operator_stop: { requeue: Boolean(options.requeue) } } }, options.now ?? new Date());
   await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date());
   return { run: runId, by: 'orphan', detail: reply ? reply.error : 'no coordinator is running this garden; the run was swept and closed here' };

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createGoal } from '../../source/store/index.js';
 import { LIST_BODY_CHARS } from '../../source/server/routes.js';
 import { makeTestGarden } from '../support/garden.js';
-import { api, serve } from './support.js';
+import { api, serve, until } from './support.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -63,12 +63,38 @@ describe('a slow or hostile client', () => {
     const notices: string[] = [];
     const server = await serve(g, cleanups, { webhooks: false, maxConnectionsPerClient: 3, onNotice: (line) => notices.push(line) });
     const { hostname, port } = new URL(server.url);
-    // Three idle connections that send nothing: the cap is reached.
-    const held = await Promise.all(
+    // Three idle connections that never show a token: a request with one is still served, the oldest idle one making room.
+    const idle = await Promise.all(
       [0, 1, 2].map(
         () =>
           new Promise<net.Socket>((resolve) => {
             const socket = net.connect(Number(port), hostname, () => resolve(socket));
+            socket.on('error', () => undefined);
+            cleanups.push(() => socket.destroy());
+          }),
+      ),
+    );
+    const idleClosed = new Promise<void>((resolve) => idle[0]!.once('close', () => resolve()));
+    const served = rawRequest(server.url, `GET ${new URL(server.url).pathname}/goals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\nConnection: close\r\n\r\n`);
+    await served.closed;
+    expect(served.said()).toMatch(/^HTTP\/1\.1 200 /);
+    await idleClosed;
+    for (const socket of idle) socket.destroy();
+    // The server has seen them go (a state, not a time): the next three are the only ones it counts.
+    const open = () => new Promise<number>((resolve) => server.app.server.getConnections((_e, n) => resolve(n)));
+    await until(async () => (await open()) === 0, 10_000, 'the idle connections closed');
+    // Three connections that showed the token and stay open (keep-alive): the cap is reached.
+    const held = await Promise.all(
+      [0, 1, 2].map(
+        () =>
+          new Promise<net.Socket>((resolve) => {
+            const socket = net.connect(Number(port), hostname, () => socket.write(`GET ${new URL(server.url).pathname}/goals HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${server.token}\r\n\r\n`));
+            socket.setEncoding('utf8');
+            let said = '';
+            socket.on('data', (chunk: string) => {
+              said += chunk;
+              if (said.includes('"goals"')) resolve(socket);
+            });
             socket.on('error', () => undefined);
             cleanups.push(() => socket.destroy());
           }),

@@ -140,6 +140,9 @@ describe('the role test', () => {
     expect((await call(server, r2, 'GET', '/goals')).status).toBe(200);
     await revokeToken(g.paths, 'r2');
     expect((await call(server, r2, 'GET', '/goals')).status).toBe(401);
+    // The read token's open stream ends when it is revoked, though the connection was made before.
+    await revokeToken(g.paths, 'dash');
+    await stream.closed;
     expect((await call(server, 'pak2_runner_r2_' + 'A'.repeat(43), 'GET', '/goals')).status).toBe(401);
 
     // The store holds hashes only, mode 0600, kept out of the runtime history.
@@ -222,6 +225,7 @@ describe('pak2 token', () => {
       [['token', 'create', '--role', 'admin', '--name', 'x'], /^pak2: --role admin: not a role \(operator, runner, read\)$/, 2],
       [['token', 'create', '--role', 'read', '--name', 'bad name!'], /^pak2: --name bad name!: letters, digits/, 2],
       [['token', 'create', '--role', 'read', '--name', 'operator'], /^pak2: --name operator: reserved/, 2],
+      [['token', 'create', '--role', 'read', '--name', 'Operator'], /^pak2: --name Operator: reserved/, 2],
       [['token', 'revoke', 'nobody'], /^pak2: NAME nobody: no such token/, 1],
       [['token', 'revoke', 'box-1'], /^pak2: NAME box-1: already revoked/, 1],
       [['token', 'create', '--name', 'x'], /--role/, 2],

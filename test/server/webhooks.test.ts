@@ -248,6 +248,8 @@ describe('where a webhook may point', () => {
       ['http://[fe80::1]/hook', 'fe80::1 is a link-local or cloud metadata address'],
       ['http://[fd00:ec2::254]/hook', 'is a link-local or cloud metadata address'],
       ['http://[::ffff:169.254.1.1]/hook', 'is a link-local or cloud metadata address'],
+      ['http://[64:ff9b::a9fe:a9fe]/hook', 'is a link-local or cloud metadata address'],
+      ['http://[::a9fe:a9fe]/hook', 'is a link-local or cloud metadata address'],
       ['ftp://127.0.0.1/hook', 'only http and https URLs'],
     ] as const) {
       const out = await runCli(['webhook', 'add', url, '--events', 'GoalClosed', '--garden', g.paths.gardenRoot]);

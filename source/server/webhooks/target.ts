@@ -19,9 +19,10 @@ const METADATA_ADDRESSES = new Set(['100.100.100.200', 'fd00:ec2::254']);
 /** True for a link-local or cloud-metadata address (IPv4, IPv6, or IPv4 mapped into IPv6). */
 export function isLinkLocalOrMetadata(address: string): boolean {
   const plain = address.replace(/^\[|\]$/g, '').toLowerCase();
-  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(plain);
+  // An IPv4 address carried in IPv6: mapped (::ffff:), compatible (::) or NAT64 (64:ff9b::), dotted or in hex.
+  const hex = /^(?:::ffff:|64:ff9b::|::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(plain);
   const fromHex = hex ? [Number.parseInt(hex[1]!, 16) >> 8, Number.parseInt(hex[1]!, 16) & 255, Number.parseInt(hex[2]!, 16) >> 8, Number.parseInt(hex[2]!, 16) & 255].join('.') : undefined;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(plain)?.[1] ?? fromHex;
+  const mapped = /^(?:::ffff:|64:ff9b::|::)(\d+\.\d+\.\d+\.\d+)$/.exec(plain)?.[1] ?? fromHex;
   const v4 = mapped ?? (net.isIPv4(plain) ? plain : undefined);
   if (v4) return v4.startsWith('169.254.') || METADATA_ADDRESSES.has(v4);
   if (!net.isIPv6(plain)) return false;
