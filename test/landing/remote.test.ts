@@ -11,7 +11,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../../source/contracts/index.js';
 import type { RunningServer } from '../../source/server/index.js';
-import { readGoal, readLanding, readRun } from '../../source/store/index.js';
+import { superviseRemoteRuns } from '../../source/coordinator/index.js';
+import { closeRun, OpenGoalScanner, readGoal, readLanding, readLease, readRun } from '../../source/store/index.js';
 import { serve } from '../server/support.js';
 import { git, makeGitGarden, runUntil, submitWork, type GitGarden } from './support.js';
 
@@ -70,6 +71,28 @@ async function finishWithPatch(g: GitGarden, server: RunningServer, patch: strin
 }
 
 describe("a remote runner's diff.patch lands through the queue", () => {
+  it('a finish that died after closing the run, before taking its work in: the lease reaper takes the work in before it settles, so it lands', async () => {
+    const g = await makeGitGarden();
+    cleanups.push(() => g.cleanup());
+    const server = await serve(g, cleanups, { webhooks: false, leaseCheckMs: false });
+    const goal = await submitWork(g, ['(run by a remote runner)']);
+    const patch = runnerPatch(g, (dir) => fs.writeFileSync(path.join(dir, 'kept.txt'), 'not lost\n'));
+    const claim = await call(server, 'POST', '/tasks/claim', {});
+    const lease = claim.body.lease as LeaseRecord;
+    expect((await call(server, 'POST', `/runs/${lease.run}/artifacts`, { lease: lease.id, name: 'diff.patch', kind: 'diff', content: Buffer.from(patch).toString('base64'), encoding: 'base64' })).status).toBe(201);
+    // The finish's close happened; then the garden died: the lease is active, the work not taken in, the goal running.
+    const goalType = (await readGoal(g.paths, goal.id)).type;
+    await closeRun(g.paths, lease.run, goalType, { status: 'success', cost: { source: 'provider', usd: 0.01 }, finalText: 'done', reflection: 'Learned: runners die.', by: 'runner' });
+    expect((await readLease(g.paths, lease.run))?.state).toBe('active');
+    expect(await readLanding(g.paths, lease.run)).toBeUndefined();
+    const out = await superviseRemoteRuns(g, new OpenGoalScanner(g.paths));
+    expect(out.settled).toEqual([goal.id]);
+    expect(await readLanding(g.paths, lease.run)).toMatchObject({ state: 'queued', files: [{ path: 'kept.txt', status: 'A' }] });
+    expect((await readGoal(g.paths, goal.id)).status).toBe('completed');
+    await runUntil(g, [goal.id]);
+    expect(git(g.root, 'show', 'main:kept.txt')).toBe('not lost');
+  });
+
   it('applied in the run\'s worktree from the base at claim, committed, landed on main by the coordinator', async () => {
     const g = await makeGitGarden();
     cleanups.push(() => g.cleanup());
