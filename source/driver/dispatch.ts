@@ -375,8 +375,13 @@ export async function closeFromStream(
  * closes `success` with it (and `ReflectionRecorded`); otherwise `failure`
  * / `reflection_failed`, `why` in the error. Costs of both turns count.
  *
- * @returns the closed record; undefined when the stream shows no reflection
- * turn began (the caller closes it as it would), or another closer won.
+ * With `agentEnded` (no process of the run was alive when pak2 looked), a
+ * stream with no reflection turn but with the main turn's result is
+ * recorded from that result too ({@link closeEndedMainTurn}): a turn that
+ * ended is never recorded as killed.
+ *
+ * @returns the closed record; undefined when the stream shows neither (the
+ * caller closes it as it would), or another closer won.
  */
 export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date = new Date(), options: { agentEnded?: boolean } = {}): Promise<RunRecord | undefined> {
   const { paths, config } = garden;

@@ -239,13 +239,12 @@ export function listedRun(run: RunRecord): RunRecord & { outputs_truncated?: tru
   if (!outputs) return run;
   const long = (text: string | undefined) => text !== undefined && text.length > LIST_BODY_CHARS;
   if (!long(outputs.final_text) && !long(outputs.error)) return run;
-  const cut = cutText;
   return {
     ...run,
     outputs: {
       ...outputs,
-      ...(outputs.final_text !== undefined ? { final_text: cut(outputs.final_text) } : {}),
-      ...(outputs.error !== undefined ? { error: cut(outputs.error) } : {}),
+      ...(outputs.final_text !== undefined ? { final_text: cutText(outputs.final_text) } : {}),
+      ...(outputs.error !== undefined ? { error: cutText(outputs.error) } : {}),
     },
     outputs_truncated: true,
   };

@@ -62,8 +62,10 @@ export interface ServerOptions {
   requestTimeoutMs?: number;
   /**
    * The most connections one client address may hold open at once (default
-   * {@link MAX_CONNECTIONS_PER_CLIENT}): one more is answered 429 and closed
-   * before anything of it is read. Event streams count.
+   * {@link MAX_CONNECTIONS_PER_CLIENT}); event streams count. Past it, the
+   * oldest of that address's connections that never showed a valid token is
+   * closed to make room; when all have, one more is answered 429 and closed
+   * before anything of it is read.
    */
   maxConnectionsPerClient?: number;
   /** How often open event streams' tokens are checked again, ms (default 1000): a revoked token's stream ends within it. */
@@ -283,12 +285,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const reaper: LeaseReaper | undefined = checkMs === false ? undefined : startLeaseReaper(garden, { intervalMs: checkMs, onNotice: (line) => options.onNotice?.(line) });
   // An open event stream lasts only as long as its token: a revoked one's streams end within a second (the check is a stat of tokens.json).
   const streamCheck = setInterval(() => {
-    for (const stream of streams) {
-      void book.callerOf(stream.authorization).then((caller) => {
+    // One lookup per token, however many streams carry it.
+    const byToken = new Map<string | undefined, SseConnection[]>();
+    for (const stream of streams) byToken.set(stream.authorization, [...(byToken.get(stream.authorization) ?? []), stream]);
+    for (const [authorization, held] of byToken) {
+      void book.callerOf(authorization).then((caller) => {
         if (caller) return;
-        options.onNotice?.('pak2 serve: an event stream\'s token was revoked: the stream is closed');
-        stream.close();
-        streams.delete(stream);
+        options.onNotice?.(`pak2 serve: an event stream's token was revoked: ${held.length} stream(s) closed`);
+        for (const stream of held) {
+          stream.close();
+          streams.delete(stream);
+        }
       });
     }
   }, options.streamTokenCheckMs ?? 1000);
