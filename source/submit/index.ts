@@ -314,7 +314,8 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
   await sweepOrphanRun(garden, run);
   const kept = ended ? await closeAfterMainTurn(garden, run, goal.type, 'no coordinator was running it', options.now ?? new Date(), { agentEnded: true }) : undefined;
   if (kept) {
-    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date());
+    // Settled as a pass would, its worktree's work queued to land (the landing context), never left behind.
+    await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date(), { garden, env: process.env });
     return { run: runId, by: 'orphan', detail: `its agent had already ended (${kept.status}${kept.failure_reason ? `, ${kept.failure_reason}` : ''}); the run was recorded from what it reported, not stopped` };
   }
   await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: 'stopped by the operator (no coordinator was running it)', by: 'operator', extra: { operator_stop: { requeue: Boolean(options.requeue) } } }, options.now ?? new Date());

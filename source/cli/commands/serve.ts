@@ -129,7 +129,7 @@ export function registerServe(program: Command, io: CliIO): void {
       // No coordinator runs in this process: what a crash left half done is repaired here, as a coordinator's start would (unless one lives).
       const { repairAtStart } = await import('../../coordinator/index.js');
       const repaired = await repairAtStart(garden, { env: io.env });
-      const words = [...repaired.recovered, ...repaired.reclaimed.map((run) => `run ${run}: closed killed (no live process held it)`), ...repaired.closed.map((c) => `goal ${c.goal}: closed ${c.reason}`), ...repaired.requeued.map((goal) => `goal ${goal}: back in the queue`)];
+      const words = [...repaired.recovered, ...repaired.reclaimed.map((run) => `run ${run}: closed (no live process held it; pak2 show ${run} says how)`), ...repaired.closed.map((c) => `goal ${c.goal}: closed ${c.reason}`), ...repaired.requeued.map((goal) => `goal ${goal}: back in the queue`)];
       for (const line of words) io.err(`pak2: recovered at start: ${sanitize(line)}`);
       for (const problem of repaired.problems) io.err(`pak2: ${sanitize(problem.file)}: ${sanitize(problem.message)}`);
       const server = await startServe(garden, operatorActions(garden), opts, io);
