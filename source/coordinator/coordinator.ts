@@ -143,6 +143,7 @@ export class Coordinator extends EventEmitter {
    */
   async start(): Promise<void> {
     const { paths } = this.options.garden;
+    this.stopRequested = false;
     this.release = await acquireCoordinatorLock(
       paths,
       this.options.command ?? 'pak2 cycle',
@@ -205,7 +206,7 @@ export class Coordinator extends EventEmitter {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const next = this.faults.nextRetryMs();
-    if (next === undefined || this.stateValue === 'stopped' || this.stateValue === 'stopping') return;
+    if (next === undefined || this.stopRequested || this.stateValue === 'stopped') return;
     const now = (this.options.now ?? (() => new Date()))().getTime();
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
@@ -215,7 +216,7 @@ export class Coordinator extends EventEmitter {
 
   /** Asks for a pass soon (debounced); a pass already under way is followed by one more. */
   wake(delayMs = this.options.debounceMs ?? 50): void {
-    if (this.stateValue === 'stopped' || this.stateValue === 'stopping') return;
+    if (this.stopRequested || this.stateValue === 'stopped') return;
     if (this.debounce) return;
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
@@ -228,6 +229,8 @@ export class Coordinator extends EventEmitter {
       this.again = true;
       return this.passing;
     }
+    // A stopping coordinator starts no pass: one begun after stop() released the lock would race the next holder.
+    if (this.stopRequested) return;
     this.setState('reconciling');
     this.passing = (async () => {
       const endPass = span('reconcile pass');
@@ -266,6 +269,8 @@ export class Coordinator extends EventEmitter {
     })();
     await this.passing;
     this.passing = undefined;
+    // The pass stop() waited for ends here: the coordinator stays stopping, and no pass follows.
+    if (this.stopRequested) return;
     this.setState(this.pending.size > 0 ? 'running' : 'idle');
     if (this.isIdle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
     this.wakeAtRetry();
@@ -317,7 +322,8 @@ export class Coordinator extends EventEmitter {
    * is released. Idempotent.
    */
   async stop(): Promise<void> {
-    if (this.stateValue === 'stopped' || this.stateValue === 'stopping') return;
+    if (this.stopRequested || this.stateValue === 'stopped') return;
+    this.stopRequested = true;
     this.setState('stopping');
     for (const resolve of this.idleWaiters.splice(0)) resolve();
     if (this.timer) clearInterval(this.timer);
@@ -337,4 +343,7 @@ export class Coordinator extends EventEmitter {
     this.release = undefined;
     this.setState('stopped');
   }
+
+  /** Set by stop(), cleared by start(): the state word alone can be overwritten by a pass that was under way. */
+  private stopRequested = false;
 }

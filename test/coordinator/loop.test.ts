@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, reconcile } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
-import { createGoal, readGoal, readRun } from '../../source/store/index.js';
+import { createGoal, listGoals, readGoal, readRun } from '../../source/store/index.js';
 import { runCli } from '../support/cli.js';
 import { isAlive, makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
 
@@ -117,5 +117,39 @@ describe('the coordinator loop', () => {
     await coordinator.start();
     await coordinator.untilIdle();
     for (const id of ids) expect((await readGoal(garden.paths, id)).status).toBe('closed');
+  });
+
+  it('a pass under way when stop() is called ends the loop: the coordinator stays stopping, and no pass follows the stop (CI: a stopped coordinator dispatched the next holder\'s goal)', async () => {
+    garden = await makeTestGarden({ coordinator: { interval_seconds: 3600 } });
+    const states: string[] = [];
+    let passes = 0;
+    let stopping: Promise<void> | undefined;
+    const c = new Coordinator({
+      garden,
+      onStderr: () => undefined,
+      debounceMs: 0,
+      hooks: {
+        afterPass: async () => {
+          passes += 1;
+          // A goal arrives while this pass runs (its watch wakes the loop), and the operator stops: both during the pass.
+          if (passes === 1) {
+            await createGoal(garden.paths, { type: 'spike', plant: 'gardener', body: 'after the stop' });
+            c.wake(0);
+            stopping = c.stop();
+          }
+        },
+      },
+    });
+    c.on('state', (state: string) => states.push(state));
+    await c.start();
+    await waitFor(() => stopping !== undefined);
+    await stopping;
+    expect(states.slice(states.indexOf('stopping'))).toEqual(['stopping', 'stopped']);
+    expect(c.state).toBe('stopped');
+    // A pass begun after the stop would have dispatched the goal written during the last one.
+    c.wake(0);
+    expect(passes).toBe(1);
+    const queued = (await listGoals(garden.paths)).goals.find((g) => g.body === 'after the stop');
+    expect(queued?.status).toBe('queued');
   });
 });
