@@ -33,6 +33,14 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'merge.verify': 'a command line as one string, run by the shell in the merged result (e.g. "npm test")',
   'merge.verify_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'webhooks.allow_link_local': 'true or false',
+  'budget.run_usd': 'an amount in USD greater than 0',
+  'budget.goal_usd': 'an amount in USD greater than 0',
+  'budget.plant_day_usd': 'an amount in USD greater than 0',
+  'budget.garden_day_usd': 'an amount in USD greater than 0',
+  'budget.garden_month_usd': 'an amount in USD greater than 0',
+  'budget.timezone': 'an IANA time zone such as "UTC" or "Europe/Berlin"',
+  'budget.warn_ratio': 'a share of a cap between 0 and 1 (e.g. 0.8)',
+  'budget.unknown_run_usd': 'an amount in USD, 0 or more',
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -140,6 +148,32 @@ export const RoutingClassSchema = lazySchema(() =>
   ),
 );
 
+/** A cap in USD: a positive, finite number. */
+const usd = () => z.number({ error: 'INVALID_CONFIG_VALUE' }).positive({ error: 'INVALID_CONFIG_VALUE' }).max(1_000_000, { error: 'INVALID_CONFIG_VALUE' });
+
+/**
+ * `[budget]` (docs/budget/level2.md): caps in USD per run, per goal (all its
+ * attempts), per plant per day, per garden per day and per month; the
+ * timezone days and months follow (IANA name, default UTC, checked at load);
+ * `warn_ratio` (default 0.8) the share of a cap that warns once; and
+ * `unknown_run_usd`, what a run of unknown cost counts as.
+ */
+export const BudgetConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      run_usd: usd().optional(),
+      goal_usd: usd().optional(),
+      plant_day_usd: usd().optional(),
+      garden_day_usd: usd().optional(),
+      garden_month_usd: usd().optional(),
+      timezone: text().optional(),
+      warn_ratio: z.number({ error: 'INVALID_CONFIG_VALUE' }).gt(0, { error: 'INVALID_CONFIG_VALUE' }).lt(1, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      unknown_run_usd: z.number({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(1_000_000, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
+);
+
 /**
  * PAK2.toml (seed 002; every key in `PAK2.toml.example`). Unknown keys are
  * refused (UNKNOWN_CONFIG_KEY) so a typo never silently means a default.
@@ -183,6 +217,8 @@ export const ConfigSchema = lazySchema(() =>
     runners: z.strictObject({ lease_ttl_seconds: seconds(3).optional() }, section).optional(),
     /** `[webhooks]` (docs/server/level2.md, "Webhooks"): which receivers a subscription may name. */
     webhooks: z.strictObject({ allow_link_local: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional() }, section).optional(),
+    /** `[budget]` (docs/budget/level2.md): caps that stop spending. */
+    budget: BudgetConfigSchema.optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

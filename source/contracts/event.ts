@@ -46,6 +46,9 @@ export const EVENT_TYPES = [
   'LandingRejected',
   'LandingFailed',
   'LandingWaiting',
+  // budgets (docs/budget/level2.md)
+  'BudgetWarning',
+  'BudgetChanged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -85,6 +85,8 @@ export const GoalSchema = lazySchema(() =>
     guard: GoalGuardSchema.optional(),
     /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
     task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
+    /** Its own cap in USD across all its attempts (`pak2 submit --budget`; docs/budget/level2.md); the tighter of it and `[budget] goal_usd` applies. */
+    budget_usd: z.number({ error: 'INVALID_BUDGET' }).positive({ error: 'INVALID_BUDGET' }).max(1_000_000, { error: 'INVALID_BUDGET' }).optional(),
     /** While `blocked`: the blocking comment that holds it, the status it left, and since when. */
     blocked_on: z.looseObject({ comment: z.string().min(1), from: z.enum(['queued', 'running']), since: timestamp() }).optional(),
   }),
@@ -97,7 +99,7 @@ export type GoalRecord = z.infer<typeof GoalSchema>;
  * @returns every issue, `[]` when valid. Codes: MISSING_REQUIRED_FIELD,
  *   INVALID_ID_FORMAT, INVALID_GOAL_TYPE, INVALID_STATUS, INVALID_PRIORITY,
  *   INVALID_PLANT_NAME, INVALID_TIMESTAMP, MISSING_CLOSED_REASON,
- *   INVALID_CLOSED_REASON, INVALID_FIELD_TYPE, INVALID_SHAPE.
+ *   INVALID_CLOSED_REASON, INVALID_BUDGET, INVALID_FIELD_TYPE, INVALID_SHAPE.
  */
 export function validateGoal(data: unknown): ValidationIssue[] {
   const issues = collectIssues(GoalSchema, data);

@@ -46,6 +46,7 @@ export const FAILED_RUN_STATUSES: readonly RunStatus[] = ['failure', 'killed', '
  * - `background_unfinished`: the agent reported success, but background tasks it started were stopped, failed unseen, or never finished (`background_tasks`)
  * - `worktree_failed`: pak2 could not create the run's git worktree (the agent never started)
  * - `setup_failed`: `[worktree] setup` failed or ran past its limit in the new worktree (the agent never started; `setup.log`)
+ * - `budget_exceeded`: the run's spend, followed from its stream, crossed a `[budget]` cap; pak2 stopped it (status `killed`; `budget` names the cap; docs/budget/level2.md)
  */
 export const FAILURE_REASONS = [
   'killed',
@@ -71,6 +72,8 @@ export const FAILURE_REASONS = [
   // a worktree per run (docs/landing/level2.md, "Worktrees")
   'worktree_failed',
   'setup_failed',
+  // budgets (docs/budget/level2.md)
+  'budget_exceeded',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
@@ -185,6 +188,8 @@ export const RunSchema = lazySchema(() =>
     runner: RunRunnerSchema.optional(),
     /** Where the run worked, when in its own git worktree (docs/landing/level2.md): the worktree's path, its branch, and the base branch and commit it started from. */
     worktree: z.looseObject({ path: z.string().min(1), branch: z.string().min(1), base_branch: z.string().min(1), base_commit: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/) }).optional(),
+    /** A budget stop (failure_reason `budget_exceeded`; docs/budget/level2.md): the cap crossed (`run`, `goal`, `plant_day`, `garden_day`, `garden_month`), its amount, and what had been spent against it then (USD). */
+    budget: z.looseObject({ cap: z.string().min(1), cap_usd: z.number().min(0), spent_usd: z.number().min(0) }).optional(),
     /** What the runner actually verified (seed 004, `runs_finish`): each item checked or not, with the evidence it saw. */
     acceptance: z.array(z.looseObject({ item: z.string().min(1), verified: z.boolean(), evidence: z.string().optional() })).optional(),
   }),

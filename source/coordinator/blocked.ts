@@ -12,16 +12,19 @@ export function blockedFile(paths: GardenPaths): string {
  * "Blocked goals"): one `GoalBlocked` event per goal and reason, not one
  * per pass. The reported set is kept in {@link blockedFile}, so a restart
  * does not repeat it; a goal that is no longer blocked drops out, and is
- * reported again if it becomes blocked again. Writes nothing when nothing changed.
+ * reported again if it becomes blocked again. `code` is the event's
+ * `reason` (`budget`; a plant block has none); `detail` the words of the
+ * event when they say more than the stable `reason` (what is left of a cap
+ * moves, the block does not). Writes nothing when nothing changed.
  */
-export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string }[], now: Date): Promise<void> {
+export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string; code?: string; detail?: string }[], now: Date): Promise<void> {
   const file = blockedFile(paths);
   const read = await readJsonFile(file);
   const before: Record<string, string> = read.ok && typeof read.value === 'object' && read.value !== null ? (read.value as Record<string, string>) : {};
   const after: Record<string, string> = {};
-  for (const { goal, reason } of blocked) {
+  for (const { goal, reason, code, detail } of blocked) {
     after[goal] = reason;
-    if (before[goal] !== reason) await appendEvent(paths, { type: 'GoalBlocked', goal, detail: `cannot dispatch: ${reason}; it waits in the queue` }, now);
+    if (before[goal] !== reason) await appendEvent(paths, { type: 'GoalBlocked', goal, ...(code ? { reason: code } : {}), detail: `cannot dispatch: ${detail ?? reason}; it waits in the queue` }, now);
   }
   if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
 }

@@ -10,6 +10,7 @@ import { appendEvent, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner } f
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
+import { BudgetGate } from './budget-gate.js';
 import { recoverInterruptedWrites } from './recover.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
@@ -66,6 +67,8 @@ export class Coordinator extends EventEmitter {
    */
   readonly scanner: OpenGoalScanner;
   private readonly dispatchFn: DispatchFn;
+  /** Budgets: the ledger, the caps, the stop of a run past one (docs/budget/level2.md). */
+  readonly budget: BudgetGate;
   private release: (() => Promise<void>) | undefined;
   private watcher: DirectoryWake | undefined;
   private stopListening: (() => void) | undefined;
@@ -93,10 +96,17 @@ export class Coordinator extends EventEmitter {
     this.scanner = new OpenGoalScanner(options.garden.paths);
     this.faults = new IoFaults((line) => this.options.onError?.(new Error(line)));
     this.settling = new Settling(this.faults);
+    this.budget = new BudgetGate(
+      options.garden,
+      options.now ?? (() => new Date()),
+      (runId, detail) => this.live.stop(runId, 'budget', detail),
+      (message) => this.options.onError?.(new Error(message)),
+    );
     const driverCtx: DriverContext = {
       garden: options.garden,
       onRunStart: (runId, handle) => this.live.add(runId, handle),
       onRunEnd: (runId) => this.live.remove(runId),
+      onSpend: (runId, spend) => this.budget.onSpend(runId, spend),
       ...(options.onStderr ? { onStderr: options.onStderr } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.env ? { env: options.env } : {}),
@@ -106,7 +116,12 @@ export class Coordinator extends EventEmitter {
         return createRunGuard({ garden: options.garden, goal, run, env: options.env ?? process.env, now: options.now ?? (() => new Date()), ...(plan ? { plan } : {}) });
       },
     };
-    this.dispatchFn = options.dispatch ?? ((goal, runId) => timed('dispatch (run opened → run closed)', () => driverDispatch(goal, runId, driverCtx)));
+    const dispatch: DispatchFn = options.dispatch ?? ((goal, runId) => timed('dispatch (run opened → run closed)', () => driverDispatch(goal, runId, driverCtx)));
+    // Each run's spend is followed from its dispatch to its end (docs/budget/level2.md).
+    this.dispatchFn = (goal, runId) => {
+      this.budget.track(runId, goal);
+      return dispatch(goal, runId).finally(() => this.budget.untrack(runId));
+    };
   }
 
   /** Current state. */
@@ -244,6 +259,7 @@ export class Coordinator extends EventEmitter {
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,
           faults: this.faults,
+          budget: this.budget,
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
         });

@@ -24,6 +24,8 @@ import { closeFromStream, RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { decideWatchdog, describeOpenWork, watchdogKill } from '../driver/liveness.js';
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
+import type { BudgetGate } from './budget-gate.js';
+import { describeVerdict } from '../budget/index.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
@@ -67,6 +69,8 @@ export interface ReconcileOptions {
   isolation?: Isolation;
   /** Land in the background, at most one at a time (the coordinator's merge queue); absent, a pass lands nothing. */
   lander?: Lander;
+  /** Budgets (docs/budget/level2.md): the ledger and caps that hold goals back; absent, nothing is capped. */
+  budget?: BudgetGate;
   /** The live coordinator's settling: goals settle as work of their own instead of within the pass (absent, or with `awaitDispatch`: within it). */
   settling?: Settling;
   /**
@@ -87,7 +91,7 @@ export interface ReconcileSummary {
   /** Goals rolled back to queued because opening the run failed, with why. */
   rolledBack: { goal: string; reason: string }[];
   /** Queued goals that cannot dispatch (their plant is missing or not active), left untouched, with why. */
-  blocked: { goal: string; reason: string }[];
+  blocked: { goal: string; reason: string; code?: string; detail?: string }[];
   /** Queued goals left untouched while opening runs waits out an I/O fault's backoff (`faults`), with the fault. */
   ioHeld: { goal: string; reason: string }[];
   /** Run ids the watchdog closed as killed. */
@@ -162,6 +166,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const scan = await scanner.scan();
   summary.problems = scan.problems;
   const goals = scan.goals;
+  // The spend ledger and the caps, as they are now (a cap raised since the last pass releases its goals in this one).
+  await options.budget?.refresh(goals);
   const runOf = new Map<string, RunRecord | undefined>();
   const loadRun = async (goal: GoalRecord) => {
     if (!runOf.has(goal.id)) {
@@ -242,6 +248,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const block = await blockOf(goal.assigned_to);
     if (block) {
       summary.blocked.push({ goal: goal.id, reason: block });
+      continue;
+    }
+    // A cap with no room left holds the goal untouched, like a plant block: it says which cap and what is left (docs/budget/level2.md).
+    const hold = options.budget?.holdFor(goal);
+    if (hold) {
+      summary.blocked.push({ goal: goal.id, code: 'budget', reason: `budget: ${hold.cap} cap $${hold.cap_usd.toFixed(2)} reached`, detail: `budget: ${describeVerdict(hold)}` });
       continue;
     }
     // Opening runs failed on I/O (a full disk): nothing is claimed until the backoff ends, so no write and no spin.

@@ -42,8 +42,8 @@ import type { LineSignal } from './liveness.js';
 import { sanitize, SanitizeStream } from '../sanitize.js';
 import { prepareRunWorktree } from '../worktree/index.js';
 import { span } from '../timing.js';
-import { addCosts, type TokenUsage } from './pricing.js';
-import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream } from './plugins/index.js';
+import { addCosts, sumSpends, type LaunchSpend, type TokenUsage } from './pricing.js';
+import { getDriverPlugin, type DriverPlugin, type LaunchContext, type ParsedStream, type SpendMeter } from './plugins/index.js';
 import { buildPrompt, REFLECTION_PROMPT } from './prompt.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from './context-blocks.js';
 import { makeRedactor, runRedaction } from '../redact.js';
@@ -75,6 +75,12 @@ export interface DriverContext {
   onRunStart?: (runId: string, handle: RunHandle) => void;
   /** Told when the run's processes are gone. */
   onRunEnd?: (runId: string) => void;
+  /**
+   * Told each time the run's spend so far moves, as its driver's spend meter
+   * follows the stream (USD, every launch of the run summed; docs/budget/level2.md).
+   * The coordinator's budget decides there whether to stop it.
+   */
+  onSpend?: (runId: string, spend: LaunchSpend) => void;
   /** Agent stderr; default: the coordinator's stderr. */
   onStderr?: (runId: string, chunk: string) => void;
   now?: () => Date;
@@ -266,13 +272,19 @@ function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: 
   if (stop === 'timeout') return { status: 'timeout', reason: 'timeout' };
   if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped', by: 'coordinator' };
   if (stop === 'operator') return { status: 'killed', reason: 'operator_stopped', by: 'operator' };
+  if (stop === 'budget') return { status: 'killed', reason: 'budget_exceeded', by: 'budget' };
   return { status: 'killed', reason: 'killed', by: 'watchdog' };
 }
 
 /** A fresh classifier of the plugin's for one launch, over raw stdout lines (default: every line is progress). */
-function lineClassifier(plugin: DriverPlugin): (line: string) => LineSignal {
+function lineClassifier(plugin: DriverPlugin, meter?: SpendMeter, onSpend?: () => void): (line: string) => LineSignal {
   const classify = plugin.classifier?.();
-  return classify ? (line) => classify(parseStreamLine(line)) : () => ({ progress: true, label: 'output' });
+  if (!meter) return classify ? (line) => classify(parseStreamLine(line)) : () => ({ progress: true, label: 'output' });
+  return (line) => {
+    const value = parseStreamLine(line);
+    if (meter.observe(value) !== undefined) onSpend?.();
+    return classify ? classify(value) : { progress: true, label: 'output' };
+  };
 }
 
 /**
@@ -502,6 +514,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   let prompt: string;
   let resumeSessionId: string | undefined;
   let threadBefore: TokenUsage | 'unknown' | undefined;
+  // What the run's finished launches spent, as their meters followed it (USD).
+  const spentBefore: LaunchSpend[] = [];
   const endPrompt = span('prompt assembly');
   try {
     const plant = await readPlant(paths, run.plant);
@@ -592,6 +606,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       const readOnly = fs.existsSync(paths.configFile) ? [paths.configFile] : [];
       spec = bubblewrapSpec(spec, { runtimeRoot: paths.runtimeRoot, writable: [dir, workDir, reply], hidden, readOnly });
     }
+    // This launch's spend, added to the launches before it (a fresh-session retry, the main turn before a reflection).
+    const meter = plugin.spendMeter?.({ model: run.model, ...(threadBefore !== undefined ? { threadBefore } : {}) });
     const result = await launch(spec, {
       cwd: workDir,
       stdinFile,
@@ -600,7 +616,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
       resultGraceMs: config.coordinator.resultGraceSeconds * 1000,
       resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
-      classifyLine: lineClassifier(plugin),
+      classifyLine: lineClassifier(plugin, meter, () => ctx.onSpend?.(runId, sumSpends([...spentBefore, meter!.spend]))),
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
       onStderr: (raw: string) => {
         // What reaches a terminal or a journal is redacted as the files are (a secret split across two chunks is the one it misses).
@@ -615,6 +631,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
       env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
     });
+    if (meter) spentBefore.push(meter.spend);
     ctx.onRunEnd?.(runId);
     if (!ctx.onStderr && printed.holding) process.stderr.write(printed.end());
     if (result.survivors.length > 0) {
@@ -687,8 +704,12 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       const watchdog = main.stopDetail?.watchdog;
       const message = main.stopDetail?.message ?? stopMessage(main.stoppedBy, config.coordinator.runTimeoutSeconds);
       const operatorStop = main.stoppedBy === 'operator' ? { operator_stop: { requeue: Boolean(main.stopDetail?.requeue) } } : {};
+      const budget = main.stopDetail?.budget;
       await guard?.afterMain({ launched: true, status, failureReason: reason, errorText: message, exitCode: main.exitCode });
-      return close({ ...base, extra: { ...extra, ...(watchdog ? { watchdog } : {}), ...operatorStop }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
+      // A stop with no cost in the stream keeps what the meter followed (estimated), never unknown when the stream carried usage.
+      const followed = sumSpends(spentBefore);
+      const cost = base.cost.source === 'unknown' && followed.source !== 'unknown' ? { ...base.cost, source: followed.source, usd: followed.usd, ...(followed.pricing ? { pricing: followed.pricing } : {}) } : base.cost;
+      return close({ ...base, cost, extra: { ...extra, ...(watchdog ? { watchdog } : {}), ...(budget ? { budget } : {}), ...operatorStop }, status, failureReason: reason, errorText: message, ...(by ? { by } : {}) });
     }
     if (adopted && !parsed.reported) {
       await guard?.afterMain({ launched: true, status: 'failure', failureReason: 'driver_error', errorText: adopted.unreported, exitCode: null });
@@ -762,6 +783,7 @@ function stopMessage(stop: NonNullable<LaunchResult['stoppedBy']>, timeoutSecond
   if (stop === 'timeout') return `ran past run_timeout_seconds (${timeoutSeconds} s)`;
   if (stop === 'coordinator_stopped') return 'the coordinator shut down while the run was live';
   if (stop === 'operator') return 'stopped by the operator';
+  if (stop === 'budget') return 'stopped: its spend crossed a budget cap';
   return 'killed by the watchdog';
 }
 

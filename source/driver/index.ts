@@ -4,3 +4,4 @@ export * from './pricing.js';
 export * from './dispatch.js';
 export * from './plugins/index.js';
 export * from './process-tree.js';
+export * from './spend.js';

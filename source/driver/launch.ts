@@ -19,9 +19,10 @@ export interface LaunchSpec {
 /**
  * Ways a launched agent can be stopped from outside: the watchdog
  * (`killed`), the wall-time limit (`timeout`), a coordinator shutdown
- * (`coordinator_stopped`), the operator (`operator`).
+ * (`coordinator_stopped`), the operator (`operator`), a budget cap crossed
+ * (`budget`, docs/budget/level2.md).
  */
-export type StopReason = 'killed' | 'timeout' | 'coordinator_stopped' | 'operator';
+export type StopReason = 'killed' | 'timeout' | 'coordinator_stopped' | 'operator' | 'budget';
 
 /** What the stopper knew, kept with the run: the watchdog's limit and the last event seen, or a message. */
 export interface StopDetail {
@@ -29,6 +30,8 @@ export interface StopDetail {
   message?: string;
   /** An operator stop: whether the goal goes back to the queue (else it closes cancelled). */
   requeue?: boolean;
+  /** A budget stop: the cap crossed, its amount and what had been spent against it (USD). */
+  budget?: { cap: string; cap_usd: number; spent_usd: number };
 }
 
 /** How a launch ended. */

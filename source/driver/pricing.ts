@@ -1,5 +1,12 @@
 import type { Cost } from '../contracts/index.js';
 
+/** A launch's spend so far (USD) and how it is known (a driver's spend meter; docs/budget/level2.md). */
+export interface LaunchSpend {
+  usd: number;
+  source: 'provider' | 'estimated' | 'unknown';
+  pricing?: string;
+}
+
 /** USD per one million input, cached input and output tokens. */
 export interface TokenPrice {
   input: number;
@@ -83,4 +90,62 @@ export function addCosts(main: Cost, extra: Cost | undefined): Cost {
   }
   if (main.partial || extra.partial) out.partial = true;
   return out;
+}
+
+/** USD per one million tokens of a claude model: input, output, cache writes and cache reads. */
+export interface ClaudeTokenPrice {
+  input: number;
+  output: number;
+  cacheWrite: number;
+  cacheRead: number;
+}
+
+/**
+ * Anthropic's published per-million prices by model family, matched by the
+ * longest prefix of the model id (`claude-sonnet-4-5-20250929` is
+ * `claude-sonnet-4-5`) or its alias (`sonnet`). Used only to follow a claude
+ * run's spend message by message while it runs (docs/budget/level2.md); the
+ * recorded cost is claude's own `total_cost_usd` when it reports one.
+ */
+export const CLAUDE_PRICES_PER_MILLION: Readonly<Record<string, ClaudeTokenPrice>> = {
+  'claude-opus-4-6': { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 },
+  'claude-opus-4-5': { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 },
+  'claude-opus-4-1': { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 },
+  'claude-opus-4': { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 },
+  'claude-sonnet-4': { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 },
+  'claude-3-7-sonnet': { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 },
+  'claude-haiku-4-5': { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 },
+  'claude-3-5-haiku': { input: 0.8, output: 4, cacheWrite: 1, cacheRead: 0.08 },
+  opus: { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 },
+  sonnet: { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 },
+  haiku: { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 },
+};
+
+/** The price of a claude model id or alias (longest matching prefix), or undefined for a model not listed. */
+export function claudePrice(model: string): ClaudeTokenPrice | undefined {
+  let best: string | undefined;
+  for (const key of Object.keys(CLAUDE_PRICES_PER_MILLION)) if (model.startsWith(key) && (!best || key.length > best.length)) best = key;
+  return best ? CLAUDE_PRICES_PER_MILLION[best] : undefined;
+}
+
+/**
+ * Prices one claude message's `usage` (input, output, cache creation and
+ * cache read tokens) at its model's rates.
+ *
+ * @returns USD, or undefined for a model not in {@link CLAUDE_PRICES_PER_MILLION}.
+ */
+export function priceClaudeUsage(model: string, usage: { input_tokens?: number; output_tokens?: number; cache_creation_input_tokens?: number; cache_read_input_tokens?: number }): number | undefined {
+  const price = claudePrice(model);
+  if (!price) return undefined;
+  const usd = ((usage.input_tokens ?? 0) * price.input + (usage.output_tokens ?? 0) * price.output + (usage.cache_creation_input_tokens ?? 0) * price.cacheWrite + (usage.cache_read_input_tokens ?? 0) * price.cacheRead) / 1_000_000;
+  return Math.round(usd * 1e8) / 1e8;
+}
+
+/** Adds launch spends: the USD summed; `provider` only when every part with a figure is, `unknown` when none has one. */
+export function sumSpends(parts: readonly LaunchSpend[]): LaunchSpend {
+  const known = parts.filter((p) => p.source !== 'unknown');
+  if (known.length === 0) return { usd: 0, source: 'unknown' };
+  const usd = Math.round(known.reduce((sum, p) => sum + p.usd, 0) * 1e8) / 1e8;
+  const estimated = known.find((p) => p.source === 'estimated');
+  return estimated ? { usd, source: 'estimated', ...(estimated.pricing ? { pricing: estimated.pricing } : {}) } : { usd, source: 'provider' };
 }

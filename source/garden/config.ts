@@ -60,6 +60,8 @@ export interface GardenConfig {
   runners: { leaseTtlSeconds: number };
   /** `[webhooks]`: `allow_link_local` (default false) lets a subscription name a link-local or cloud metadata address. */
   webhooks: { allowLinkLocal: boolean };
+  /** `[budget]` (docs/budget/level2.md): caps in USD (absent: no cap), the timezone of days and months, the warning ratio, what a run of unknown cost counts as (USD; default the run cap, else 1). */
+  budget: BudgetConfig;
   /** `[coordinator].isolation` as written; absent: `worktree` in a git garden with a commit, else `tree` (decided by `isolationOf`). */
   isolation?: 'worktree' | 'tree';
   /** `[worktree]`: setup command (argv, or a shell line as `['sh', '-c', line]`), its limit (s), copied globs, days a branch is kept. */
@@ -138,6 +140,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       if (!drivers.has(tier.driver)) semantic.push(`routing.${name}.tiers.${i}.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(tier.driver)})`);
     });
   }
+  if (cfg.budget?.timezone !== undefined && !isTimeZone(cfg.budget.timezone)) semantic.push(`budget.timezone: INVALID_CONFIG_VALUE (an IANA time zone such as UTC or Europe/Berlin; got ${JSON.stringify(cfg.budget.timezone)})`);
   if (semantic.length > 0) throw new UserError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   const driverCommands: GardenConfig['drivers'] = {};
   for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
@@ -176,6 +179,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     ),
     runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
     webhooks: { allowLinkLocal: cfg.webhooks?.allow_link_local ?? false },
+    budget: budgetConfig(cfg.budget),
     ...(cfg.coordinator?.isolation ? { isolation: cfg.coordinator.isolation } : {}),
     worktree: {
       ...(cfg.worktree?.setup !== undefined ? { setup: Array.isArray(cfg.worktree.setup) ? cfg.worktree.setup : ['sh', '-c', cfg.worktree.setup] } : {}),
@@ -287,5 +291,45 @@ function holdsGoalFile(dir: string): boolean {
     return false;
   } finally {
     handle.closeSync();
+  }
+}
+
+/** `[budget]` as the code uses it (docs/budget/level2.md); USD amounts, absent caps undefined. */
+export interface BudgetConfig {
+  runUsd?: number;
+  goalUsd?: number;
+  plantDayUsd?: number;
+  gardenDayUsd?: number;
+  gardenMonthUsd?: number;
+  /** IANA time zone of days and months; default `UTC`. */
+  timezone: string;
+  /** Share of a cap that warns once (BudgetWarning); default 0.8. */
+  warnRatio: number;
+  /** What a run of unknown cost counts as, in USD: `unknown_run_usd`, else the run cap, else 1. */
+  unknownRunUsd: number;
+}
+
+/** The `[budget]` table with its defaults (docs/budget/level2.md). */
+export function budgetConfig(table: ConfigFile['budget']): BudgetConfig {
+  const t = table ?? {};
+  return {
+    ...(t.run_usd !== undefined ? { runUsd: t.run_usd } : {}),
+    ...(t.goal_usd !== undefined ? { goalUsd: t.goal_usd } : {}),
+    ...(t.plant_day_usd !== undefined ? { plantDayUsd: t.plant_day_usd } : {}),
+    ...(t.garden_day_usd !== undefined ? { gardenDayUsd: t.garden_day_usd } : {}),
+    ...(t.garden_month_usd !== undefined ? { gardenMonthUsd: t.garden_month_usd } : {}),
+    timezone: t.timezone ?? 'UTC',
+    warnRatio: t.warn_ratio ?? 0.8,
+    unknownRunUsd: t.unknown_run_usd ?? t.run_usd ?? 1,
+  };
+}
+
+/** Whether `name` is a time zone this Node knows (IANA, e.g. `Europe/Berlin`, or `UTC`). */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -135,6 +135,7 @@ export function judgeUnobserved(garden: Garden, run: RunRecord, goalType: string
     if (reason === 'operator') return { status: 'killed', failureReason: 'operator_stopped', errorText: detail?.message ?? 'stopped by the operator', exitCode: null, by: 'operator', extra: { operator_stop: { requeue: Boolean(detail?.requeue) } } };
     if (reason === 'timeout') return { status: 'timeout', failureReason: 'timeout', errorText: `ran past run_timeout_seconds (${garden.config.coordinator.runTimeoutSeconds} s)`, exitCode: null, by: 'runner' };
     if (reason === 'coordinator_stopped') return { status: 'killed', failureReason: 'coordinator_stopped', errorText: detail?.message ?? 'the runner stopped it', exitCode: null, by: 'runner' };
+    if (reason === 'budget') return { status: 'killed', failureReason: 'budget_exceeded', errorText: detail?.message ?? 'stopped: its spend crossed a budget cap', exitCode: null, by: 'budget', ...(detail?.budget ? { extra: { budget: detail.budget } } : {}) };
     return { status: 'killed', failureReason: 'killed', errorText: detail?.message ?? 'killed by the watchdog', exitCode: null, by: 'watchdog', ...(detail?.watchdog ? { extra: { watchdog: detail.watchdog } } : {}) };
   }
   const plugin = getDriverPlugin(run.driver, garden.config);

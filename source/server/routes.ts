@@ -109,6 +109,7 @@ const SUBMIT_FIELDS: Record<string, string> = {
   'no-redact': '/guard/redact',
   guard: '/guard',
   'task-class': '/task_class',
+  budget: '/budget_usd',
 };
 
 /** `POST /goals`' `guard`: the goal record's own field names (docs/guarded-runs/level2.md); `{}` is guarded with the `[guard]` defaults. */
@@ -353,6 +354,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
             conversation_id: { type: 'string', minLength: 1 },
             guard: GUARD_BODY,
             task_class: { type: 'string', minLength: 1, description: 'routes the goal through the tiers of [routing.<task_class>] in PAK2.toml' },
+            budget_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000, description: "the goal's own cap in USD across its attempts (docs/budget/level2.md)" },
           },
         },
         response: { 201: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 409: ref('Error') },
@@ -372,6 +374,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           conversation_id?: string;
           guard?: GuardBody;
           task_class?: string;
+          budget_usd?: number;
         };
       }>,
       reply: FastifyReply,
@@ -390,6 +393,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           ...(b.conversation_id !== undefined ? { conversationId: b.conversation_id } : {}),
           ...(b.guard !== undefined ? { guard: guardInputOf(b.guard) } : {}),
           ...(b.task_class !== undefined ? { taskClass: b.task_class } : {}),
+          ...(b.budget_usd !== undefined ? { budgetUsd: b.budget_usd } : {}),
         })
         .catch((error: unknown) => refusal(error, SUBMIT_FIELDS, '/body'));
       return reply.code(201).header('location', `${API_PREFIX}/goals/${goal.id}`).send({ goal });

@@ -50,6 +50,8 @@ export interface GoalInput {
   retrospective?: { since: string; until: string; goals: string[]; focus?: string };
   /** A guarded goal's `guard` (docs/guarded-runs/level2.md): kept as given; `[guard]` defaults fill the rest at dispatch. */
   guard?: GoalGuard;
+  /** Its own cap in USD across its attempts (docs/budget/level2.md). */
+  budget_usd?: number;
   /** The routing class (`[routing.<task_class>]`), kept as the record's `task_class`. */
   task_class?: string;
 }
@@ -141,6 +143,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.retrospective ? { retrospective: input.retrospective } : {}),
       ...(input.guard ? { guard: input.guard } : {}),
       ...(input.task_class ? { task_class: input.task_class } : {}),
+      ...(input.budget_usd !== undefined ? { budget_usd: input.budget_usd } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

@@ -333,7 +333,7 @@ export interface CloseRunInput {
   /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
   by?: string;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
-  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'linger' | 'background_tasks' | 'stop_reason' | 'terminal_reason' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance'>;
+  extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'linger' | 'background_tasks' | 'stop_reason' | 'terminal_reason' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance' | 'budget'>;
   /**
    * The run's secrets (docs/run/level2.md, "Secrets"): what closeRun redacts
    * from the run directory and the text fields before the terminal record is

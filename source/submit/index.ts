@@ -43,6 +43,8 @@ export interface SubmitGoalInput {
   guard?: GuardInput;
   /** Routes the goal through `[routing.<task_class>]`'s tiers. */
   taskClass?: string;
+  /** Its own cap in USD across all its attempts (`--budget`; docs/budget/level2.md). */
+  budgetUsd?: number;
 }
 
 /**
@@ -64,6 +66,9 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     throw new UserError(`priority ${input.priority}: must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
   }
   if (!input.body.trim()) throw new UserError('body: the task is empty');
+  if (input.budgetUsd !== undefined && !(Number.isFinite(input.budgetUsd) && input.budgetUsd > 0 && input.budgetUsd <= 1_000_000)) {
+    throw new UserError(`budget ${input.budgetUsd}: an amount in USD greater than 0 (e.g. 2.50)`);
+  }
   try {
     const plant = await readPlant(garden.paths, input.plant);
     if (plant.status !== 'active') throw new UserError(`plant ${input.plant}: the plant is ${plant.status}`);
@@ -109,6 +114,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.conversationId ? { conversation_id: input.conversationId } : {}),
       ...(guard ? { guard } : {}),
       ...(taskClass ? { task_class: taskClass } : {}),
+      ...(input.budgetUsd !== undefined ? { budget_usd: input.budgetUsd } : {}),
     },
     now,
   );
@@ -370,3 +376,4 @@ export {
 // Comments and blocking questions (seed 004, docs/runners/level2.md).
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
+export * from './budget.js';

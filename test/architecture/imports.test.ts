@@ -22,6 +22,7 @@ const RANK: Record<string, number> = {
   driver: 4,
   guard: 4,
   worktree: 4,
+  budget: 4,
   landing: 4.5,
   coordinator: 5,
   submit: 6,

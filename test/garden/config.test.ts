@@ -104,6 +104,15 @@ describe('parseConfig values', () => {
         'verify = "npm test"',
         'verify_timeout_seconds = 120',
         'on_conflict = "fail"',
+        '[budget]',
+        'run_usd = 2',
+        'goal_usd = 5',
+        'plant_day_usd = 10',
+        'garden_day_usd = 20',
+        'garden_month_usd = 300',
+        'timezone = "Europe/Berlin"',
+        'warn_ratio = 0.9',
+        'unknown_run_usd = 0.5',
       ].join('\n'),
     );
     expect(config).toEqual({
@@ -118,7 +127,18 @@ describe('parseConfig values', () => {
       webhooks: { allowLinkLocal: true },
       worktree: { setup: ['sh', '-c', 'npm ci'], setupTimeoutSeconds: 300, copy: ['.env'], keepDays: 3 },
       merge: { base: 'trunk', mode: 'review', verify: 'npm test', verifyTimeoutSeconds: 120, onConflict: 'fail' },
+      budget: { runUsd: 2, goalUsd: 5, plantDayUsd: 10, gardenDayUsd: 20, gardenMonthUsd: 300, timezone: 'Europe/Berlin', warnRatio: 0.9, unknownRunUsd: 0.5 },
     });
+  });
+
+  it('[budget]: defaults (UTC, 0.8, unknown runs count as the run cap, else $1); every bad value is one line naming its key', () => {
+    expect(parseConfig('').budget).toEqual({ timezone: 'UTC', warnRatio: 0.8, unknownRunUsd: 1 });
+    expect(parseConfig('[budget]\nrun_usd = 0.25\n').budget).toEqual({ runUsd: 0.25, timezone: 'UTC', warnRatio: 0.8, unknownRunUsd: 0.25 });
+    expect(() => parseConfig('[budget]\ngarden_day_usd = -1\n')).toThrow('budget.garden_day_usd: INVALID_CONFIG_VALUE (must be an amount in USD greater than 0; got -1)');
+    expect(() => parseConfig('[budget]\nrun_usd = "ten"\n')).toThrow('budget.run_usd: INVALID_CONFIG_VALUE (must be an amount in USD greater than 0; got "ten")');
+    expect(() => parseConfig('[budget]\ntimezone = "Mars/Olympus"\n')).toThrow('budget.timezone: INVALID_CONFIG_VALUE (an IANA time zone such as UTC or Europe/Berlin; got "Mars/Olympus")');
+    expect(() => parseConfig('[budget]\nwarn_ratio = 1.5\n')).toThrow('budget.warn_ratio: INVALID_CONFIG_VALUE (must be a share of a cap between 0 and 1 (e.g. 0.8); got 1.5)');
+    expect(() => parseConfig('[budget]\nday_usd = 3\n')).toThrow('budget.day_usd: UNKNOWN_CONFIG_KEY');
   });
 
   it('refuses bad [coordinator] isolation, [worktree] and [merge] values, naming each key', () => {

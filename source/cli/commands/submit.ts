@@ -79,6 +79,7 @@ interface SubmitOptions {
   redact?: boolean;
   guard?: boolean;
   taskClass?: string;
+  budget?: number;
 }
 
 /** The guard the flags ask for; undefined when no guard flag is given. */
@@ -96,7 +97,14 @@ function guardInput(opts: SubmitOptions): GuardInput | undefined {
 }
 
 /** The words a submit refusal starts with that are flags of `pak2 submit`: the CLI prefixes them with `--`. */
-const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
+const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
+
+/** `--budget USD`: a positive amount, or one line naming the flag. */
+function parseBudget(value: string): number {
+  const usd = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(usd > 0) || usd > 1_000_000) throw new UserError(`--budget ${JSON.stringify(value)}: an amount in USD greater than 0 (e.g. 2.50)`);
+  return usd;
+}
 
 /** `pak2 submit`: queues one goal and prints its id. */
 export function registerSubmit(program: Command, io: CliIO): void {
@@ -122,6 +130,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--no-redact', 'guarded run: keep secrets in the run\'s artifacts (redacted by default)')
     .option('--guard', 'guarded run with only the [guard] defaults of PAK2.toml')
     .option('--task-class <name>', 'route the goal through the tiers of [routing.<name>] in PAK2.toml')
+    .option('--budget <usd>', "the goal's own cap in USD across all its attempts (docs/budget/level2.md)", parseBudget)
     .option('--json', 'print the goal record as JSON')
     .action(async (opts: SubmitOptions, command: Command) => {
       const garden = gardenOf(command, io);
@@ -148,6 +157,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
             ...(opts.conversation ? { conversationId: opts.conversation } : {}),
             ...(guard ? { guard } : {}),
             ...(opts.taskClass !== undefined ? { taskClass: opts.taskClass } : {}),
+            ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
           },
           new Date(),
           io.env,

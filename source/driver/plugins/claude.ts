@@ -2,7 +2,8 @@ import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
 import type { LineSignal, TaskSignal } from '../liveness.js';
 import { BackgroundTaskLog } from './background.js';
-import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
+import { priceClaudeUsage } from '../pricing.js';
+import type { DriverPlugin, LaunchContext, ParsedStream, SpendMeter } from './types.js';
 
 /** One entry of claude's `permission_denials`: the tool and the path it would have touched. */
 function denialOf(raw: unknown): { tool: string; path?: string } {
@@ -158,6 +159,9 @@ export const claudePlugin: DriverPlugin = {
       }
       return { progress: true, resumes, label };
     };
+  },
+  spendMeter({ model }) {
+    return new ClaudeSpendMeter(model);
   },
   parseEvents(lines): ParsedStream {
     let sessionId: string | undefined;
@@ -321,5 +325,63 @@ class SpendOfResults {
 
   cost(): Cost {
     return this.usd !== undefined ? { source: 'provider', usd: Math.round(this.usd * 1e8) / 1e8, ...this.tokens } : { source: 'unknown', ...this.tokens };
+  }
+}
+
+/**
+ * A claude launch's spend as it runs (docs/budget/level2.md, "Following
+ * spend"): each result's own share as claude reports it (provider), plus
+ * every assistant message since the last result priced from its `usage` at
+ * its model's rates (estimated). A message streamed over several lines
+ * (one per content block, same `message.id`) counts once, at its largest usage.
+ */
+class ClaudeSpendMeter implements SpendMeter {
+  private readonly results = new SpendOfResults();
+  private readonly sinceResult = new Map<string, number>();
+  private unpriced = false;
+  private sawResult = false;
+  private sawAssistant = false;
+
+  constructor(private readonly model: string) {}
+
+  observe(raw: unknown): number | undefined {
+    const line = asRecord(raw);
+    if (!line) return undefined;
+    const before = this.spend.usd;
+    if (line.type === 'result') {
+      if (isDrain(line, this.sawAssistant)) return undefined;
+      this.results.add(line);
+      this.sawResult = true;
+      this.sinceResult.clear();
+    } else if (line.type === 'assistant') {
+      const message = asRecord(line.message);
+      const usage = asRecord(message?.usage);
+      if (line.parent_tool_use_id === undefined || line.parent_tool_use_id === null) this.sawAssistant = true;
+      if (!message || !usage) return undefined;
+      const usd = priceClaudeUsage(typeof message.model === 'string' && message.model ? message.model : this.model, usage as Record<string, number>);
+      if (usd === undefined) {
+        this.unpriced = true;
+        return undefined;
+      }
+      const id = typeof message.id === 'string' ? message.id : `line-${this.sinceResult.size}`;
+      this.sinceResult.set(id, Math.max(this.sinceResult.get(id) ?? 0, usd));
+    } else return undefined;
+    const after = this.spend.usd;
+    return after !== before ? after : undefined;
+  }
+
+  get spend(): SpendMeter['spend'] {
+    const provider = this.results.cost().usd;
+    let pending = 0;
+    for (const usd of this.sinceResult.values()) pending += usd;
+    const usd = Math.round(((provider ?? 0) + pending) * 1e8) / 1e8;
+    if (provider === undefined && this.sinceResult.size === 0) return { usd: 0, source: 'unknown' };
+    if (pending === 0 && provider !== undefined) return { usd, source: 'provider' };
+    return { usd, source: 'estimated', pricing: `claude per-message usage at ${this.model} rates${this.unpriced ? ' (some messages of an unlisted model not counted)' : ''}` };
+  }
+
+  /** Whether a result came (its provider figure is in the spend). */
+  get reported(): boolean {
+    return this.sawResult;
   }
 }

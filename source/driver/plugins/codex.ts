@@ -4,7 +4,7 @@ import type { Cost } from '../../contracts/index.js';
 import type { LaunchSpec } from '../launch.js';
 import { estimateCodexCost, type TokenUsage } from '../pricing.js';
 import type { LineSignal } from '../liveness.js';
-import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
+import type { DriverPlugin, LaunchContext, ParsedStream, SpendMeter } from './types.js';
 
 /** Sidecar files codex writes its last message to (`--output-last-message`). */
 export const CODEX_SIDECARS = { main: 'last-message.md', reflection: 'reflection.md' } as const;
@@ -82,6 +82,9 @@ export const codexPlugin: DriverPlugin = {
   buildReflectionCommand(ctx) {
     if (!ctx.sessionId) throw new Error('codex reported no thread_id to resume for reflection');
     return codexArgs(ctx, 'reflection', ctx.sessionId);
+  },
+  spendMeter({ model, threadBefore }) {
+    return codexSpendMeter(model, threadBefore);
   },
   classifier() {
     return (raw: unknown): LineSignal => {
@@ -163,3 +166,26 @@ export const codexPlugin: DriverPlugin = {
     };
   },
 };
+
+/**
+ * A codex launch's spend as it runs (docs/budget/level2.md, "Following
+ * spend"): codex reports tokens at each `turn.completed` only, the thread's
+ * running total, so the spend moves once per turn (estimated, the launch's
+ * share less the thread's total before it, as {@link turnCost} charges it).
+ */
+export function codexSpendMeter(model: string, threadBefore: TokenUsage | 'unknown' | undefined): SpendMeter {
+  let spend: SpendMeter['spend'] = { usd: 0, source: 'unknown' };
+  return {
+    observe(raw) {
+      const line = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+      if (line?.type !== 'turn.completed' || !line.usage || typeof line.usage !== 'object') return undefined;
+      const cost = turnCost(model, usageOf(line.usage as Record<string, unknown>), threadBefore);
+      if (cost.usd === undefined) return undefined;
+      spend = { usd: cost.usd, source: 'estimated', ...(cost.pricing ? { pricing: cost.pricing } : {}) };
+      return cost.usd;
+    },
+    get spend() {
+      return spend;
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import type { Cost } from '../../contracts/index.js';
 import type { LineSignal } from '../liveness.js';
 import { BackgroundTaskLog } from './background.js';
-import type { DriverPlugin, LaunchContext, ParsedStream } from './types.js';
+import type { DriverPlugin, LaunchContext, ParsedStream, SpendMeter } from './types.js';
 
 function commandOf(ctx: LaunchContext, name: string): string[] {
   if (!ctx.configCommand || ctx.configCommand.length === 0) {
@@ -37,6 +37,9 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
  * `{"type":"task","id":…,"status":"started"|"completed"|"failed"|"stopped",
  * "task_type":…,"description":…}` lines report background work: open work
  * for the watchdog and the linger until it ends, and a fact of the run.
+ * `{"type":"usage","cost_usd":…}` lines report the run's spend so far as it
+ * goes (provider; a budget follows it, docs/budget/level2.md); the last one
+ * is the cost when no result line reports one.
  */
 export function commandPlugin(name = 'command'): DriverPlugin {
   return {
@@ -52,6 +55,9 @@ export function commandPlugin(name = 'command'): DriverPlugin {
     buildReflectionCommand(ctx) {
       const [command, ...args] = commandOf(ctx, name);
       return { command: command!, args, env: envOf(ctx, 'reflection', ctx.sessionId) };
+    },
+    spendMeter() {
+      return commandSpendMeter();
     },
     classifier() {
       return (raw: unknown): LineSignal => {
@@ -98,6 +104,9 @@ export function commandPlugin(name = 'command'): DriverPlugin {
         } else if (line.type === 'error') {
           errorText = typeof line.message === 'string' ? line.message : JSON.stringify(line);
           if (line.source !== 'pak2') producedOutput = true;
+        } else if (line.type === 'usage') {
+          // The run's spend so far: the cost until a result line says otherwise.
+          if (typeof line.cost_usd === 'number' && line.cost_usd >= 0 && !reported) cost = { source: 'provider', usd: line.cost_usd };
         } else if (line.type === 'result') {
           // A later result line replaces an earlier one: status, text, cost (the run's so far), turns.
           producedOutput = true;
@@ -133,4 +142,21 @@ const TASK_END_STATUSES = new Set(['completed', 'failed', 'stopped']);
 function taskLine(line: Record<string, unknown>): { id: string; status: string; type: string; description: string } | undefined {
   if (typeof line.id !== 'string' || !line.id || typeof line.status !== 'string' || !line.status) return undefined;
   return { id: line.id, status: line.status, type: typeof line.task_type === 'string' ? line.task_type : 'task', description: typeof line.description === 'string' ? line.description : '' };
+}
+
+/** A command launch's spend as it runs: the latest `usage` or `result` line's `cost_usd` (the run's so far; docs/budget/level2.md). */
+function commandSpendMeter(): SpendMeter {
+  let spend: SpendMeter['spend'] = { usd: 0, source: 'unknown' };
+  return {
+    observe(raw) {
+      const line = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+      if ((line?.type !== 'usage' && line?.type !== 'result') || typeof line.cost_usd !== 'number' || !(line.cost_usd >= 0)) return undefined;
+      if (line.cost_usd === spend.usd && spend.source === 'provider') return undefined;
+      spend = { usd: line.cost_usd, source: 'provider' };
+      return line.cost_usd;
+    },
+    get spend() {
+      return spend;
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { codexPlugin } from './codex.js';
 import { commandPlugin } from './command.js';
 import type { DriverPlugin } from './types.js';
 
-export type { DriverPlugin, LaunchContext, ParsedStream, ParseContext } from './types.js';
+export type { DriverPlugin, LaunchContext, ParsedStream, ParseContext, SpendMeter } from './types.js';
 export { claudePlugin } from './claude.js';
 export { codexPlugin, CODEX_SIDECARS } from './codex.js';
 export { commandPlugin } from './command.js';

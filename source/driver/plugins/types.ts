@@ -1,5 +1,5 @@
 import type { BackgroundTask, Cost } from '../../contracts/index.js';
-import type { TokenUsage } from '../pricing.js';
+import type { LaunchSpend, TokenUsage } from '../pricing.js';
 import type { LaunchSpec } from '../launch.js';
 import type { LineSignal } from '../liveness.js';
 
@@ -89,9 +89,25 @@ export interface DriverPlugin {
    */
   classifier?(): (line: unknown) => LineSignal;
   /**
+   * A spend meter for one launch (docs/budget/level2.md, "Following spend"):
+   * fed each stdout line in order, it returns the launch's spend so far in
+   * USD when the line changed it (else undefined), and `priced` says how
+   * (`provider`: the agent's own figure; `estimated`: tokens priced at the
+   * model's rates). Absent: the driver's spend is known only at the end.
+   */
+  spendMeter?(ctx: { model: string; threadBefore?: TokenUsage | 'unknown' }): SpendMeter;
+  /**
    * Reads one phase of the stream: the JSON lines the agent wrote in that
    * phase, with the run directory (for sidecar files) and the model (for pricing).
    * `lines` is iterated once (it may be read from the file as it goes).
    */
   parseEvents(lines: Iterable<unknown>, ctx: ParseContext): ParsedStream;
+}
+
+/** A launch's spend meter (see {@link DriverPlugin.spendMeter}). */
+export interface SpendMeter {
+  /** Feeds one parsed stdout line; returns the launch's spend so far (USD) when this line changed it. */
+  observe(line: unknown): number | undefined;
+  /** The spend so far (USD) and how it is known; `unknown` before any figure. */
+  readonly spend: LaunchSpend;
 }

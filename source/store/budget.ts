@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { formatIssue, validateBudgetOverrides, type BudgetCapKey, type BudgetOverrides } from '../contracts/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
+
+/** `<runtime-root>/budget.json`: caps set with `pak2 budget set` (docs/budget/level2.md). */
+export function budgetOverridesFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, 'budget.json');
+}
+
+/** `<runtime-root>/budget.warned.json`: the warning keys already said, so each cap warns once per period. */
+export function budgetWarnedFile(paths: GardenPaths): string {
+  return path.join(paths.runtimeRoot, 'budget.warned.json');
+}
+
+/**
+ * The caps the operator set (none when the file is absent).
+ *
+ * @throws StoreError INVALID_RECORD naming the file and field when budget.json is malformed.
+ */
+export async function readBudgetOverrides(paths: GardenPaths): Promise<Partial<Record<BudgetCapKey, number | null>>> {
+  const file = budgetOverridesFile(paths);
+  const read = await readJsonFile(file);
+  if (!read.ok) {
+    if (read.missing) return {};
+    throw new StoreError('INVALID_RECORD', read.message, file);
+  }
+  const issues = validateBudgetOverrides(read.value);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${file}: ${formatIssue(issues[0]!)}`, file);
+  return (read.value as BudgetOverrides).caps;
+}
+
+/** Sets (a number, USD) or lifts (`null`) one cap in budget.json, keeping the others; atomic. */
+export async function writeBudgetOverride(paths: GardenPaths, key: BudgetCapKey, usd: number | null, now: Date): Promise<void> {
+  const caps = await readBudgetOverrides(paths);
+  const next: BudgetOverrides = { caps: { ...caps, [key]: usd }, updated_at: now.toISOString() };
+  await writeJsonAtomic(budgetOverridesFile(paths), next);
+}
+
+/** The warning keys already said (an unreadable file reads as none: a warning said twice beats one never said). */
+export async function readBudgetWarned(paths: GardenPaths): Promise<Set<string>> {
+  const read = await readJsonFile(budgetWarnedFile(paths));
+  return new Set(read.ok && Array.isArray(read.value) ? (read.value as unknown[]).filter((k): k is string => typeof k === 'string') : []);
+}
+
+/** Keeps the warning keys said (the caller keeps only the current periods'). */
+export async function writeBudgetWarned(paths: GardenPaths, keys: Iterable<string>): Promise<void> {
+  await writeJsonAtomic(budgetWarnedFile(paths), [...keys].sort());
+}

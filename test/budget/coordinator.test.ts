@@ -1,0 +1,107 @@
+/**
+ * Budgets through the coordinator (docs/budget/level2.md): a run stopped
+ * mid-run when its spend crosses its cap, a day cap that holds the queue
+ * until it is raised, and the report that says so.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Coordinator } from '../../source/coordinator/index.js';
+import type { Garden } from '../../source/garden/index.js';
+import { budgetReport } from '../../source/snapshot/index.js';
+import { createGoal, readGoal, readRun } from '../../source/store/index.js';
+import { setBudgetCap } from '../../source/submit/index.js';
+import { runCli } from '../support/cli.js';
+import { makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
+
+const AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/spend-agent.mjs');
+let garden: (Garden & { cleanup: () => void }) | undefined;
+let coordinator: Coordinator | undefined;
+afterEach(async () => {
+  await coordinator?.stop();
+  coordinator = undefined;
+  garden?.cleanup();
+  garden = undefined;
+});
+
+async function gardenWith(budget: string, drivers: Record<string, string>): Promise<Garden & { cleanup: () => void }> {
+  const tables = Object.entries(drivers).map(([name, scenario]) => `[drivers.${name}]\ncommand = ${JSON.stringify([process.execPath, AGENT, scenario])}`);
+  garden = await makeTestGarden({ extraToml: `${tables.join('\n')}\n[budget]\n${budget}` });
+  return garden;
+}
+
+describe('budgets through the coordinator', () => {
+  it('a run whose spend crosses the run cap mid-run is stopped at the line that crossed it: killed / budget_exceeded, the cost so far kept with its source; one warning at 80 %', async () => {
+    const g = await gardenWith('run_usd = 1', { climb: 'climb' });
+    const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'spend', driver: 'climb' });
+    coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+    await coordinator.start();
+    await waitFor(async () => (await readGoal(g.paths, goal.id)).status === 'closed', 20_000);
+    const run = await readRun(g.paths, `${goal.id}-r1`);
+    expect(run).toMatchObject({ status: 'killed', failure_reason: 'budget_exceeded', budget: { cap: 'run', cap_usd: 1, spent_usd: 1.2 }, cost: { source: 'provider' } });
+    // What the stream carried up to the stop is the cost: never below what crossed the cap, never the $3 of a finished climb.
+    expect(run.cost!.usd!).toBeGreaterThanOrEqual(1.2);
+    expect(run.cost!.usd!).toBeLessThan(3);
+    expect(run.outputs?.error).toBe('stopped: run cap $1.00 reached ($1.20 spent, $0.00 left); it had spent $1.20 (provider)');
+    expect((await readGoal(g.paths, goal.id)).closed_reason).toBe('failure');
+    const events = readEventLog(g);
+    expect(events.find((e) => e.type === 'RunClosed')).toMatchObject({ reason: 'budget_exceeded', cost_source: 'provider' });
+    const warnings = events.filter((e) => e.type === 'BudgetWarning');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ reason: 'run', detail: `run cap of ${goal.id}-r1: $0.90 of $1.00 spent (90%)` });
+  });
+
+  it('a day cap reached holds further dispatch (GoalBlocked, reason budget, once) until pak2 budget set raises it; then the goal runs', async () => {
+    const g = await gardenWith('garden_day_usd = 1', { pay: 'spend:1', cheap: 'spend:0.1' });
+    const first = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'spend a dollar', driver: 'pay' });
+    coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+    await coordinator.start();
+    await waitFor(async () => (await readGoal(g.paths, first.id)).status === 'closed');
+    const second = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'spend a dime', driver: 'cheap' });
+    await waitFor(() => readEventLog(g).some((e) => e.type === 'GoalBlocked' && e.goal === second.id));
+    const blocked = readEventLog(g).filter((e) => e.type === 'GoalBlocked' && e.goal === second.id);
+    expect(blocked).toEqual([expect.objectContaining({ reason: 'budget', detail: 'cannot dispatch: budget: garden_day cap $1.00 reached ($1.00 spent, $0.00 left); it waits in the queue' })]);
+    expect((await readGoal(g.paths, second.id)).status).toBe('queued');
+    const report = await budgetReport(g);
+    expect(report.caps.find((c) => c.cap === 'garden_day')).toMatchObject({ usd: 1, from: 'config', spent_usd: 1, left_usd: 0 });
+    expect(report.held).toEqual([{ goal: second.id, reason: 'budget: garden_day cap $1.00 reached' }]);
+    expect(readEventLog(g).filter((e) => e.type === 'BudgetWarning')).toEqual([expect.objectContaining({ reason: 'garden_day' })]);
+
+    const set = await setBudgetCap(g, 'garden_day_usd', '5');
+    expect(set).toMatchObject({ key: 'garden_day_usd', before: 1, after: 5, woke: true });
+    await waitFor(async () => (await readGoal(g.paths, second.id)).status === 'closed');
+    expect((await readRun(g.paths, `${second.id}-r1`)).status).toBe('success');
+    expect(readEventLog(g).find((e) => e.type === 'BudgetChanged')?.detail).toBe('garden_day_usd set to $5.00 by operator (was $1.00 from PAK2.toml)');
+  });
+
+  it('runs of unknown cost count as [budget] unknown_run_usd, never as zero', async () => {
+    const g = await gardenWith('garden_day_usd = 1\nunknown_run_usd = 1', { free: 'free', cheap: 'spend:0.1' });
+    const first = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'cost unknown', driver: 'free' });
+    coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+    await coordinator.start();
+    await waitFor(async () => (await readGoal(g.paths, first.id)).status === 'closed');
+    const second = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'next', driver: 'cheap' });
+    await waitFor(() => readEventLog(g).some((e) => e.type === 'GoalBlocked' && e.goal === second.id && e.reason === 'budget'));
+    expect((await budgetReport(g)).unknown_runs).toEqual({ count: 1, counted_usd_each: 1 });
+  });
+
+  it('pak2 budget: the report, --json, and one line naming the argument for a bad cap or amount', async () => {
+    const g = await gardenWith('garden_day_usd = 10\ntimezone = "Europe/Berlin"', {});
+    const json = await runCli(['budget', '--json', '--garden', g.paths.gardenRoot]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ timezone: 'Europe/Berlin', caps: expect.arrayContaining([{ cap: 'garden_day', key: 'garden_day_usd', usd: 10, from: 'config', spent_usd: 0, reserved_usd: 0, left_usd: 10 }]) });
+    const text = await runCli(['budget', '--garden', g.paths.gardenRoot]);
+    expect(text.stdout).toMatch(/garden_day_usd\s+\$10\.00\s+config\s+\$0\.00\s+\$10\.00/);
+    const badCap = await runCli(['budget', 'set', 'day_usd', '5', '--garden', g.paths.gardenRoot]);
+    expect(badCap.code).toBe(2);
+    expect(badCap.stderr.trim().split('\n')[0]).toBe('pak2: CAP "day_usd": not a budget cap; one of run_usd, goal_usd, plant_day_usd, garden_day_usd, garden_month_usd');
+    const badUsd = await runCli(['budget', 'set', 'run_usd', '-3', '--garden', g.paths.gardenRoot]);
+    expect(badUsd.code).not.toBe(0);
+    expect(badUsd.stderr).toContain('-3');
+    const ok = await runCli(['budget', 'set', 'run_usd', '2.50', '--garden', g.paths.gardenRoot]);
+    expect(ok.stdout.trim()).toBe('run_usd: $2.50 (was none)');
+    const badSubmit = await runCli(['submit', '--plant', 'gardener', '--type', 'spike', '--body', 'x', '--budget', 'lots', '--garden', g.paths.gardenRoot]);
+    expect(badSubmit.code).not.toBe(0);
+    expect(badSubmit.stderr).toContain('--budget "lots": an amount in USD greater than 0');
+  });
+});
