@@ -377,10 +377,26 @@ export async function launch(spec: LaunchSpec, options: LaunchOptions): Promise<
     killTimer.unref();
   };
   const poller = setInterval(poll, options.pollMs ?? 200);
+  // A line is read as soon as it is written, not at the next tick: a budget stops a run within one message (docs/budget/level2.md).
+  let soon: NodeJS.Immediate | undefined;
+  let watcher: fs.FSWatcher | undefined;
+  try {
+    watcher = fs.watch(options.stdoutFile, () => {
+      soon ??= setImmediate(() => {
+        soon = undefined;
+        poll();
+      });
+    });
+    watcher.on('error', () => watcher?.close());
+  } catch {
+    // No watch (inotify limits): the timer alone follows.
+  }
 
   const result = await child;
   endAgent();
   clearInterval(poller);
+  watcher?.close();
+  if (soon) clearImmediate(soon);
   if (deadline) clearTimeout(deadline);
   if (killTimer) clearTimeout(killTimer);
   follow(true);
