@@ -1,3 +1,4 @@
+import { BudgetBook, capsFor, decideDispatch } from '../budget/index.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -174,6 +175,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
       continue;
     }
     if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
+    // A cap with no room left holds the goal from runners as from the coordinator (docs/budget/level2.md).
+    if (await budgetHolds(garden, goal, now())) continue;
     const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
     // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.
@@ -905,4 +908,17 @@ export async function getTask(garden: Garden, goalId: string): Promise<{ goal: G
   const run = (await latestRun(paths, goal.id).catch(() => undefined)) ?? null;
   const lease = run ? ((await readLease(paths, run.id).catch(() => undefined)) ?? null) : null;
   return { goal, run, lease, comments: await readComments(paths, goal.id) };
+}
+
+/** One ledger per runtime root for the claims this process answers: read incrementally, not from the start each claim. */
+const claimBooks = new Map<string, BudgetBook>();
+
+/** Whether a cap holds `goal` now (decideDispatch over the closed runs' spend; docs/budget/level2.md). */
+async function budgetHolds(garden: Garden, goal: GoalRecord, now: Date): Promise<boolean> {
+  let book = claimBooks.get(garden.paths.runtimeRoot);
+  if (!book) claimBooks.set(garden.paths.runtimeRoot, (book = new BudgetBook(garden)));
+  await book.refresh();
+  const routing = goal.task_class ? garden.config.routing[goal.task_class]?.budgetUsd : undefined;
+  const caps = capsFor(garden.config.budget, book.overrides, goal, routing);
+  return caps.length > 0 && decideDispatch(caps, book.facts(), { id: goal.id, plant: goal.assigned_to ?? 'unknown' }, now, garden.config.budget.timezone) !== undefined;
 }

@@ -1,6 +1,7 @@
 import fsp from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  BUDGET_CAP_KEYS,
   EVENT_TYPES,
   GOAL_ID_PATTERN,
   GOAL_STATUSES,
@@ -17,6 +18,7 @@ import {
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { gardenLandings, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
+import { budgetReport, type BudgetReport } from '../snapshot/index.js';
 import {
   compareGoalIds,
   dispatchOrder,
@@ -37,6 +39,7 @@ import {
   type EventFilter,
 } from '../store/index.js';
 import { scanEvents, type LogTail } from './log-tail.js';
+import { publicText } from './public-text.js';
 import { SseConnection } from './sse.js';
 
 /** What the routes act on. */
@@ -437,6 +440,39 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   );
 
   app.get(
+    '/budget',
+    {
+      schema: {
+        summary: 'Every budget cap in USD: what it allows, what was spent and reserved against it, what is left; live runs\' spend so far; the goals a cap holds (docs/budget/level2.md)',
+        operationId: 'getBudget',
+        response: { 200: { type: 'object', additionalProperties: true }, ...ERROR },
+      },
+    },
+    async () => publicBudget(await budgetReport(ctx.garden), ctx.garden),
+  );
+
+  app.post(
+    '/budget/caps',
+    {
+      schema: {
+        summary: 'Set a budget cap in USD over PAK2.toml, or lift it (`usd: null`); the coordinator looks again (docs/budget/level2.md, "Changing a cap")',
+        operationId: 'setBudgetCap',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['cap', 'usd'],
+          properties: { cap: { type: 'string', enum: [...BUDGET_CAP_KEYS] }, usd: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1_000_000 } },
+        },
+        response: { 200: { type: 'object', properties: { key: { type: 'string' }, before: { type: ['number', 'null'] }, after: { type: ['number', 'null'] }, woke: { type: 'boolean' } } }, ...ERROR },
+      },
+    },
+    async (request: FastifyRequest<{ Body: { cap: string; usd: number | null } }>) => {
+      const set = await ctx.actions.setBudgetCap(request.body.cap, request.body.usd === null ? 'off' : String(request.body.usd), 'operator over HTTP').catch((error: unknown) => refusal(error, { CAP: '/cap', USD: '/usd' }, '/body'));
+      return { ...set, before: set.before ?? null };
+    },
+  );
+
+  app.get(
     '/landings',
     {
       schema: {
@@ -676,4 +712,9 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       reply.raw.once('close', () => ctx.streams.delete(stream));
     },
   );
+}
+
+/** The budget report as HTTP answers it: budget.json's problem without its machine path. */
+function publicBudget(report: BudgetReport, garden: Garden): BudgetReport {
+  return report.problem ? { ...report, problem: publicText(report.problem, garden.paths) } : report;
 }

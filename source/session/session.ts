@@ -27,6 +27,8 @@ import {
   type OperatorMessageResult,
   type StopRunResult,
   type SubmitGoalInput,
+  setBudgetCap,
+  type SetCapResult,
 } from '../submit/index.js';
 import { EventFollower } from './event-follower.js';
 import { StartupWindow } from './startup.js';
@@ -55,6 +57,8 @@ export interface OperatorActions {
   rejectRun(runId: string, options?: { requeue?: boolean; comment?: string; by?: string }): Promise<RejectResult>;
   /** A run's diff for review (files and the patch, capped). */
   runDiff(runId: string): Promise<RunDiff>;
+  /** Sets (USD as text) or lifts (`off`) a budget cap over PAK2.toml; the coordinator looks again (docs/budget/level2.md). */
+  setBudgetCap(key: string, value: string, by?: string): Promise<SetCapResult>;
 }
 
 /** The actions bound to a garden. */
@@ -71,6 +75,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     landRun: (runId, options) => landRun(garden, runId, options ?? {}),
     rejectRun: (runId, options) => rejectRun(garden, runId, options ?? {}),
     runDiff: (runId) => runDiff(garden, runId),
+    setBudgetCap: (key, value, by) => setBudgetCap(garden, key, value, by),
   };
 }
 

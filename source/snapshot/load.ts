@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
 import type { Garden, GardenPaths } from '../garden/index.js';
 import {
+  readBudgetOverrides,
   dispatchOrder,
   eventLogLineStart,
   indexMarkdown,
@@ -155,7 +156,10 @@ export class SnapshotLoader {
       else this.cost.unknown += 1;
     }
     this.eventsOffset = read.offset;
-    return { ...this.cost };
+    // The day's cap, as the coordinator holds goals to it: budget.json over [budget] garden_day_usd (docs/budget/level2.md).
+    const set = await readBudgetOverrides(this.garden.paths).catch(() => ({}) as Record<string, number | null | undefined>);
+    const cap = 'garden_day_usd' in set ? set.garden_day_usd : this.garden.config.budget.gardenDayUsd;
+    return { ...this.cost, ...(cap !== null && cap !== undefined ? { capUsd: cap } : {}) };
   }
 
   /** The shown copy of each scanned open goal (the goal itself when the scanner is this loader's own), and its row while queued. */

@@ -91,7 +91,8 @@ export interface Snapshot {
   inbox: InboxNote[];
   chat: { conversationId: string | undefined; messages: ChatMessage[] };
   /** Cost of runs closed since local midnight, from RunClosed events: USD total, runs counted, runs with unknown cost. */
-  costToday: { usd: number; runs: number; unknown: number };
+  /** Closed runs' cost today (USD), how many, how many of unknown cost, and the day's cap when one is set (docs/budget/level2.md). */
+  costToday: { usd: number; runs: number; unknown: number; capUsd?: number };
   /** The followed run's tail: the selected run, else the running one. */
   tail: TailState | undefined;
   /** The followed run's guard files, when it is a guarded run. */

@@ -68,11 +68,17 @@ export function messageText(snapshot: Snapshot, message: StatusMessage): string 
   return `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''} ${run.id} · ${goal} ${subject.goal}`;
 }
 
+/** Today's spend: `$0.1234 today`, or against the day's cap `$3.10 of $10.00 today` (docs/budget/level2.md); runs of unknown cost named. */
+export function costSegment(cost: Snapshot['costToday']): string {
+  const cap = cost.capUsd !== undefined ? ` of $${cost.capUsd.toFixed(2)}` : '';
+  return `$${cost.usd.toFixed(cap ? 2 : 4)}${cap} today${cost.unknown ? ` (+${cost.unknown} unknown)` : ''}`;
+}
+
 /** The status line: coordinator state, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
-  const cost = `$${s.costToday.usd.toFixed(4)} today${s.costToday.unknown ? ` (+${s.costToday.unknown} unknown)` : ''}`;
+  const cost = costSegment(s.costToday);
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
   const remote = Object.keys(s.leases).length;

@@ -6,18 +6,22 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Coordinator } from '../../source/coordinator/index.js';
+import { claimTask, Coordinator } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { budgetReport } from '../../source/snapshot/index.js';
-import { createGoal, readGoal, readRun } from '../../source/store/index.js';
+import { appendEvent, createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { setBudgetCap } from '../../source/submit/index.js';
 import { runCli } from '../support/cli.js';
+import { createToken } from '../../source/server/index.js';
+import { api, serve } from '../server/support.js';
 import { makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
 
 const AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/spend-agent.mjs');
 let garden: (Garden & { cleanup: () => void }) | undefined;
 let coordinator: Coordinator | undefined;
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
   await coordinator?.stop();
   coordinator = undefined;
   garden?.cleanup();
@@ -85,6 +89,17 @@ describe('budgets through the coordinator', () => {
     expect((await budgetReport(g)).unknown_runs).toEqual({ count: 1, counted_usd_each: 1 });
   });
 
+  it('runners never claim a goal a cap holds; raising the cap lets them', async () => {
+    const g = await gardenWith('garden_day_usd = 1', {});
+    await appendEvent(g.paths, { type: 'RunClosed', run: '1-earlier-r1', goal: '1-earlier', plant: 'gardener', status: 'success', cost_source: 'provider', cost_usd: 1.25 });
+    const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'remote work' });
+    const who = { name: 'far', host: 'elsewhere', instance: 'i-1' };
+    expect(await claimTask(g, who)).toBeUndefined();
+    expect((await readGoal(g.paths, goal.id)).status).toBe('queued');
+    await setBudgetCap(g, 'garden_day_usd', '3');
+    expect((await claimTask(g, who))?.goal.id).toBe(goal.id);
+  });
+
   it('pak2 budget: the report, --json, and one line naming the argument for a bad cap or amount', async () => {
     const g = await gardenWith('garden_day_usd = 10\ntimezone = "Europe/Berlin"', {});
     const json = await runCli(['budget', '--json', '--garden', g.paths.gardenRoot]);
@@ -103,5 +118,22 @@ describe('budgets through the coordinator', () => {
     const badSubmit = await runCli(['submit', '--plant', 'gardener', '--type', 'spike', '--body', 'x', '--budget', 'lots', '--garden', g.paths.gardenRoot]);
     expect(badSubmit.code).not.toBe(0);
     expect(badSubmit.stderr).toContain('--budget "lots": an amount in USD greater than 0');
+  });
+
+  it('over HTTP: GET /budget for a read token, POST /budget/caps for an operator only; a bad cap is a 400 naming the field', async () => {
+    const g = await gardenWith('garden_day_usd = 2', {});
+    const server = await serve(g, cleanups);
+    const reader = (await createToken(g.paths, { role: 'read', name: 'dash' })).token;
+    const got = await api(server, '/budget', { token: reader });
+    expect(got.status).toBe(200);
+    expect((await got.json()).caps).toContainEqual({ cap: 'garden_day', key: 'garden_day_usd', usd: 2, from: 'config', spent_usd: 0, reserved_usd: 0, left_usd: 2 });
+    expect((await api(server, '/budget/caps', { method: 'POST', token: reader, body: JSON.stringify({ cap: 'garden_day_usd', usd: 9 }) })).status).toBe(403);
+    const bad = await api(server, '/budget/caps', { method: 'POST', body: JSON.stringify({ cap: 'day_usd', usd: 9 }) });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).not.toContain(g.paths.runtimeRoot);
+    const set = await api(server, '/budget/caps', { method: 'POST', body: JSON.stringify({ cap: 'garden_day_usd', usd: null }) });
+    expect(set.status).toBe(200);
+    expect(await set.json()).toEqual({ key: 'garden_day_usd', before: 2, after: null, woke: false });
+    expect((await budgetReport(g)).caps.find((c) => c.cap === 'garden_day')).toMatchObject({ usd: null, from: 'none' });
   });
 });

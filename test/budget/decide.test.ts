@@ -62,3 +62,11 @@ describe('budget decisions (pure)', () => {
     expect(decideWarnings(config, {}, { closed: [entry('2-b-r1', '2-b', 'p', '2026-12-03T01:00:00Z', 8.5)], live: [] }, new Map(), new Date('2026-12-03T02:00:00Z'), new Set(['garden_day:2026-12-02']))[0]?.key).toBe('garden_day:2026-12-03');
   });
 });
+
+describe('the status line says today\'s spend against the day\'s cap', () => {
+  it('with and without a cap', async () => {
+    const { costSegment } = await import('../../source/ui/status-line.js');
+    expect(costSegment({ usd: 3.1, runs: 4, unknown: 0, capUsd: 10 })).toBe('$3.10 of $10.00 today');
+    expect(costSegment({ usd: 0.1234, runs: 1, unknown: 1 })).toBe('$0.1234 today (+1 unknown)');
+  });
+});

@@ -246,6 +246,9 @@ describe('openapi.json', () => {
         'GET /api/v1/runs',
         'GET /api/v1/runs/:id',
         'GET /api/v1/runs/:id/events',
+        // Budgets (docs/budget/level2.md).
+        'GET /api/v1/budget',
+        'POST /api/v1/budget/caps',
         // Review (docs/landing/level2.md).
         'GET /api/v1/landings',
         'GET /api/v1/runs/:id/diff',
