@@ -46,6 +46,8 @@ export const EVENT_TYPES = [
   'LandingRejected',
   'LandingFailed',
   'LandingWaiting',
+  // goal dependencies (docs/goal/level2.md, "Dependencies")
+  'GoalDependencyChanged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

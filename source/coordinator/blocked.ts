@@ -13,6 +13,8 @@ export function blockedFile(paths: GardenPaths): string {
  * per pass. The reported set is kept in {@link blockedFile}, so a restart
  * does not repeat it; a goal that is no longer blocked drops out, and is
  * reported again if it becomes blocked again. Writes nothing when nothing changed.
+ * A goal held by a dependency (a reason starting `dependency `) is reported
+ * with the event's `reason` `dependency` (docs/goal/level2.md, "Dependencies").
  */
 export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string }[], now: Date): Promise<void> {
   const file = blockedFile(paths);
@@ -21,7 +23,9 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
   const after: Record<string, string> = {};
   for (const { goal, reason } of blocked) {
     after[goal] = reason;
-    if (before[goal] !== reason) await appendEvent(paths, { type: 'GoalBlocked', goal, detail: `cannot dispatch: ${reason}; it waits in the queue` }, now);
+    if (before[goal] === reason) continue;
+    const dependency = reason.startsWith('dependency ');
+    await appendEvent(paths, { type: 'GoalBlocked', goal, ...(dependency ? { reason: 'dependency' } : {}), detail: `cannot dispatch: ${reason}; it waits in the queue` }, now);
   }
   if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
 }

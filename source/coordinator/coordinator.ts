@@ -11,6 +11,7 @@ import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest 
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites } from './recover.js';
+import type { DependencyFact } from './readiness.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { IoFaults } from './io-faults.js';
@@ -83,6 +84,8 @@ export class Coordinator extends EventEmitter {
   /** Wakes a pass when the earliest I/O backoff ends. */
   private retryTimer: NodeJS.Timeout | undefined;
   private lastSummary: ReconcileSummary | undefined;
+  /** Closed dependencies' facts across passes (a closed goal never changes). */
+  private readonly closedDependencies = new Map<string, DependencyFact>();
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
   private lander: Lander | undefined;
@@ -240,6 +243,7 @@ export class Coordinator extends EventEmitter {
           dispatch: this.dispatchFn,
           live: this.live,
           scanner: this.scanner,
+          closedDependencies: this.closedDependencies,
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,

@@ -1,3 +1,4 @@
+import { decideReadiness, dependencyFacts } from './readiness.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -162,6 +163,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
   const { paths, config } = garden;
   const { goals } = await new OpenGoalScanner(paths).scan();
   const candidates = goals.filter((g) => g.status === 'queued' && runnerMayTake(g) && (!filter.plants?.length || filter.plants.includes(g.assigned_to!))).sort(dispatchOrder);
+  // A goal that waits for a dependency, or is blocked by one, is never claimed (docs/goal/level2.md, "Dependencies").
+  const facts = candidates.some((g) => g.depends_on?.length) ? await dependencyFacts(paths, goals) : undefined;
   const plants = new Map<string, boolean>();
   for (const candidate of candidates) {
     const plantName = candidate.assigned_to!;
@@ -174,6 +177,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
       continue;
     }
     if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
+    if (goal.depends_on?.length && decideReadiness(goal, facts ?? (await dependencyFacts(paths, [goal]))).state !== 'ready') continue;
     const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
     // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.

@@ -22,6 +22,7 @@ import {
   type ChatMessage,
   type GoalSupplement,
 } from '../store/index.js';
+import { checkDependencies } from './dependencies.js';
 import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
 
 export { VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
@@ -43,6 +44,8 @@ export interface SubmitGoalInput {
   guard?: GuardInput;
   /** Routes the goal through `[routing.<task_class>]`'s tiers. */
   taskClass?: string;
+  /** The goals it waits for (`--after`, `depends_on`; docs/goal/level2.md, "Dependencies"). */
+  dependsOn?: string[];
 }
 
 /**
@@ -55,8 +58,9 @@ export interface SubmitGoalInput {
  *   default from PAK2_DEFAULT_DRIVER / `[defaults].driver` cannot launch),
  *   `body` (empty); for a guarded or routed goal `verify`, `allow`,
  *   `forbid`, `verify-timeout`, `pass-env`, `contract` (bad values),
- *   `task-class` (not a `[routing]` class), and (exit 1) the argument that
- *   asked for it when the garden is not in a git repository.
+ *   `task-class` (not a `[routing]` class), `after` (not a goal id, no such
+ *   goal; a new goal has no dependents, so it closes no cycle), and (exit 1)
+ *   the argument that asked for it when the garden is not in a git repository.
  */
 export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
   if (!(GOAL_TYPES as readonly string[]).includes(input.type)) throw new UserError(`type ${JSON.stringify(input.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
@@ -95,6 +99,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   const guard = input.guard ? guardOf(input.guard) : undefined;
   const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
   if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
+  const dependsOn = input.dependsOn?.length ? await checkDependencies(garden, input.dependsOn, 'after') : [];
   return createGoal(
     garden.paths,
     {
@@ -109,6 +114,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.conversationId ? { conversation_id: input.conversationId } : {}),
       ...(guard ? { guard } : {}),
       ...(taskClass ? { task_class: taskClass } : {}),
+      ...(dependsOn.length ? { depends_on: dependsOn } : {}),
     },
     now,
   );
@@ -370,3 +376,5 @@ export {
 // Comments and blocking questions (seed 004, docs/runners/level2.md).
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
+// Goal dependencies (docs/goal/level2.md, "Dependencies").
+export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';

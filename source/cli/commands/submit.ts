@@ -79,6 +79,7 @@ interface SubmitOptions {
   redact?: boolean;
   guard?: boolean;
   taskClass?: string;
+  after?: string[];
 }
 
 /** The guard the flags ask for; undefined when no guard flag is given. */
@@ -96,7 +97,7 @@ function guardInput(opts: SubmitOptions): GuardInput | undefined {
 }
 
 /** The words a submit refusal starts with that are flags of `pak2 submit`: the CLI prefixes them with `--`. */
-const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
+const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|after) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
 
 /** `pak2 submit`: queues one goal and prints its id. */
 export function registerSubmit(program: Command, io: CliIO): void {
@@ -122,6 +123,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--no-redact', 'guarded run: keep secrets in the run\'s artifacts (redacted by default)')
     .option('--guard', 'guarded run with only the [guard] defaults of PAK2.toml')
     .option('--task-class <name>', 'route the goal through the tiers of [routing.<name>] in PAK2.toml')
+    .option('--after <goal...>', 'wait until these goals closed success (repeatable): the goal is not dispatched or claimed before')
     .option('--json', 'print the goal record as JSON')
     .action(async (opts: SubmitOptions, command: Command) => {
       const garden = gardenOf(command, io);
@@ -148,6 +150,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
             ...(opts.conversation ? { conversationId: opts.conversation } : {}),
             ...(guard ? { guard } : {}),
             ...(opts.taskClass !== undefined ? { taskClass: opts.taskClass } : {}),
+            ...(opts.after?.length ? { dependsOn: opts.after.flatMap((a) => a.split(',')) } : {}),
           },
           new Date(),
           io.env,
