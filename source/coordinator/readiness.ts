@@ -135,3 +135,74 @@ export function findCycle(id: string, dependsOn: readonly string[], dependsOnOf:
   }
   return undefined;
 }
+
+/** What a view shows of a queued goal's dependencies (docs/goal/level2.md, "Dependencies"): absent when it is ready. */
+export interface DependencyView {
+  /** The dependencies not yet closed (it waits for them). */
+  waiting_for?: string[];
+  /** The root dependency that closed failure or cancelled (or is missing) and holds it. */
+  blocked_on?: BlockedOn;
+}
+
+/**
+ * The dependency view of each queued goal that depends on others and is
+ * not ready (pure): `waiting_for` or `blocked_on`, by goal id.
+ */
+export function dependencyViews(goals: readonly GoalRecord[], facts: ReadonlyMap<string, DependencyFact>): Map<string, DependencyView> {
+  const views = new Map<string, DependencyView>();
+  for (const goal of goals) {
+    if (goal.status !== 'queued' || !goal.depends_on?.length) continue;
+    const readiness = decideReadiness(goal, facts);
+    if (readiness.state === 'waiting') views.set(goal.id, { waiting_for: readiness.waiting_for });
+    else if (readiness.state === 'blocked') views.set(goal.id, { blocked_on: readiness.blocked_on });
+  }
+  return views;
+}
+
+/**
+ * {@link dependencyViews} of open goals, with the facts read
+ * ({@link dependencyFacts}); an empty map, with no read, when no queued
+ * goal depends on another.
+ */
+export async function readDependencyViews(paths: GardenPaths, goals: readonly GoalRecord[], closedCache?: Map<string, DependencyFact>): Promise<Map<string, DependencyView>> {
+  if (!goals.some((g) => g.status === 'queued' && g.depends_on?.length)) return new Map();
+  return dependencyViews(goals, await dependencyFacts(paths, goals, closedCache));
+}
+
+/**
+ * Orders goals so that each comes after the listed goals it depends on,
+ * keeping the given order otherwise (pure; the queue's chain order). A
+ * cycle keeps the given order within it.
+ */
+export function chainOrder<T extends Pick<GoalRecord, 'id' | 'depends_on'>>(goals: readonly T[]): T[] {
+  const byId = new Map(goals.map((g) => [g.id, g]));
+  const seen = new Set<string>();
+  const out: T[] = [];
+  const visit = (goal: T) => {
+    if (seen.has(goal.id)) return;
+    seen.add(goal.id);
+    for (const dep of goal.depends_on ?? []) {
+      const before = byId.get(dep);
+      if (before) visit(before);
+    }
+    out.push(goal);
+  };
+  for (const goal of goals) visit(goal);
+  return out;
+}
+
+/**
+ * The blocked chains among dependency views (pure): per root dependency
+ * (the goal that closed failure or cancelled), how it closed and the goals
+ * it holds, roots in the order first met.
+ */
+export function blockedChains(views: ReadonlyMap<string, DependencyView>): { root: string; closed_reason: string; goals: string[] }[] {
+  const chains = new Map<string, { root: string; closed_reason: string; goals: string[] }>();
+  for (const [id, view] of views) {
+    if (!view.blocked_on) continue;
+    let chain = chains.get(view.blocked_on.goal);
+    if (!chain) chains.set(view.blocked_on.goal, (chain = { root: view.blocked_on.goal, closed_reason: view.blocked_on.closed_reason, goals: [] }));
+    chain.goals.push(id);
+  }
+  return [...chains.values()];
+}

@@ -10,6 +10,10 @@ import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
   appendGoalSupplement,
   cancelGoal,
+  changeDependencies,
+  retryGoal,
+  type DependencyChange,
+  type RetryResult,
   landRun,
   rejectRun,
   runDiff,
@@ -55,6 +59,10 @@ export interface OperatorActions {
   rejectRun(runId: string, options?: { requeue?: boolean; comment?: string; by?: string }): Promise<RejectResult>;
   /** A run's diff for review (files and the patch, capped). */
   runDiff(runId: string): Promise<RunDiff>;
+  /** Adds or drops edges of a queued goal's `depends_on` (docs/goal/level2.md, "Dependencies"). */
+  changeDependencies(goalId: string, change: DependencyChange): Promise<GoalRecord>;
+  /** Queues a goal that closed failure or cancelled again; its dependents follow to the new goal. */
+  retryGoal(goalId: string): Promise<RetryResult>;
 }
 
 /** The actions bound to a garden. */
@@ -71,6 +79,8 @@ export function operatorActions(garden: Garden): OperatorActions {
     landRun: (runId, options) => landRun(garden, runId, options ?? {}),
     rejectRun: (runId, options) => rejectRun(garden, runId, options ?? {}),
     runDiff: (runId) => runDiff(garden, runId),
+    changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
+    retryGoal: (goalId) => retryGoal(garden, goalId),
   };
 }
 

@@ -4,7 +4,8 @@ import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LandingRecord, t
 import { UserError } from '../../errors.js';
 import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLanding, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
 import { landingsDir, runDir, type GardenPaths } from '../../garden/index.js';
-import { goalStatusText } from '../../landing-words.js';
+import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
+import { chainOrder, readDependencyViews, type DependencyView } from '../../coordinator/readiness.js';
 import { gardenOf, printJson } from '../context.js';
 import { blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
 import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
@@ -36,7 +37,9 @@ const GOAL_HEADERS = ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'];
 
 /** A goal's row; its status as the workbench's queue shows it (`awaiting review`, `landed`, `closed:failure`). */
 function goalCells(g: GoalRecord, landing?: LandingRecord): string[] {
-  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), goalStatusText(g, landing), age(g.submitted_at)];
+  // A queued goal's `blocked_on` is its dependency view's (a blocked goal's names its question).
+  const waits = g.status === 'queued' ? dependencyStatusText(g as unknown as DependencyView) : undefined;
+  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), waits ?? goalStatusText(g, landing), age(g.submitted_at)];
 }
 
 /**
@@ -207,7 +210,9 @@ export function registerReadCommands(program: Command, io: CliIO): void {
       // Open goals from their files; closed ones from the ledger's end: no closed goal file is opened (but with --json).
       const { goals: open, problems } = await new OpenGoalScanner(garden.paths).scan();
       const skipped = problems.map((p) => p.message);
-      const openShown = orderGoalsForDisplay(open);
+      // A queued goal's dependencies (docs/goal/level2.md): `waiting_for` or `blocked_on` on its row, listed after what it waits for.
+      const views = await readDependencyViews(garden.paths, open);
+      const openShown = chainOrder(orderGoalsForDisplay(open)).map((g) => (views.has(g.id) ? ({ ...g, ...views.get(g.id) } as GoalRecord) : g));
       if (opts.all) {
         await listAll(garden.paths, openShown, Boolean(opts.json), io, skipped);
         return reportSkipped(io, skipped, 'goal');

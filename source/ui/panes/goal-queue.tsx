@@ -1,7 +1,7 @@
 import React from 'react';
 import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost, sanitize, wrapColumns } from '../../format.js';
-import { goalStatusText } from '../../landing-words.js';
+import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
 import { fit, widthOf, windowRange } from '../layout.js';
@@ -29,15 +29,24 @@ const LANDING_COLOR: Record<string, string> = { 'awaiting review': 'magenta', la
 /** The colour of a row: its landing's, else its status's (closed: green for success, red otherwise). */
 function rowColor(row: GoalRow, status: string): string | undefined {
   const g = row.goal;
+  // Held by a failed dependency: the operator's turn (as blocked); waiting for one: not yet its turn.
+  if (row.blocked_on) return 'magenta';
+  if (row.waiting_for) return 'gray';
   return LANDING_COLOR[status] ?? (g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status]);
 }
 
 /** The mark before `blocked` in the status column: the goal waits on an answer (the inbox lists its question). */
 export const BLOCKED_MARK = '?';
 
-/** The status as the queue shows it: {@link statusCell}, with a blocked goal marked (`? blocked`). */
+/**
+ * The status as the queue shows it: {@link statusCell}, with a blocked goal
+ * marked (`? blocked`), a queued goal that waits for dependencies as
+ * `waits for 12,13`, and one a failed dependency holds as `blocked: 12
+ * failed` (docs/goal/level2.md, "Dependencies").
+ */
 export function statusShown(row: GoalRow): string {
-  return row.goal.status === 'blocked' ? `${BLOCKED_MARK} blocked` : statusCell(row);
+  if (row.goal.status === 'blocked') return `${BLOCKED_MARK} blocked`;
+  return dependencyStatusText(row) ?? statusCell(row);
 }
 
 /** The mark before a runner's name in a goal's row. */
