@@ -5,12 +5,12 @@ import { commandFor } from '../keymap.js';
 import { applyEditKey, editState, insertText, type EditState } from '../text-edit.js';
 
 /**
- * The form's fields in tab order: the guard's after the model (task class,
- * verify, its timeout, allow, forbid, pass env, contract, redact), the
- * fields `pak2 submit` has for a guarded goal; then the goals it waits for
- * (`--after`), then the body.
+ * The form's fields in tab order: after the model the goals it waits for
+ * (`--after`), then the guard's (task class, verify, its timeout, allow,
+ * forbid, pass env, contract, redact), the fields `pak2 submit` has for a
+ * guarded goal; then the body.
  */
-export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'taskClass', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'redact', 'after', 'body', 'submit'] as const;
+export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'after', 'taskClass', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'redact', 'body', 'submit'] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 /** The goal form being filled in. Choice fields hold an index into their options. */

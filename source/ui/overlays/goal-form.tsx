@@ -35,9 +35,9 @@ const FIELD_HINTS: Partial<Record<FormField, string>> = {
 };
 
 /**
- * The new-goal form: type, plant, priority, driver, model, the guard (task
- * class, verify, its timeout, allow, forbid, pass env, contract, redact:
- * the fields of `pak2 submit`), the goals it waits for (after) and a
+ * The new-goal form: type, plant, priority, driver, model, the goals it
+ * waits for (after), the guard (task class, verify, its timeout, allow,
+ * forbid, pass env, contract, redact: the fields of `pak2 submit`) and a
  * multi-line body; under it, what the active guard or after field takes.
  */
 export function GoalForm({ state, choices, width, height }: GoalFormProps): React.JSX.Element {
@@ -52,6 +52,7 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
     { label: 'priority', value: text('priority'), active: at('priority') },
     { label: 'driver', value: choice('driver', choices.drivers), active: at('driver') },
     { label: 'model', value: text('model', '(default)'), active: at('model') },
+    { label: 'after', value: text('after', '(goal ids it waits for)'), active: at('after') },
     { label: 'class', value: choice('taskClass', taskClassOptions(choices)), active: at('taskClass') },
     { label: 'verify', value: text('verify', '(no guard: a command that must pass)'), active: at('verify') },
     { label: 'timeout', value: text('verifyTimeout', "(verify's limit, seconds: [guard]'s or 600)"), active: at('verifyTimeout') },
@@ -60,7 +61,6 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
     { label: 'pass env', value: text('passEnv', '(variable names for the agent and verify)'), active: at('passEnv') },
     { label: 'contract', value: text('contract', '(none)'), active: at('contract') },
     { label: 'redact', value: choice('redact', REDACT_OPTIONS), active: at('redact') },
-    { label: 'after', value: text('after', '(goal ids it waits for)'), active: at('after') },
   ];
   const fieldHint = FIELD_HINTS[FORM_FIELDS[state.field]!] ?? '';
   const bodyText = at('body') ? withCursor(state.body) : state.body.text || `(the task: ${keyOf('form.enter')} adds a line)`;
