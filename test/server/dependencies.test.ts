@@ -51,7 +51,7 @@ describe('dependencies over HTTP', () => {
       expect(refused.body.field).toBe('/depends_on');
       expect(refused.body.error).toMatch(new RegExp(`^depends_on ${deps[0]}: `));
     }
-    const listed = await (await api(server, '/goals?status=queued')).json();
+    const listed = (await (await api(server, '/goals?status=queued')).json()) as Record<string, any>;
     expect(listed.total).toBe(2);
     expect(listed.goals.map((x: { id: string }) => x.id)).toEqual([a.body.goal.id, b.body.goal.id]);
     expect(listed.goals[1]).toMatchObject({ waiting_for: [a.body.goal.id] });
@@ -69,7 +69,7 @@ describe('dependencies over HTTP', () => {
     expect((await post(server, '/goals/9-nothing/depends', { drop: [a.id] })).status).toBe(404);
 
     await transitionGoal(g.paths, a.id, 'closed', { closedReason: 'cancelled' });
-    const listed = await (await api(server, '/goals?status=queued')).json();
+    const listed = (await (await api(server, '/goals?status=queued')).json()) as Record<string, any>;
     expect(listed.goals[0]).toMatchObject({ id: b.id, blocked_on: { goal: a.id, closed_reason: 'cancelled' } });
     const retried = await post(server, `/goals/${a.id}/retry`);
     expect(retried.status).toBe(201);
