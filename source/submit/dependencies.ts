@@ -76,7 +76,10 @@ export async function changeDependencies(garden: Garden, goalId: string, change:
       now,
     );
   } catch (error) {
-    if (error instanceof StoreError) throw new UserError(`goal ${goalId}: ${error.code === 'GOAL_NOT_FOUND' ? 'no such goal' : error.message}`, { exitCode: 1 });
+    if (error instanceof StoreError) {
+      const words = error.code === 'GOAL_NOT_FOUND' ? `goal ${goalId}: no such goal` : error.message.startsWith(`goal ${goalId} `) ? error.message : `goal ${goalId}: ${error.message}`;
+      throw new UserError(words, { exitCode: 1 });
+    }
     throw error;
   }
 }
