@@ -57,12 +57,15 @@ describe('pak2 submit --after, pak2 depends, pak2 retry', () => {
     const blocked = JSON.parse((await runCli(['goals', ...g, '--json'])).stdout) as { id: string; blocked_on?: unknown }[];
     expect(blocked.find((x) => x.id === b)?.blocked_on).toEqual({ goal: a, closed_reason: 'cancelled' });
     expect((await runCli(['goals', ...g])).stdout).toMatch(new RegExp(`${b} .* blocked: 1 cancelled`));
+    expect((await runCli(['show', ...g, b])).stdout).toContain(`  after ${a}  (blocked: 1 cancelled)`);
 
     const retry = await runCli(['retry', ...g, a]);
     expect(retry.code).toBe(0);
     const retried = retry.stdout.trim().split(' ')[0]!;
     expect(retry.stdout.trim()).toBe(`${retried} (now awaited by ${b})`);
     expect(retried).toMatch(/^3-build-a$/);
+    expect((await runCli(['show', ...g, retried])).stdout).toContain(`  retry of ${a}`);
+    expect((await runCli(['show', ...g, b])).stdout).toContain(`  after ${retried}  (waits for 3)`);
     const again = await runCli(['retry', ...g, b]);
     expect(again.code).toBe(1);
     expect(oneLine(again.stderr)).toBe(`pak2: goal ${b}: the goal is queued; only a closed goal is retried`);

@@ -315,12 +315,16 @@ export function registerReadCommands(program: Command, io: CliIO): void {
         // The thread of an open goal, or of a closed one shown on its own: one file, read only here.
         const comments = await readComments(garden.paths, goalId);
         const open = openQuestions(comments);
-        if (opts.json) return printJson(io, { goal, runs, comments, open: open.map((c) => c.id) });
+        // A queued goal's dependencies as the queue derives them (docs/goal/level2.md, "Dependencies").
+        const waits = goal.status === 'queued' && goal.depends_on?.length ? (await readDependencyViews(garden.paths, [goal])).get(goal.id) : undefined;
+        if (opts.json) return printJson(io, { goal, runs, comments, open: open.map((c) => c.id), ...(waits ?? {}) });
         const lines = [
           `goal ${goal.id}`,
           `  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}  status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`,
           `  submitted ${goal.submitted_at}${goal.driver ? `  driver ${goal.driver}` : ''}${goal.model ? `  model ${goal.model}` : ''}`,
           ...(goal.status === 'blocked' ? [`  ${blockedLine(goal, open)}`] : []),
+          ...(goal.depends_on?.length ? [`  after ${goal.depends_on.join(', ')}${waits ? `  (${dependencyStatusText(waits)}${waits.blocked_on?.via ? ` through ${waits.blocked_on.via}` : ''})` : ''}`] : []),
+          ...(goal.retry_of ? [`  retry of ${goal.retry_of}`] : []),
           ...(goal.guard || goal.task_class ? [`  guarded${goal.guard?.verify ? `  verify ${goal.guard.verify}` : ''}${goal.guard?.allowed_files?.length ? `  allow ${goal.guard.allowed_files.join(' ')}` : ''}${goal.guard?.forbidden_paths?.length ? `  forbid ${goal.guard.forbidden_paths.join(' ')}` : ''}${goal.task_class ? `  task class ${goal.task_class}` : ''}`] : []),
           '',
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
