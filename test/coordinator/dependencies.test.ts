@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDependencyViews, reconcile, type DispatchFn, type ReconcileSummary } from '../../source/coordinator/index.js';
+import { Coordinator, readDependencyViews, reconcile, type DispatchFn, type ReconcileSummary } from '../../source/coordinator/index.js';
 import { dispatch } from '../../source/driver/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { OpenGoalScanner, readGoal } from '../../source/store/index.js';
@@ -9,7 +9,12 @@ import { changeDependencies, retryGoal, submitGoal } from '../../source/submit/i
 import { FAKE_AGENT, makeTestGarden, readEventLog } from '../support/garden.js';
 
 let garden: Garden & { cleanup: () => void };
-afterEach(() => garden?.cleanup());
+let coordinator: Coordinator | undefined;
+afterEach(async () => {
+  await coordinator?.stop();
+  coordinator = undefined;
+  garden?.cleanup();
+});
 
 const realDispatch = (g: Garden): DispatchFn => (goal, runId) => dispatch(goal, runId, { garden: g });
 
@@ -145,5 +150,22 @@ describe('goal dependencies through the coordinator', () => {
     await expect(changeDependencies(garden, a.id, { add: [x.id] })).rejects.toThrow(/is closed/);
     await expect(retryGoal(garden, a.id)).rejects.toThrow(`goal ${a.id}: the goal closed success; nothing to retry`);
     await expect(retryGoal(garden, x.id)).rejects.toThrow(`goal ${x.id}: the goal is queued; only a closed goal is retried`);
+  }, 60_000);
+
+  it('the live coordinator runs a chain to the end, and untilIdle ends while a chain stays blocked on a failure', async () => {
+    await flakyGarden();
+    const a = await submit('Build a', undefined, 'flaky');
+    const b = await submit('Build b', [a.id]);
+    const c = await submit('Build c', [b.id]);
+    const x = await submit('Build x');
+    const y = await submit('Build y', [x.id]);
+    coordinator = new Coordinator({ garden, onStderr: () => undefined });
+    await coordinator.start();
+    await coordinator.untilIdle();
+    expect((await readGoal(garden.paths, y.id)).closed_reason).toBe('success');
+    expect((await readGoal(garden.paths, a.id)).closed_reason).toBe('failure');
+    for (const g of [b, c]) expect((await readGoal(garden.paths, g.id)).status).toBe('queued');
+    expect(started()).not.toContain(b.id);
+    expect(readEventLog(garden).filter((e) => e.type === 'GoalBlocked' && e.reason === 'dependency').map((e) => e.goal)).toEqual([b.id, c.id]);
   }, 60_000);
 });
