@@ -1,4 +1,3 @@
-import { decideReadiness, dependencyFacts } from './readiness.js';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -64,6 +63,7 @@ import { isGuarded } from '../guard/index.js';
 import { settleGoals } from './settle.js';
 import { gardenIsolation, materializeRemoteWork } from '../landing/index.js';
 import { branchTip } from '../worktree/index.js';
+import { decideReadiness, dependencyFacts } from './readiness.js';
 
 /** Who calls: a runner's name and host as it says them (headers `Pak2-Runner`, `Pak2-Runner-Host`). */
 export interface RunnerIdentity {

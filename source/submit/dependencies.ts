@@ -52,7 +52,8 @@ export interface DependencyChange {
  * `GoalDependencyChanged` event says what changed.
  *
  * @throws UserError naming the argument: `goal` (unknown, not a goal id,
- *   closed), `add` (not a goal id, no such goal, itself, a cycle), `drop`
+ *   closed, or dispatched and on: only a queued goal's, or a blocked one's,
+ *   dependencies change), `add` (not a goal id, no such goal, itself, a cycle), `drop`
  *   (not among its dependencies).
  */
 export async function changeDependencies(garden: Garden, goalId: string, change: DependencyChange, now: Date = new Date()): Promise<GoalRecord> {
@@ -64,6 +65,8 @@ export async function changeDependencies(garden: Garden, goalId: string, change:
       garden.paths,
       goalId,
       (goal) => {
+        // Dependencies hold a goal back from dispatch: once it is dispatched they no longer matter.
+        if (goal.status !== 'queued' && goal.status !== 'blocked') throw new UserError(`goal ${goalId}: the goal is ${goal.status}; only a queued goal's dependencies change`, { exitCode: 1 });
         const before = goal.depends_on ?? [];
         const missing = drop.find((id) => !before.includes(id));
         if (missing) throw new UserError(`drop ${missing}: ${goalId} does not depend on it (depends on: ${before.join(', ') || 'nothing'})`, { exitCode: 1 });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Coordinator, readDependencyViews, reconcile, type DispatchFn, type ReconcileSummary } from '../../source/coordinator/index.js';
 import { dispatch } from '../../source/driver/index.js';
 import type { Garden } from '../../source/garden/index.js';
-import { OpenGoalScanner, readGoal } from '../../source/store/index.js';
+import { OpenGoalScanner, readGoal, transitionGoal } from '../../source/store/index.js';
 import { changeDependencies, retryGoal, submitGoal } from '../../source/submit/index.js';
 import { FAKE_AGENT, makeTestGarden, readEventLog } from '../support/garden.js';
 
@@ -146,7 +146,10 @@ describe('goal dependencies through the coordinator', () => {
     await expect(changeDependencies(garden, x.id, { add: [z.id] })).rejects.toThrow(`add ${z.id}: a cycle: ${x.id} → ${z.id} → ${y.id} → ${x.id}`);
     await expect(changeDependencies(garden, x.id, { add: [x.id] })).rejects.toThrow(`add ${x.id}: a goal cannot wait for itself`);
     expect((await readGoal(garden.paths, x.id)).depends_on).toBeUndefined();
-    // A closed goal's dependencies no longer matter.
+    // A dispatched goal's, or a closed one's, dependencies no longer matter.
+    const running = await submit('Build r');
+    await transitionGoal(garden.paths, running.id, 'dispatched');
+    await expect(changeDependencies(garden, running.id, { add: [x.id] })).rejects.toThrow(`goal ${running.id}: the goal is dispatched; only a queued goal's dependencies change`);
     await expect(changeDependencies(garden, a.id, { add: [x.id] })).rejects.toThrow(/is closed/);
     await expect(retryGoal(garden, a.id)).rejects.toThrow(`goal ${a.id}: the goal closed success; nothing to retry`);
     await expect(retryGoal(garden, x.id)).rejects.toThrow(`goal ${x.id}: the goal is queued; only a closed goal is retried`);
