@@ -71,3 +71,23 @@ export function diffHeading(diff: { run: string; source: 'landing' | 'worktree' 
         : `the worktree of ${diff.run} (what it holds now, committed or not)`;
   return `${what} against ${base}${diff.head ? ` (branch tip ${diff.head.slice(0, 12)})` : ''}`;
 }
+
+/** The number part of a goal id (`12` of `12-build-the-api`): what a narrow status column names a dependency by. */
+function goalNumberOf(id: string): string {
+  return /^[0-9]+/.exec(id)?.[0] ?? id;
+}
+
+/** How a blocking dependency closed, as a status column says it. */
+const HOW_CLOSED: Record<string, string> = { failure: 'failed', cancelled: 'cancelled', missing: 'missing' };
+
+/**
+ * A queued goal's dependencies in a status column's words
+ * (docs/goal/level2.md, "Dependencies"): `blocked: 12 failed` when a
+ * dependency that closed failure (or cancelled, or is missing) holds it,
+ * `waits for 12,13` while some are open; undefined when neither.
+ */
+export function dependencyStatusText(view: { waiting_for?: readonly string[] | undefined; blocked_on?: { goal: string; closed_reason: string } | undefined }): string | undefined {
+  if (view.blocked_on) return `blocked: ${goalNumberOf(view.blocked_on.goal)} ${HOW_CLOSED[view.blocked_on.closed_reason] ?? view.blocked_on.closed_reason}`;
+  if (view.waiting_for?.length) return `waits for ${view.waiting_for.map(goalNumberOf).join(',')}`;
+  return undefined;
+}

@@ -28,6 +28,7 @@ export const REASON_CODES = [
   'INVALID_PRIORITY',
   'MISSING_CLOSED_REASON',
   'INVALID_CLOSED_REASON',
+  'INVALID_DEPENDENCY',
   // event (docs/events/level2.md)
   'INVALID_EVENT_TYPE',
   'INVALID_EVENT_ID',
@@ -212,6 +213,7 @@ const MESSAGES: Record<ReasonCode, string> = {
   INVALID_PRIORITY: 'priority must be an integer from 0 to 100',
   MISSING_CLOSED_REASON: 'closed goal is missing closed_reason',
   INVALID_CLOSED_REASON: 'closed_reason must be success, failure or cancelled',
+  INVALID_DEPENDENCY: 'depends_on entries must be N-slug goal ids, each once, never the goal itself',
   INVALID_EVENT_TYPE: 'type is not a known event type',
   INVALID_EVENT_ID: 'id is not a ULID (26 Crockford base-32 characters)',
   INVALID_CONFIG_VALUE: 'value is out of range or of the wrong type',

@@ -49,6 +49,8 @@ export const EVENT_TYPES = [
   // budgets (docs/budget/level2.md)
   'BudgetWarning',
   'BudgetChanged',
+  // goal dependencies (docs/goal/level2.md, "Dependencies")
+  'GoalDependencyChanged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -89,6 +89,14 @@ export const GoalSchema = lazySchema(() =>
     budget_usd: z.number({ error: 'INVALID_BUDGET' }).positive({ error: 'INVALID_BUDGET' }).max(1_000_000, { error: 'INVALID_BUDGET' }).optional(),
     /** While `blocked`: the blocking comment that holds it, the status it left, and since when. */
     blocked_on: z.looseObject({ comment: z.string().min(1), from: z.enum(['queued', 'running']), since: timestamp() }).optional(),
+    /**
+     * The goals this one waits for (docs/goal/level2.md, "Dependencies"): it is
+     * dispatched or claimed only once every one of them closed success.
+     * Goal ids, no duplicates, never its own id.
+     */
+    depends_on: z.array(codedString(GOAL_ID_PATTERN, 'INVALID_DEPENDENCY'), { error: 'INVALID_FIELD_TYPE' }).optional(),
+    /** The goal this one retries (`pak2 retry`): its dependents were moved to wait for this one. */
+    retry_of: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
   }),
 );
 export type GoalRecord = z.infer<typeof GoalSchema>;
@@ -99,7 +107,9 @@ export type GoalRecord = z.infer<typeof GoalSchema>;
  * @returns every issue, `[]` when valid. Codes: MISSING_REQUIRED_FIELD,
  *   INVALID_ID_FORMAT, INVALID_GOAL_TYPE, INVALID_STATUS, INVALID_PRIORITY,
  *   INVALID_PLANT_NAME, INVALID_TIMESTAMP, MISSING_CLOSED_REASON,
- *   INVALID_CLOSED_REASON, INVALID_BUDGET, INVALID_FIELD_TYPE, INVALID_SHAPE.
+ *   INVALID_CLOSED_REASON, INVALID_BUDGET, INVALID_FIELD_TYPE, INVALID_SHAPE, INVALID_GOAL_FORMAT
+ *   (`retry_of`), INVALID_DEPENDENCY (a `depends_on` entry that is no goal id,
+ *   named twice, or the goal's own id).
  */
 export function validateGoal(data: unknown): ValidationIssue[] {
   const issues = collectIssues(GoalSchema, data);
@@ -107,6 +117,14 @@ export function validateGoal(data: unknown): ValidationIssue[] {
   const record = data as Record<string, unknown>;
   if (record.status === 'closed' && (record.closed_reason === undefined || record.closed_reason === null)) {
     issues.push(issue('MISSING_CLOSED_REASON', 'closed_reason'));
+  }
+  if (Array.isArray(record.depends_on)) {
+    const seen = new Set<unknown>();
+    record.depends_on.forEach((dep, i) => {
+      if (dep === record.id) issues.push(issue('INVALID_DEPENDENCY', `depends_on.${i}`));
+      else if (seen.has(dep)) issues.push(issue('INVALID_DEPENDENCY', `depends_on.${i}`));
+      seen.add(dep);
+    });
   }
   return issues;
 }

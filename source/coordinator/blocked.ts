@@ -13,9 +13,11 @@ export function blockedFile(paths: GardenPaths): string {
  * per pass. The reported set is kept in {@link blockedFile}, so a restart
  * does not repeat it; a goal that is no longer blocked drops out, and is
  * reported again if it becomes blocked again. `code` is the event's
- * `reason` (`budget`; a plant block has none); `detail` the words of the
- * event when they say more than the stable `reason` (what is left of a cap
- * moves, the block does not). Writes nothing when nothing changed.
+ * `reason` (`budget`; a plant block has none; a reason starting
+ * `dependency ` is reported `dependency`, docs/goal/level2.md,
+ * "Dependencies"); `detail` the words of the event when they say more than
+ * the stable `reason` (what is left of a cap moves, the block does not).
+ * Writes nothing when nothing changed.
  */
 export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string; code?: string; detail?: string }[], now: Date): Promise<void> {
   const file = blockedFile(paths);
@@ -24,7 +26,9 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
   const after: Record<string, string> = {};
   for (const { goal, reason, code, detail } of blocked) {
     after[goal] = reason;
-    if (before[goal] !== reason) await appendEvent(paths, { type: 'GoalBlocked', goal, ...(code ? { reason: code } : {}), detail: `cannot dispatch: ${detail ?? reason}; it waits in the queue` }, now);
+    if (before[goal] === reason) continue;
+    const kind = code ?? (reason.startsWith('dependency ') ? 'dependency' : undefined);
+    await appendEvent(paths, { type: 'GoalBlocked', goal, ...(kind ? { reason: kind } : {}), detail: `cannot dispatch: ${detail ?? reason}; it waits in the queue` }, now);
   }
   if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
 }

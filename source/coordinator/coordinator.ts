@@ -12,6 +12,7 @@ import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { BudgetGate } from './budget-gate.js';
 import { recoverInterruptedWrites } from './recover.js';
+import type { DependencyFact } from './readiness.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { IoFaults } from './io-faults.js';
@@ -86,6 +87,8 @@ export class Coordinator extends EventEmitter {
   /** Wakes a pass when the earliest I/O backoff ends. */
   private retryTimer: NodeJS.Timeout | undefined;
   private lastSummary: ReconcileSummary | undefined;
+  /** Closed dependencies' facts across passes (a closed goal never changes). */
+  private readonly closedDependencies = new Map<string, DependencyFact>();
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
   private lander: Lander | undefined;
@@ -255,6 +258,7 @@ export class Coordinator extends EventEmitter {
           dispatch: this.dispatchFn,
           live: this.live,
           scanner: this.scanner,
+          closedDependencies: this.closedDependencies,
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,

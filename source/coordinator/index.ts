@@ -7,3 +7,4 @@ export * from './tend-policy.js';
 export * from './recover.js';
 export * from './remote.js';
 export * from './repair.js';
+export * from './readiness.js';

@@ -26,6 +26,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
 import { describeVerdict } from '../budget/index.js';
+import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
@@ -57,6 +58,8 @@ export interface ReconcileOptions {
   live?: LiveRuns;
   /** Reused across passes for warm reads; a fresh one makes a cold pass. */
   scanner?: OpenGoalScanner;
+  /** Closed dependencies' facts, kept across passes (a closed goal never changes); absent, they are read each pass. */
+  closedDependencies?: Map<string, DependencyFact>;
   now?: () => Date;
   env?: NodeJS.ProcessEnv;
   /** Wait for each dispatch to finish inside the pass (the seed's sequential execution model). */
@@ -90,8 +93,14 @@ export interface ReconcileSummary {
   skipped: string[];
   /** Goals rolled back to queued because opening the run failed, with why. */
   rolledBack: { goal: string; reason: string }[];
-  /** Queued goals that cannot dispatch (their plant is missing or not active), left untouched, with why. */
+  /**
+   * Queued goals that cannot dispatch (their plant is missing or not active,
+   * a cap holds them (`code` `budget`), or a dependency closed failure or
+   * cancelled: a reason starting `dependency `), left untouched, with why.
+   */
   blocked: { goal: string; reason: string; code?: string; detail?: string }[];
+  /** Queued goals waiting for dependencies still open (docs/goal/level2.md, "Dependencies"), left untouched: normal, not reported. */
+  waiting: { goal: string; waiting_for: string[] }[];
   /** Queued goals left untouched while opening runs waits out an I/O fault's backoff (`faults`), with the fault. */
   ioHeld: { goal: string; reason: string }[];
   /** Run ids the watchdog closed as killed. */
@@ -159,7 +168,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], ioHeld: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], waiting: [], ioHeld: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
   const worktrees = options.isolation?.mode === 'worktree' ? options.isolation : undefined;
   let baseTip: Promise<string | undefined> | undefined;
 
@@ -239,7 +248,20 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     if (!block) blocks.set(plant, (block = plantBlock(paths, plant)));
     return block;
   };
+  // Dependencies (docs/goal/level2.md): a goal waits untouched until every one closed success; no write, so no wake-up and no spin.
+  const facts = queued.some((g) => g.depends_on?.length) ? await dependencyFacts(paths, goals, options.closedDependencies) : undefined;
   for (const goal of queued) {
+    if (facts && goal.depends_on?.length) {
+      const readiness = decideReadiness(goal, facts);
+      if (readiness.state === 'waiting') {
+        summary.waiting.push({ goal: goal.id, waiting_for: readiness.waiting_for });
+        continue;
+      }
+      if (readiness.state === 'blocked') {
+        summary.blocked.push({ goal: goal.id, reason: dependencyReason(readiness.blocked_on) });
+        continue;
+      }
+    }
     if (!goal.assigned_to) {
       summary.skipped.push(goal.id);
       continue;

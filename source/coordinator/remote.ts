@@ -64,6 +64,7 @@ import { isGuarded } from '../guard/index.js';
 import { settleGoals } from './settle.js';
 import { gardenIsolation, materializeRemoteWork } from '../landing/index.js';
 import { branchTip } from '../worktree/index.js';
+import { decideReadiness, dependencyFacts } from './readiness.js';
 
 /** Who calls: a runner's name and host as it says them (headers `Pak2-Runner`, `Pak2-Runner-Host`). */
 export interface RunnerIdentity {
@@ -163,6 +164,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
   const { paths, config } = garden;
   const { goals } = await new OpenGoalScanner(paths).scan();
   const candidates = goals.filter((g) => g.status === 'queued' && runnerMayTake(g) && (!filter.plants?.length || filter.plants.includes(g.assigned_to!))).sort(dispatchOrder);
+  // A goal that waits for a dependency, or is blocked by one, is never claimed (docs/goal/level2.md, "Dependencies").
+  const facts = candidates.some((g) => g.depends_on?.length) ? await dependencyFacts(paths, goals) : undefined;
   const plants = new Map<string, boolean>();
   for (const candidate of candidates) {
     const plantName = candidate.assigned_to!;
@@ -177,6 +180,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
     // A cap with no room left holds the goal from runners as from the coordinator (docs/budget/level2.md).
     if (await budgetHolds(garden, goal, now())) continue;
+    if (goal.depends_on?.length && decideReadiness(goal, facts ?? (await dependencyFacts(paths, [goal]))).state !== 'ready') continue;
     const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
     // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.

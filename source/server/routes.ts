@@ -1,3 +1,4 @@
+import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
 import fsp from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -171,6 +172,17 @@ export function refusal(error: unknown, fields: Record<string, string>, fallback
   throw new HttpError(status, e.message, field);
 }
 
+/**
+ * A dependency refusal in HTTP words: the action names the CLI's argument
+ * (`after X: no such goal`); the body's key is `key`, and an unknown or
+ * cyclic dependency is the request's fault (400), not a missing resource.
+ */
+function dependencyWords(error: unknown, word: string, key: string): unknown {
+  const e = error as { name?: string; message?: string };
+  if (e?.name !== 'UserError' || !e.message?.startsWith(`${word} `)) return error;
+  throw new HttpError(400, `${key}${e.message.slice(word.length)}`, `/${key}`);
+}
+
 function goalSort(a: GoalRecord, b: GoalRecord): number {
   const aOpen = a.status !== 'closed';
   const bOpen = b.status !== 'closed';
@@ -259,12 +271,13 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const { paths } = ctx.garden;
   // Shared by every request: a warm scan stats the open goal files and reads only what changed.
   const scanner = new OpenGoalScanner(paths);
+  const closedDependencies = new Map<string, DependencyFact>();
 
   app.get(
     '/goals',
     {
       schema: {
-        summary: 'List goals: open ones in dispatch order, then closed ones, newest first; a body longer than 4096 characters is cut (body_truncated: true, body_chars: its length; GET /goals/{id} has it whole)',
+        summary: 'List goals: open ones in dispatch order (a queued goal after the goals it waits for), then closed ones, newest first; a body longer than 4096 characters is cut (body_truncated: true, body_chars: its length; GET /goals/{id} has it whole); a queued goal that depends on others carries `waiting_for` (the ids still open) or `blocked_on` ({goal, closed_reason, via?}: the dependency that closed failure or cancelled)',
         operationId: 'listGoals',
         querystring: {
           type: 'object',
@@ -283,7 +296,9 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const matches = (g: GoalRecord) => (!q.status || g.status === q.status) && (!q.plant || g.assigned_to === q.plant);
       // Open goals from their files; closed ones from the ledger's end, a goal file read only for a goal shown.
       const { goals: open, problems } = await scanner.scan();
-      const shown = open.filter(matches).sort(goalSort);
+      // A queued goal's dependencies (docs/goal/level2.md): `waiting_for` or `blocked_on` on its row, listed after what it waits for.
+      const views = await readDependencyViews(paths, open, closedDependencies);
+      const shown = chainOrder(open.filter(matches).sort(goalSort)).map((g) => (views.has(g.id) ? ({ ...g, ...views.get(g.id) } as GoalRecord) : g));
       const messages = problems.map((p) => p.message);
       let total = shown.length;
       if (!q.status || q.status === 'closed') {
@@ -358,6 +373,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
             guard: GUARD_BODY,
             task_class: { type: 'string', minLength: 1, description: 'routes the goal through the tiers of [routing.<task_class>] in PAK2.toml' },
             budget_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000, description: "the goal's own cap in USD across its attempts (docs/budget/level2.md)" },
+            depends_on: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100, description: 'goal ids it waits for: it is not dispatched or claimed until each closed success (docs/goal/level2.md, "Dependencies"); an unknown one is a 400' },
           },
         },
         response: { 201: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 409: ref('Error') },
@@ -378,6 +394,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           guard?: GuardBody;
           task_class?: string;
           budget_usd?: number;
+          depends_on?: string[];
         };
       }>,
       reply: FastifyReply,
@@ -397,9 +414,54 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           ...(b.guard !== undefined ? { guard: guardInputOf(b.guard) } : {}),
           ...(b.task_class !== undefined ? { taskClass: b.task_class } : {}),
           ...(b.budget_usd !== undefined ? { budgetUsd: b.budget_usd } : {}),
+          ...(b.depends_on?.length ? { dependsOn: b.depends_on } : {}),
         })
-        .catch((error: unknown) => refusal(error, SUBMIT_FIELDS, '/body'));
+        .catch((error: unknown) => refusal(dependencyWords(error, 'after', 'depends_on'), SUBMIT_FIELDS, '/body'));
       return reply.code(201).header('location', `${API_PREFIX}/goals/${goal.id}`).send({ goal });
+    },
+  );
+
+  app.post(
+    '/goals/:id/depends',
+    {
+      schema: {
+        summary: "Change what a queued goal waits for: `drop` edges (a goal a failed dependency blocked is released), `add` ones (an unknown goal or a cycle is a 400)",
+        operationId: 'changeDependencies',
+        params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            add: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100 },
+            drop: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100 },
+          },
+        },
+        response: { 200: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 404: ref('Error'), 409: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string }; Body: { add?: string[]; drop?: string[] } }>) => {
+      const b = request.body ?? {};
+      if (!b.add?.length && !b.drop?.length) throw new HttpError(400, 'add or drop: give at least one goal id', '/add');
+      const goal = await ctx.actions
+        .changeDependencies(request.params.id, { ...(b.add ? { add: b.add } : {}), ...(b.drop ? { drop: b.drop } : {}) })
+        .catch((error: unknown) => refusal(dependencyWords(error, 'add', 'add'), { add: '/add', drop: '/drop', goal: 'id' }, 'id'));
+      return { goal };
+    },
+  );
+
+  app.post(
+    '/goals/:id/retry',
+    {
+      schema: {
+        summary: 'Queue a goal that closed failure or cancelled again, as a new goal (`retry_of` names the old one); the open goals that waited for it wait for the new one (`moved`)',
+        operationId: 'retryGoal',
+        params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
+        response: { 201: { type: 'object', properties: { goal: ref('Goal'), moved: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error'), 409: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      const result = await ctx.actions.retryGoal(request.params.id).catch((error: unknown) => refusal(error, { goal: 'id' }, 'id'));
+      return reply.code(201).header('location', `${API_PREFIX}/goals/${result.goal.id}`).send(result);
     },
   );
 

@@ -10,6 +10,10 @@ import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
   appendGoalSupplement,
   cancelGoal,
+  changeDependencies,
+  retryGoal,
+  type DependencyChange,
+  type RetryResult,
   landRun,
   rejectRun,
   runDiff,
@@ -59,6 +63,10 @@ export interface OperatorActions {
   runDiff(runId: string): Promise<RunDiff>;
   /** Sets (USD as text) or lifts (`off`) a budget cap over PAK2.toml; the coordinator looks again (docs/budget/level2.md). */
   setBudgetCap(key: string, value: string, by?: string): Promise<SetCapResult>;
+  /** Adds or drops edges of a queued goal's `depends_on` (docs/goal/level2.md, "Dependencies"). */
+  changeDependencies(goalId: string, change: DependencyChange): Promise<GoalRecord>;
+  /** Queues a goal that closed failure or cancelled again; its dependents follow to the new goal. */
+  retryGoal(goalId: string): Promise<RetryResult>;
 }
 
 /** The actions bound to a garden. */
@@ -76,6 +84,8 @@ export function operatorActions(garden: Garden): OperatorActions {
     rejectRun: (runId, options) => rejectRun(garden, runId, options ?? {}),
     runDiff: (runId) => runDiff(garden, runId),
     setBudgetCap: (key, value, by) => setBudgetCap(garden, key, value, by),
+    changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
+    retryGoal: (goalId) => retryGoal(garden, goalId),
   };
 }
 

@@ -5,6 +5,7 @@ import { formatCost } from '../format.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
 import { gardenIsolationNow } from '../worktree/index.js';
+import { blockedChains, readDependencyViews } from '../coordinator/readiness.js';
 import {
   appendConversationMessage,
   deliverReplyNote,
@@ -42,12 +43,15 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
   const goals = (await new OpenGoalScanner(paths).scan()).goals.sort(dispatchOrder);
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
   const isolation = await gardenIsolationNow(garden, env);
+  const chains = blockedChains(await readDependencyViews(paths, goals).catch(() => new Map()));
   const lines = [
     `# ${config.gardenName}: pak2 is starting`,
     '',
     `- Garden: ${paths.gardenRoot} (runtime root ${path.relative(paths.gardenRoot, paths.runtimeRoot) || '.'})`,
     `- Plants: ${plants.map((p) => `${p.name} (seed ${p.seed})`).join(', ') || 'none'}`,
     `- Queued: ${goals.length} goal${goals.length === 1 ? '' : 's'}${goals.length ? ` — ${goals.slice(0, 5).map((g) => `${g.id} (${g.type}, ${g.assigned_to ?? 'no plant'})`).join('; ')}` : ''}`,
+    // Blocked chains (docs/goal/level2.md, "Dependencies"): what waits on the operator, by the dependency that failed.
+    ...chains.map((c) => `- Blocked: ${c.goals.length} goal${c.goals.length === 1 ? '' : 's'} blocked by ${c.root} (${c.closed_reason}) — pak2 retry ${c.root}, pak2 depends GOAL --drop ${c.root}, or cancel`),
     `- Driver: ${settings.driver}, model ${settings.model ?? 'default'}${settings.reasoningEffort ? `, effort ${settings.reasoningEffort}` : ''}`,
     `- Watchdog ${config.coordinator.watchdogSeconds} s, run limit ${config.coordinator.runTimeoutSeconds} s, ${config.coordinator.maxConcurrentRuns ? `${config.coordinator.maxConcurrentRuns} run(s) at a time` : 'no runs here: remote runners (pak2 runner) take the goals'}`,
     isolation.mode === 'worktree'

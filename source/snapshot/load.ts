@@ -26,6 +26,7 @@ import {
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
 import { LandingReader } from './landings.js';
+import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
 import { LeaseReader, QuestionReader } from './questions.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
@@ -83,6 +84,8 @@ export class SnapshotLoader {
   private readonly shared: boolean;
   /** Full records of shown closed goals (closed goals never change), by id. */
   private readonly closedCache = new Map<string, GoalRecord>();
+  /** Closed dependencies' facts (a closed goal never changes). */
+  private readonly closedDependencies = new Map<string, DependencyFact>();
   private loads = 0;
   /** True when some shown closed goal is still only its ledger entry: the next load reads its file. */
   pendingClosed = false;
@@ -206,6 +209,13 @@ export class SnapshotLoader {
     // In flight, then blocked (waiting on the operator), then queued in dispatch order.
     const order: Record<string, number> = { running: 0, dispatched: 1, completed: 2, blocked: 3, queued: 4 };
     open.sort((a, b) => (order[a.status] ?? 9) - (order[b.status] ?? 9) || dispatchOrder(a, b));
+    // A chain's order: a queued goal is listed after the queued goals it waits for (docs/goal/level2.md, "Dependencies").
+    const firstQueued = open.findIndex((g) => g.status === 'queued');
+    if (firstQueued >= 0) open.splice(firstQueued, open.length - firstQueued, ...chainOrder(open.slice(firstQueued)));
+    const dependencies = await readDependencyViews(paths, open, this.closedDependencies).catch((error: unknown) => {
+      problems.push((error as Error).message);
+      return new Map();
+    });
 
     const openIds = new Set(open.map((g) => g.id));
     const first = this.loads === 0;
@@ -242,7 +252,9 @@ export class SnapshotLoader {
     const reads: Promise<void>[] = [];
     for (const goal of [...open, ...closed]) {
       if (goal.status === 'queued') {
-        rows.push(this.queuedRow(goal));
+        const waits = dependencies.get(goal.id);
+        // A waiting or blocked goal's row is made afresh: what it waits for changes while its record does not.
+        rows.push(waits ? { goal, run: undefined, ...waits } : this.queuedRow(goal));
         continue;
       }
       const at = rows.push({ goal, run: undefined }) - 1;

@@ -1,5 +1,6 @@
 import type { ArtifactRecord, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
+import type { BlockedOn } from '../coordinator/readiness.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
 
@@ -11,6 +12,10 @@ export interface GoalRow {
   provenance?: RuntimeHistoryRecord;
   /** The latest run's landing (`<runtime-root>/landings/<run-id>.json`, docs/landing/level2.md), when its work was queued to land. */
   landing?: LandingRecord;
+  /** A queued goal's dependencies not yet closed (docs/goal/level2.md, "Dependencies"): it waits for them. */
+  waiting_for?: string[];
+  /** A queued goal held by a dependency that closed failure or cancelled (or is missing): the root of the chain. */
+  blocked_on?: BlockedOn;
 }
 
 /** One entry of a plant's `memory/active-threads.json`, read leniently. */

@@ -54,6 +54,10 @@ export interface GoalInput {
   budget_usd?: number;
   /** The routing class (`[routing.<task_class>]`), kept as the record's `task_class`. */
   task_class?: string;
+  /** The goals it waits for (docs/goal/level2.md, "Dependencies"); checked by the caller (they exist, no cycle). */
+  depends_on?: string[];
+  /** The goal it retries (`pak2 retry`). */
+  retry_of?: string;
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -144,6 +148,8 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.guard ? { guard: input.guard } : {}),
       ...(input.task_class ? { task_class: input.task_class } : {}),
       ...(input.budget_usd !== undefined ? { budget_usd: input.budget_usd } : {}),
+      ...(input.depends_on?.length ? { depends_on: input.depends_on } : {}),
+      ...(input.retry_of ? { retry_of: input.retry_of } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
@@ -292,6 +298,38 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
     await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
   }
   return next;
+}
+
+/**
+ * Changes an open goal's `depends_on` under its lock (docs/goal/level2.md,
+ * "Dependencies"): `change` gets the goal as it is now and returns the new
+ * list with words for the event, or undefined to leave it as it is. The
+ * record is written (an empty list removes the field) and
+ * `GoalDependencyChanged` appended with those words as its detail.
+ *
+ * @throws StoreError GOAL_NOT_FOUND, INVALID_TRANSITION (the goal is closed:
+ *   its dependencies no longer matter), INVALID_RECORD; whatever `change` throws.
+ */
+export async function changeGoalDependencies(
+  paths: GardenPaths,
+  id: string,
+  change: (goal: GoalRecord) => { depends_on: string[]; detail: string } | undefined,
+  now: Date = new Date(),
+): Promise<GoalRecord> {
+  return withGoalLock(paths, id, async () => {
+    const goal = await readGoal(paths, id);
+    if (goal.status === 'closed') throw new StoreError('INVALID_TRANSITION', `goal ${id} is closed (${goal.closed_reason ?? 'no reason'}); its dependencies no longer matter`, goalFile(paths, id));
+    const next = change(goal);
+    if (!next) return goal;
+    const record: GoalRecord = { ...goal, updated_at: now.toISOString() };
+    if (next.depends_on.length > 0) record.depends_on = next.depends_on;
+    else delete record.depends_on;
+    const issues = validateGoal(record);
+    if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal ${id}: ${formatIssue(issues[0]!)}`, goalFile(paths, id));
+    await writeGoalRecord(paths, record);
+    await appendEvent(paths, { type: 'GoalDependencyChanged', goal: id, detail: next.detail }, now);
+    return record;
+  });
 }
 
 /** A goal file that could not be read or failed validation, named with its reason. */

@@ -22,6 +22,7 @@ import {
   type ChatMessage,
   type GoalSupplement,
 } from '../store/index.js';
+import { checkDependencies } from './dependencies.js';
 import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
 
 export { VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
@@ -45,6 +46,8 @@ export interface SubmitGoalInput {
   taskClass?: string;
   /** Its own cap in USD across all its attempts (`--budget`; docs/budget/level2.md). */
   budgetUsd?: number;
+  /** The goals it waits for (`--after`, `depends_on`; docs/goal/level2.md, "Dependencies"). */
+  dependsOn?: string[];
 }
 
 /**
@@ -57,8 +60,9 @@ export interface SubmitGoalInput {
  *   default from PAK2_DEFAULT_DRIVER / `[defaults].driver` cannot launch),
  *   `body` (empty); for a guarded or routed goal `verify`, `allow`,
  *   `forbid`, `verify-timeout`, `pass-env`, `contract` (bad values),
- *   `task-class` (not a `[routing]` class), and (exit 1) the argument that
- *   asked for it when the garden is not in a git repository.
+ *   `task-class` (not a `[routing]` class), `after` (not a goal id, no such
+ *   goal; a new goal has no dependents, so it closes no cycle), and (exit 1)
+ *   the argument that asked for it when the garden is not in a git repository.
  */
 export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
   if (!(GOAL_TYPES as readonly string[]).includes(input.type)) throw new UserError(`type ${JSON.stringify(input.type)}: must be one of ${GOAL_TYPES.join(', ')}`);
@@ -100,6 +104,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   const guard = input.guard ? guardOf(input.guard) : undefined;
   const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
   if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
+  const dependsOn = input.dependsOn?.length ? await checkDependencies(garden, input.dependsOn, 'after') : [];
   return createGoal(
     garden.paths,
     {
@@ -115,6 +120,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(guard ? { guard } : {}),
       ...(taskClass ? { task_class: taskClass } : {}),
       ...(input.budgetUsd !== undefined ? { budget_usd: input.budgetUsd } : {}),
+      ...(dependsOn.length ? { depends_on: dependsOn } : {}),
     },
     now,
   );
@@ -377,3 +383,5 @@ export {
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
 export * from './budget.js';
+// Goal dependencies (docs/goal/level2.md, "Dependencies").
+export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';

@@ -126,7 +126,7 @@ describe('budgets through the coordinator', () => {
     const reader = (await createToken(g.paths, { role: 'read', name: 'dash' })).token;
     const got = await api(server, '/budget', { token: reader });
     expect(got.status).toBe(200);
-    expect((await got.json()).caps).toContainEqual({ cap: 'garden_day', key: 'garden_day_usd', usd: 2, from: 'config', spent_usd: 0, reserved_usd: 0, left_usd: 2 });
+    expect(((await got.json()) as { caps: unknown[] }).caps).toContainEqual({ cap: 'garden_day', key: 'garden_day_usd', usd: 2, from: 'config', spent_usd: 0, reserved_usd: 0, left_usd: 2 });
     expect((await api(server, '/budget/caps', { method: 'POST', token: reader, body: JSON.stringify({ cap: 'garden_day_usd', usd: 9 }) })).status).toBe(403);
     const bad = await api(server, '/budget/caps', { method: 'POST', body: JSON.stringify({ cap: 'day_usd', usd: 9 }) });
     expect(bad.status).toBe(400);

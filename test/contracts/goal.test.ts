@@ -26,6 +26,8 @@ const GOAL_CODES = [
   'INVALID_CLOSED_REASON',
   'INVALID_FIELD_TYPE',
   'INVALID_SHAPE',
+  'INVALID_GOAL_FORMAT',
+  'INVALID_DEPENDENCY',
 ];
 
 const produced = new Set<string>();
@@ -120,6 +122,22 @@ describe('validateGoal: reason codes', () => {
 
   it.each([['meh'], ['SUCCESS'], ['completed']])('INVALID_CLOSED_REASON for closed_reason %j', (closed_reason) => {
     expectOnly(validateGoal(goalRecord({ status: 'closed', closed_reason })), 'INVALID_CLOSED_REASON', 'closed_reason');
+  });
+
+  it.each([[['1-Build']], [['x']], [[7]], [['../1-a']]])('INVALID_DEPENDENCY for depends_on %j', (depends_on) => {
+    expectOnly(validateGoal(goalRecord({ depends_on })), depends_on[0] === 7 ? 'INVALID_FIELD_TYPE' : 'INVALID_DEPENDENCY', 'depends_on.0');
+  });
+
+  it('INVALID_DEPENDENCY for a dependency named twice or the goal itself; a list of goal ids is valid', () => {
+    expectOnly(validateGoal(goalRecord({ depends_on: ['2-a', '2-a'] })), 'INVALID_DEPENDENCY', 'depends_on.1');
+    const self = goalRecord({});
+    expectOnly(validateGoal({ ...self, depends_on: [self.id] }), 'INVALID_DEPENDENCY', 'depends_on.0');
+    expect(validateGoal(goalRecord({ depends_on: ['2-a', '3-b'], retry_of: '9-x' }))).toEqual([]);
+    expectOnly(validateGoal(goalRecord({ depends_on: '2-a' })), 'INVALID_FIELD_TYPE', 'depends_on');
+  });
+
+  it('INVALID_GOAL_FORMAT for a retry_of that is no goal id', () => {
+    expectOnly(validateGoal(goalRecord({ retry_of: '9 x' })), 'INVALID_GOAL_FORMAT', 'retry_of');
   });
 
   it('INVALID_FIELD_TYPE for a non-string body', () => {

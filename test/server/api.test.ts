@@ -243,6 +243,9 @@ describe('openapi.json', () => {
         'GET /api/v1/goals/:id',
         'POST /api/v1/goals',
         'POST /api/v1/goals/:id/cancel',
+        // Dependencies (docs/goal/level2.md, test/server/dependencies.test.ts).
+        'POST /api/v1/goals/:id/depends',
+        'POST /api/v1/goals/:id/retry',
         'GET /api/v1/runs',
         'GET /api/v1/runs/:id',
         'GET /api/v1/runs/:id/events',

@@ -253,8 +253,8 @@ describe('keys that arrive in one burst (tmux send-keys j j j, send-keys -l jj, 
     // body → submit → type → plant → priority: backspace twice and 80, all in one read.
     await press(`${TAB.repeat(4)}80`);
     expect(plain(lastFrame())).toMatch(/│ priority +80█/);
-    // priority → driver → model → class → verify, then the command.
-    await press(`${TAB.repeat(4)}npm test`);
+    // priority → driver → model → after → class → verify, then the command.
+    await press(`${TAB.repeat(5)}npm test`);
     expect(plain(lastFrame())).toMatch(/│ verify +npm test█/);
     await press(CTRL_S);
     await tick();

@@ -80,7 +80,7 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
-      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`), ...last.ioHeld.map((r) => `${r.goal} (${r.reason})`)];
+      const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`), ...last.ioHeld.map((r) => `${r.goal} (${r.reason})`), ...last.waiting.map((w) => `${w.goal} (waits for ${w.waiting_for.join(', ')})`)];
       if (stuck.length) io.err(`pak2: idle; ${stuck.length} goal(s) stay queued and cannot dispatch: ${stuck.join('; ')}`);
       // Work an I/O fault held back (a full disk; each fault was said in one line): the script is told it did not all get done.
       if (!coordinator.faults.empty) io.exitCode = 1;

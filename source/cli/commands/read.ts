@@ -4,7 +4,8 @@ import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LandingRecord, t
 import { UserError } from '../../errors.js';
 import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLanding, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
 import { landingsDir, runDir, type GardenPaths } from '../../garden/index.js';
-import { goalStatusText } from '../../landing-words.js';
+import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
+import { chainOrder, readDependencyViews, type DependencyView } from '../../coordinator/readiness.js';
 import { gardenOf, printJson } from '../context.js';
 import { blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
 import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
@@ -36,7 +37,9 @@ const GOAL_HEADERS = ['ID', 'TYPE', 'PLANT', 'PRI', 'STATUS', 'AGE'];
 
 /** A goal's row; its status as the workbench's queue shows it (`awaiting review`, `landed`, `closed:failure`). */
 function goalCells(g: GoalRecord, landing?: LandingRecord): string[] {
-  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), goalStatusText(g, landing), age(g.submitted_at)];
+  // A queued goal's `blocked_on` is its dependency view's (a blocked goal's names its question).
+  const waits = g.status === 'queued' ? dependencyStatusText(g as unknown as DependencyView) : undefined;
+  return [truncateColumns(g.id, 40), g.type, g.assigned_to ?? '-', String(g.priority), waits ?? goalStatusText(g, landing), age(g.submitted_at)];
 }
 
 /**
@@ -207,7 +210,9 @@ export function registerReadCommands(program: Command, io: CliIO): void {
       // Open goals from their files; closed ones from the ledger's end: no closed goal file is opened (but with --json).
       const { goals: open, problems } = await new OpenGoalScanner(garden.paths).scan();
       const skipped = problems.map((p) => p.message);
-      const openShown = orderGoalsForDisplay(open);
+      // A queued goal's dependencies (docs/goal/level2.md): `waiting_for` or `blocked_on` on its row, listed after what it waits for.
+      const views = await readDependencyViews(garden.paths, open);
+      const openShown = chainOrder(orderGoalsForDisplay(open)).map((g) => (views.has(g.id) ? ({ ...g, ...views.get(g.id) } as GoalRecord) : g));
       if (opts.all) {
         await listAll(garden.paths, openShown, Boolean(opts.json), io, skipped);
         return reportSkipped(io, skipped, 'goal');
@@ -310,12 +315,16 @@ export function registerReadCommands(program: Command, io: CliIO): void {
         // The thread of an open goal, or of a closed one shown on its own: one file, read only here.
         const comments = await readComments(garden.paths, goalId);
         const open = openQuestions(comments);
-        if (opts.json) return printJson(io, { goal, runs, comments, open: open.map((c) => c.id) });
+        // A queued goal's dependencies as the queue derives them (docs/goal/level2.md, "Dependencies").
+        const waits = goal.status === 'queued' && goal.depends_on?.length ? (await readDependencyViews(garden.paths, [goal])).get(goal.id) : undefined;
+        if (opts.json) return printJson(io, { goal, runs, comments, open: open.map((c) => c.id), ...(waits ?? {}) });
         const lines = [
           `goal ${goal.id}`,
           `  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}  status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}`,
           `  submitted ${goal.submitted_at}${goal.driver ? `  driver ${goal.driver}` : ''}${goal.model ? `  model ${goal.model}` : ''}`,
           ...(goal.status === 'blocked' ? [`  ${blockedLine(goal, open)}`] : []),
+          ...(goal.depends_on?.length ? [`  after ${goal.depends_on.join(', ')}${waits ? `  (${dependencyStatusText(waits)}${waits.blocked_on?.via ? ` through ${waits.blocked_on.via}` : ''})` : ''}`] : []),
+          ...(goal.retry_of ? [`  retry of ${goal.retry_of}`] : []),
           ...(goal.guard || goal.task_class ? [`  guarded${goal.guard?.verify ? `  verify ${goal.guard.verify}` : ''}${goal.guard?.allowed_files?.length ? `  allow ${goal.guard.allowed_files.join(' ')}` : ''}${goal.guard?.forbidden_paths?.length ? `  forbid ${goal.guard.forbidden_paths.join(' ')}` : ''}${goal.task_class ? `  task class ${goal.task_class}` : ''}`] : []),
           '',
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),

@@ -80,6 +80,7 @@ interface SubmitOptions {
   guard?: boolean;
   taskClass?: string;
   budget?: number;
+  after?: string[];
 }
 
 /** The guard the flags ask for; undefined when no guard flag is given. */
@@ -97,7 +98,6 @@ function guardInput(opts: SubmitOptions): GuardInput | undefined {
 }
 
 /** The words a submit refusal starts with that are flags of `pak2 submit`: the CLI prefixes them with `--`. */
-const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
 
 /** `--budget USD`: a positive amount, or one line naming the flag. */
 function parseBudget(value: string): number {
@@ -105,6 +105,7 @@ function parseBudget(value: string): number {
   if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(usd > 0) || usd > 1_000_000) throw new UserError(`--budget ${JSON.stringify(value)}: an amount in USD greater than 0 (e.g. 2.50)`);
   return usd;
 }
+const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget|after) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
 
 /** `pak2 submit`: queues one goal and prints its id. */
 export function registerSubmit(program: Command, io: CliIO): void {
@@ -131,6 +132,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--guard', 'guarded run with only the [guard] defaults of PAK2.toml')
     .option('--task-class <name>', 'route the goal through the tiers of [routing.<name>] in PAK2.toml')
     .option('--budget <usd>', "the goal's own cap in USD across all its attempts (docs/budget/level2.md)", parseBudget)
+    .option('--after <goal...>', 'wait until these goals closed success (repeatable): the goal is not dispatched or claimed before')
     .option('--json', 'print the goal record as JSON')
     .action(async (opts: SubmitOptions, command: Command) => {
       const garden = gardenOf(command, io);
@@ -158,6 +160,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
             ...(guard ? { guard } : {}),
             ...(opts.taskClass !== undefined ? { taskClass: opts.taskClass } : {}),
             ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
+            ...(opts.after?.length ? { dependsOn: opts.after.flatMap((a) => a.split(',')) } : {}),
           },
           new Date(),
           io.env,

@@ -5,11 +5,12 @@ import { commandFor } from '../keymap.js';
 import { applyEditKey, editState, insertText, type EditState } from '../text-edit.js';
 
 /**
- * The form's fields in tab order: the guard's after the model (task class,
- * verify, its timeout, allow, forbid, pass env, contract, redact), the
- * fields `pak2 submit` has for a guarded goal.
+ * The form's fields in tab order: after the model the goals it waits for
+ * (`--after`), then the guard's (task class, verify, its timeout, allow,
+ * forbid, pass env, contract, redact), the fields `pak2 submit` has for a
+ * guarded goal; then the body.
  */
-export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'taskClass', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'redact', 'body', 'submit'] as const;
+export const FORM_FIELDS = ['type', 'plant', 'priority', 'driver', 'model', 'after', 'taskClass', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'redact', 'body', 'submit'] as const;
 export type FormField = (typeof FORM_FIELDS)[number];
 
 /** The goal form being filled in. Choice fields hold an index into their options. */
@@ -35,12 +36,14 @@ export interface GoalFormState {
   passEnv: EditState;
   /** The contract id (`--contract`). */
   contract: EditState;
+  /** Goal ids it waits for (`--after`), separated by spaces or commas. */
+  after: EditState;
   body: EditState;
   error: string | undefined;
 }
 
 /** The text fields of the form. */
-const TEXT_FIELDS = ['priority', 'model', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'body'] as const;
+const TEXT_FIELDS = ['priority', 'model', 'verify', 'verifyTimeout', 'allow', 'forbid', 'passEnv', 'contract', 'after', 'body'] as const;
 type TextField = (typeof TEXT_FIELDS)[number];
 const isTextField = (field: FormField): field is TextField => (TEXT_FIELDS as readonly string[]).includes(field);
 
@@ -122,6 +125,7 @@ export function newGoalForm(choices: FormChoices): GoalFormState {
     forbid: editState(),
     passEnv: editState(),
     contract: editState(),
+    after: editState(),
     body: editState(),
     error: undefined,
   };
@@ -159,6 +163,7 @@ export function formInput(state: GoalFormState, choices: FormChoices): SubmitGoa
     ...(state.redact === 1 ? { redact: false } : {}),
   };
   const guard = Object.keys(fields).length ? fields : undefined;
+  const after = state.after.text.split(/[\s,]+/).filter(Boolean);
   return {
     type: GOAL_TYPES[state.type]!,
     plant,
@@ -168,6 +173,7 @@ export function formInput(state: GoalFormState, choices: FormChoices): SubmitGoa
     ...(state.model.text.trim() ? { model: state.model.text.trim() } : {}),
     ...(guard ? { guard } : {}),
     ...(taskClass ? { taskClass } : {}),
+    ...(after.length ? { dependsOn: after } : {}),
   };
 }
 

@@ -31,26 +31,28 @@ const FIELD_HINTS: Partial<Record<FormField, string>> = {
   passEnv: 'variable names for the agent and verify, redacted; spaces or commas between (--pass-env)',
   contract: 'the contract id the run answers to (--contract)',
   redact: "off keeps secrets in the run's artifacts (--no-redact)",
+  after: 'goal ids it waits for: it runs once each closed success; spaces or commas between (--after)',
 };
 
 /**
- * The new-goal form: type, plant, priority, driver, model, the guard (task
- * class, verify, its timeout, allow, forbid, pass env, contract, redact:
- * the fields of `pak2 submit`) and a multi-line body; under it, what the
- * active guard field takes.
+ * The new-goal form: type, plant, priority, driver, model, the goals it
+ * waits for (after), the guard (task class, verify, its timeout, allow,
+ * forbid, pass env, contract, redact: the fields of `pak2 submit`) and a
+ * multi-line body; under it, what the active guard or after field takes.
  */
 export function GoalForm({ state, choices, width, height }: GoalFormProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   const at = (name: FormField) => FORM_FIELDS[state.field] === name;
   const choice = (name: 'type' | 'plant' | 'driver' | 'taskClass' | 'redact', options: readonly string[]) => (at(name) ? `‹ ${options[state[name]] ?? '-'} ›` : options[state[name]] ?? '-');
-  const text = (name: 'priority' | 'model' | 'verify' | 'verifyTimeout' | 'allow' | 'forbid' | 'passEnv' | 'contract', placeholder = '') => (at(name) ? withCursor(state[name]) : state[name].text || placeholder);
+  const text = (name: 'priority' | 'model' | 'verify' | 'verifyTimeout' | 'allow' | 'forbid' | 'passEnv' | 'contract' | 'after', placeholder = '') => (at(name) ? withCursor(state[name]) : state[name].text || placeholder);
   const rows: { label: string; value: string; active: boolean }[] = [
     { label: 'type', value: choice('type', GOAL_TYPES), active: at('type') },
     { label: 'plant', value: choice('plant', choices.plants), active: at('plant') },
     { label: 'priority', value: text('priority'), active: at('priority') },
     { label: 'driver', value: choice('driver', choices.drivers), active: at('driver') },
     { label: 'model', value: text('model', '(default)'), active: at('model') },
+    { label: 'after', value: text('after', '(goal ids it waits for)'), active: at('after') },
     { label: 'class', value: choice('taskClass', taskClassOptions(choices)), active: at('taskClass') },
     { label: 'verify', value: text('verify', '(no guard: a command that must pass)'), active: at('verify') },
     { label: 'timeout', value: text('verifyTimeout', "(verify's limit, seconds: [guard]'s or 600)"), active: at('verifyTimeout') },

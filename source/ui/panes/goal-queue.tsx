@@ -1,7 +1,7 @@
 import React from 'react';
 import type { GoalRecord } from '../../contracts/index.js';
 import { age, formatCost, sanitize, wrapColumns } from '../../format.js';
-import { goalStatusText } from '../../landing-words.js';
+import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
 import type { GoalRow } from '../../snapshot/types.js';
 import { keyOf } from '../keymap.js';
 import { fit, widthOf, windowRange } from '../layout.js';
@@ -29,15 +29,24 @@ const LANDING_COLOR: Record<string, string> = { 'awaiting review': 'magenta', la
 /** The colour of a row: its landing's, else its status's (closed: green for success, red otherwise). */
 function rowColor(row: GoalRow, status: string): string | undefined {
   const g = row.goal;
+  // Held by a failed dependency: the operator's turn (as blocked); waiting for one: not yet its turn.
+  if (row.blocked_on) return 'magenta';
+  if (row.waiting_for) return 'gray';
   return LANDING_COLOR[status] ?? (g.status === 'closed' ? (g.closed_reason === 'success' ? 'green' : 'red') : STATUS_COLOR[g.status]);
 }
 
 /** The mark before `blocked` in the status column: the goal waits on an answer (the inbox lists its question). */
 export const BLOCKED_MARK = '?';
 
-/** The status as the queue shows it: {@link statusCell}, with a blocked goal marked (`? blocked`). */
+/**
+ * The status as the queue shows it: {@link statusCell}, with a blocked goal
+ * marked (`? blocked`), a queued goal that waits for dependencies as
+ * `waits for 12,13`, and one a failed dependency holds as `blocked: 12
+ * failed` (docs/goal/level2.md, "Dependencies").
+ */
 export function statusShown(row: GoalRow): string {
-  return row.goal.status === 'blocked' ? `${BLOCKED_MARK} blocked` : statusCell(row);
+  if (row.goal.status === 'blocked') return `${BLOCKED_MARK} blocked`;
+  return dependencyStatusText(row) ?? statusCell(row);
 }
 
 /** The mark before a runner's name in a goal's row. */
@@ -70,9 +79,16 @@ const FIXED: { name: Exclude<ColumnName, 'id'>; width: number }[] = [
 const DROP_ORDER: ColumnName[] = ['cost', 'pri', 'plant', 'age', 'type'];
 const MIN_ID = 18;
 
-/** The columns that fit `width`: the id column takes what the others leave. */
-export function queueColumns(width: number): { name: ColumnName; width: number }[] {
-  let fixed = [...FIXED];
+/** The widest status column: a dependency's words (`blocked: 12 cancelled`, `waits for 12,13`) widen it up to this. */
+const STATUS_MAX = 22;
+
+/**
+ * The columns that fit `width`: the id column takes what the others leave.
+ * `statusWidth` (default 16) widens the status column for rows whose
+ * dependency words are longer (at most {@link STATUS_MAX}).
+ */
+export function queueColumns(width: number, statusWidth = 16): { name: ColumnName; width: number }[] {
+  let fixed = FIXED.map((c) => (c.name === 'status' ? { ...c, width: Math.min(STATUS_MAX, Math.max(c.width, statusWidth)) } : c));
   const used = () => fixed.reduce((sum, c) => sum + c.width + 1, 0);
   for (const drop of DROP_ORDER) {
     if (width - used() >= MIN_ID) break;
@@ -174,7 +190,9 @@ function rowText(row: GoalRow, columns: { name: ColumnName; width: number }[], w
 export const GoalQueue = React.memo(function GoalQueue({ rows, cursor, filter, width, height, focused, now, unread }: GoalQueueProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
-  const columns = queueColumns(w);
+  // Only a queue with dependency words in it has a wider status column: every other queue keeps its layout.
+  const statusWidth = rows.reduce((most, row) => (row.blocked_on || row.waiting_for ? Math.max(most, widthOf(statusShown(row))) : most), 16);
+  const columns = queueColumns(w, statusWidth);
   const line = (cells: Record<ColumnName, string>) => lineOf(columns, cells);
   // A failed read is said first (up to 3 rows); the rows below it are the last read's.
   const said = unread ? wrapColumns(sanitize(`goals not read: ${unread}${rows.length ? ' (below: as last read)' : ''}`), w, 3).rows : [];

@@ -1,0 +1,161 @@
+import { GOAL_ID_PATTERN, type GoalRecord } from '../contracts/index.js';
+import { findCycle } from '../coordinator/readiness.js';
+import { UserError } from '../errors.js';
+import type { Garden } from '../garden/index.js';
+import { changeGoalDependencies, createGoal, OpenGoalScanner, readGoal, StoreError } from '../store/index.js';
+
+/**
+ * Checks the goals a new or changed goal is to wait for (docs/goal/level2.md,
+ * "Dependencies"): each is a goal id of this garden; duplicates are dropped.
+ * With `forGoal` (a goal that exists: `pak2 depends --add`), a dependency
+ * that would close a cycle is refused naming it.
+ *
+ * @param key the argument or field the ids came from (`after`, `depends_on`, `add`), named in the error.
+ * @returns the ids, each once, in the order given.
+ * @throws UserError one line naming `key` and the id: not a goal id, no such
+ *   goal, the goal itself, or the cycle (`a → b → a`).
+ */
+export async function checkDependencies(garden: Garden, ids: readonly string[], key: string, forGoal?: string): Promise<string[]> {
+  const unique = [...new Set(ids.map((id) => id.trim()).filter(Boolean))];
+  const known = new Map<string, GoalRecord>();
+  for (const id of unique) {
+    if (!GOAL_ID_PATTERN.test(id)) throw new UserError(`${key} ${id}: not a goal id (N-slug)`);
+    if (id === forGoal) throw new UserError(`${key} ${id}: a goal cannot wait for itself`);
+    try {
+      known.set(id, await readGoal(garden.paths, id));
+    } catch (error) {
+      if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(`${key} ${id}: no such goal`, { exitCode: 1 });
+      throw error;
+    }
+  }
+  if (forGoal !== undefined && unique.length > 0) {
+    // Only open goals can lead back to an open goal: a closed one waits for nothing any more.
+    const { goals } = await new OpenGoalScanner(garden.paths).scan();
+    const open = new Map(goals.map((g) => [g.id, g.depends_on ?? []]));
+    const cycle = findCycle(forGoal, unique, (id) => open.get(id));
+    if (cycle) throw new UserError(`${key} ${cycle[1]}: a cycle: ${cycle.join(' → ')}`, { exitCode: 1 });
+  }
+  return unique;
+}
+
+/** What {@link changeDependencies} is asked to do to one goal's `depends_on`. */
+export interface DependencyChange {
+  add?: string[];
+  drop?: string[];
+}
+
+/**
+ * Adds or drops edges of an open goal's `depends_on` (`pak2 depends GOAL
+ * --add ID --drop ID`; docs/goal/level2.md, "Dependencies"). Dropping the
+ * edge to a failed or cancelled dependency releases a goal it blocked; an
+ * added one is checked as at submit, and a cycle is refused. One
+ * `GoalDependencyChanged` event says what changed.
+ *
+ * @throws UserError naming the argument: `goal` (unknown, not a goal id,
+ *   closed, or dispatched and on: only a queued goal's, or a blocked one's,
+ *   dependencies change), `add` (not a goal id, no such goal, itself, a cycle), `drop`
+ *   (not among its dependencies).
+ */
+export async function changeDependencies(garden: Garden, goalId: string, change: DependencyChange, now: Date = new Date()): Promise<GoalRecord> {
+  if (!GOAL_ID_PATTERN.test(goalId)) throw new UserError(`goal ${goalId}: not a goal id (N-slug)`);
+  const add = change.add?.length ? await checkDependencies(garden, change.add, 'add', goalId) : [];
+  const drop = [...new Set(change.drop ?? [])];
+  try {
+    return await changeGoalDependencies(
+      garden.paths,
+      goalId,
+      (goal) => {
+        // Dependencies hold a goal back from dispatch: once it is dispatched they no longer matter.
+        if (goal.status !== 'queued' && goal.status !== 'blocked') throw new UserError(`goal ${goalId}: the goal is ${goal.status}; only a queued goal's dependencies change`, { exitCode: 1 });
+        const before = goal.depends_on ?? [];
+        const missing = drop.find((id) => !before.includes(id));
+        if (missing) throw new UserError(`drop ${missing}: ${goalId} does not depend on it (depends on: ${before.join(', ') || 'nothing'})`, { exitCode: 1 });
+        const after = [...before.filter((id) => !drop.includes(id)), ...add.filter((id) => !before.includes(id))];
+        const added = after.filter((id) => !before.includes(id));
+        if (drop.length === 0 && added.length === 0) return undefined;
+        const words = [...(drop.length ? [`dropped ${drop.join(', ')}`] : []), ...(added.length ? [`added ${added.join(', ')}`] : [])];
+        return { depends_on: after, detail: `depends_on: ${words.join('; ')}` };
+      },
+      now,
+    );
+  } catch (error) {
+    if (error instanceof StoreError) {
+      const words = error.code === 'GOAL_NOT_FOUND' ? `goal ${goalId}: no such goal` : error.message.startsWith(`goal ${goalId} `) ? error.message : `goal ${goalId}: ${error.message}`;
+      throw new UserError(words, { exitCode: 1 });
+    }
+    throw error;
+  }
+}
+
+/** What {@link retryGoal} did: the new goal, and the dependents moved to wait for it. */
+export interface RetryResult {
+  goal: GoalRecord;
+  moved: string[];
+}
+
+/**
+ * Queues a closed goal again (`pak2 retry GOAL`; docs/goal/level2.md,
+ * "Dependencies"): a closed goal stays closed, so the retry is a new goal
+ * with the same type, plant, body, priority, settings and dependencies,
+ * and `retry_of` naming the old one. Every open goal that depended on the
+ * old one is moved to the new one under its lock (`GoalDependencyChanged`,
+ * `depends_on: 3-a → 9-a (retry)`), so a chain a failure blocked waits for
+ * the retry, and runs when it succeeds.
+ *
+ * @throws UserError naming `goal`: not a goal id, no such goal, not closed,
+ *   or closed success (nothing to retry).
+ */
+export async function retryGoal(garden: Garden, goalId: string, now: Date = new Date()): Promise<RetryResult> {
+  if (!GOAL_ID_PATTERN.test(goalId)) throw new UserError(`goal ${goalId}: not a goal id (N-slug)`);
+  let old: GoalRecord;
+  try {
+    old = await readGoal(garden.paths, goalId);
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'GOAL_NOT_FOUND') throw new UserError(`goal ${goalId}: no such goal`, { exitCode: 1 });
+    throw error;
+  }
+  if (old.status !== 'closed') throw new UserError(`goal ${goalId}: the goal is ${old.status}; only a closed goal is retried`, { exitCode: 1 });
+  if (old.closed_reason === 'success') throw new UserError(`goal ${goalId}: the goal closed success; nothing to retry`, { exitCode: 1 });
+  const goal = await createGoal(
+    garden.paths,
+    {
+      type: old.type,
+      ...(old.assigned_to ? { plant: old.assigned_to } : {}),
+      body: old.body,
+      priority: old.priority,
+      ...(old.driver ? { driver: old.driver } : {}),
+      ...(old.model ? { model: old.model } : {}),
+      ...(old.reasoning_effort ? { reasoning_effort: old.reasoning_effort } : {}),
+      // The same slug: `3-build-a` is retried as `9-build-a`.
+      title: old.id.replace(/^[0-9]+-/, ''),
+      ...(old.guard ? { guard: old.guard } : {}),
+      ...(old.task_class ? { task_class: old.task_class } : {}),
+      ...(old.depends_on?.length ? { depends_on: old.depends_on } : {}),
+      retry_of: old.id,
+    },
+    now,
+  );
+  const moved: string[] = [];
+  const { goals } = await new OpenGoalScanner(garden.paths).scan();
+  for (const dependent of goals) {
+    if (dependent.id === goal.id || !dependent.depends_on?.includes(old.id)) continue;
+    try {
+      await changeGoalDependencies(
+        garden.paths,
+        dependent.id,
+        (current) => {
+          const deps = current.depends_on ?? [];
+          if (!deps.includes(old.id)) return undefined;
+          const next = [...new Set(deps.map((id) => (id === old.id ? goal.id : id)))];
+          return { depends_on: next, detail: `depends_on: ${old.id} → ${goal.id} (retry)` };
+        },
+        now,
+      );
+      moved.push(dependent.id);
+    } catch (error) {
+      // Closed meanwhile (cancelled, say): it waits for nothing any more.
+      if (!(error instanceof StoreError && error.code === 'INVALID_TRANSITION')) throw error;
+    }
+  }
+  return { goal, moved };
+}
