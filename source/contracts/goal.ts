@@ -11,6 +11,7 @@ import {
   lazySchema,
 } from './common.js';
 import { GoalGuardSchema, TASK_CLASS_PATTERN } from './guard.js';
+import { SCHEDULE_NAME_PATTERN } from './schedule.js';
 
 /** Goal types (DESIGN.md, "Goal record"). */
 export const GOAL_TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research', 'converse', 'retrospective', 'commission'] as const;
@@ -85,6 +86,8 @@ export const GoalSchema = lazySchema(() =>
     guard: GoalGuardSchema.optional(),
     /** Routing class: names `[routing.<task_class>]` in PAK2.toml (seed 001, routing tiers). */
     task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
+    /** A goal a `[[schedule]]` submitted: the schedule's name (docs/schedules/level2.md). */
+    schedule: z.string().regex(SCHEDULE_NAME_PATTERN).optional(),
     /** While `blocked`: the blocking comment that holds it, the status it left, and since when. */
     blocked_on: z.looseObject({ comment: z.string().min(1), from: z.enum(['queued', 'running']), since: timestamp() }).optional(),
   }),

@@ -52,6 +52,8 @@ export interface GoalInput {
   guard?: GoalGuard;
   /** The routing class (`[routing.<task_class>]`), kept as the record's `task_class`. */
   task_class?: string;
+  /** A goal a `[[schedule]]` submitted: the schedule's name, kept as the record's `schedule` (docs/schedules/level2.md). */
+  schedule?: string;
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -141,6 +143,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.retrospective ? { retrospective: input.retrospective } : {}),
       ...(input.guard ? { guard: input.guard } : {}),
       ...(input.task_class ? { task_class: input.task_class } : {}),
+      ...(input.schedule ? { schedule: input.schedule } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

@@ -2,7 +2,7 @@ import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatu
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
-import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden } from '../garden/index.js';
+import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -43,6 +43,8 @@ export interface SubmitGoalInput {
   guard?: GuardInput;
   /** Routes the goal through `[routing.<task_class>]`'s tiers. */
   taskClass?: string;
+  /** Submitted by a `[[schedule]]`: its name, kept as the goal's `schedule` (docs/schedules/level2.md). */
+  schedule?: string;
 }
 
 /**
@@ -109,8 +111,49 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.conversationId ? { conversation_id: input.conversationId } : {}),
       ...(guard ? { guard } : {}),
       ...(taskClass ? { task_class: taskClass } : {}),
+      ...(input.schedule ? { schedule: input.schedule } : {}),
     },
     now,
+  );
+}
+
+/**
+ * Submits the goal of one `[[schedule]]` firing through {@link submitGoal}
+ * (docs/schedules/level2.md): the entry's type, plant, body, priority,
+ * driver, model and guard, with `schedule` naming it. The coordinator calls
+ * it (the session hands it over: the coordinator sits below submit).
+ *
+ * @throws UserError as submitGoal does (an archived plant, a driver that cannot launch…).
+ */
+export function submitScheduledGoal(garden: Garden, schedule: ScheduleConfig, now: Date, env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
+  const { goal } = schedule;
+  const guard = goal.guard;
+  return submitGoal(
+    garden,
+    {
+      type: goal.type,
+      plant: goal.plant,
+      body: goal.body,
+      title: `${schedule.name} ${goal.body.split('\n')[0]}`,
+      schedule: schedule.name,
+      ...(goal.priority !== undefined ? { priority: goal.priority } : {}),
+      ...(goal.driver ? { driver: goal.driver } : {}),
+      ...(goal.model ? { model: goal.model } : {}),
+      ...(guard
+        ? {
+            guard: {
+              ...(guard.verify !== undefined ? { verify: guard.verify } : {}),
+              ...(guard.allowed_files ? { allowedFiles: guard.allowed_files } : {}),
+              ...(guard.forbidden_paths ? { forbiddenPaths: guard.forbidden_paths } : {}),
+              ...(guard.timeout_seconds !== undefined ? { timeoutSeconds: guard.timeout_seconds } : {}),
+              ...(guard.env_passthrough ? { envPassthrough: guard.env_passthrough } : {}),
+              ...(guard.redact !== undefined ? { redact: guard.redact } : {}),
+            },
+          }
+        : {}),
+    },
+    now,
+    env,
   );
 }
 
