@@ -47,6 +47,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'schedule.priority': `a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`,
   'schedule.driver': 'claude, codex, command or a [drivers.<name>] table',
   'schedule.model': 'a model name',
+  schedule: 'an array of [[schedule]] tables',
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>

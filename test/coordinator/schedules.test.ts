@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { validateEvent, validateGoal, validateSchedulesState } from '../../source/contracts/index.js';
-import { decideFiring, MISSED_COUNT_CAP, reconcile, type DispatchFn, type FiringFacts } from '../../source/coordinator/index.js';
+import { Coordinator, decideFiring, MISSED_COUNT_CAP, reconcile, type DispatchFn, type FiringFacts } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { listGoals, readGoal, readSchedulesState, schedulesFile, transitionGoal } from '../../source/store/index.js';
 import { submitScheduledGoal } from '../../source/submit/index.js';
-import { makeTestGarden, readEventLog } from '../support/garden.js';
+import { makeTestGarden, readEventLog, waitFor } from '../support/garden.js';
 
 const at = (iso: string) => new Date(iso);
 
@@ -67,6 +67,8 @@ describe('decideFiring (pure)', () => {
   });
 });
 
+const scheduledGoalsOf = async (g: Garden) => (await listGoals(g.paths)).goals.filter((goal) => goal.schedule === 'minutely');
+
 const EVERY_MINUTE = ['[[schedule]]', 'name = "minutely"', 'cron = "* * * * *"', 'plant = "gardener"', 'type = "tend"', 'body = "Look after the garden"'].join('\n');
 
 describe('schedules through reconcile, under a fake clock', () => {
@@ -76,7 +78,7 @@ describe('schedules through reconcile, under a fake clock', () => {
   // max_concurrent_runs = 0: a submitted goal stays queued (open) until the test closes it.
   const pass = (now: Date) =>
     reconcile({ garden, dispatch: (async () => undefined) as DispatchFn, now: () => now, submitScheduled: (schedule, when) => submitScheduledGoal(garden, schedule, when) });
-  const scheduledGoals = async () => (await listGoals(garden.paths)).goals.filter((g) => g.schedule === 'minutely');
+  const scheduledGoals = () => scheduledGoalsOf(garden);
   const closeGoal = (id: string, now: Date) => transitionGoal(garden.paths, id, 'closed', { closedReason: 'cancelled', now });
 
   it('one goal per firing, none while the last is open, one catch-up after a restart', async () => {
@@ -160,5 +162,46 @@ describe('schedules through reconcile, under a fake clock', () => {
     const summary = await reconcile({ garden, dispatch: (async () => undefined) as DispatchFn, now: () => at('2026-05-01T10:00:20Z') });
     expect(summary.schedules).toEqual([]);
     expect(fs.existsSync(schedulesFile(garden.paths))).toBe(false);
+  });
+});
+
+describe('schedules in the coordinator loop', () => {
+  let garden: Garden & { cleanup: () => void };
+  let coordinator: Coordinator | undefined;
+  afterEach(async () => {
+    await coordinator?.stop();
+    coordinator = undefined;
+    garden?.cleanup();
+  });
+  const start = async (now?: () => Date) => {
+    coordinator = new Coordinator({ garden, onStderr: () => undefined, ...(now ? { now } : {}), submitScheduled: (schedule, when) => submitScheduledGoal(garden, schedule, when) });
+    await coordinator.start();
+  };
+  const fired = () => readEventLog(garden).filter((e) => e.type === 'ScheduleFired');
+
+  it('wakes at the next due time, not on its interval timer: an every-two-seconds schedule submits and its goal runs', async () => {
+    garden = await makeTestGarden({ coordinator: { interval_seconds: 3600 }, extraToml: ['[[schedule]]', 'name = "often"', 'cron = "*/2 * * * * *"', 'type = "spike"', 'body = "Often"'].join('\n') });
+    await start();
+    // The timer is an hour away and nothing writes goals/: only the due-time wake can start the pass that fires.
+    await waitFor(() => fired().some((e) => e.status === 'submitted'), 15_000);
+    const goal = fired().find((e) => e.status === 'submitted')!.goal!;
+    await waitFor(async () => (await readGoal(garden.paths, goal)).status === 'closed', 15_000);
+    expect((await readGoal(garden.paths, goal)).schedule).toBe('often');
+  });
+
+  it('a coordinator started again after ten minutes away catches up once, under a fake clock', async () => {
+    garden = await makeTestGarden({ coordinator: { max_concurrent_runs: 0 }, extraToml: EVERY_MINUTE });
+    let clock = at('2026-05-01T10:00:20Z');
+    await start(() => clock);
+    await waitFor(async () => (await readSchedulesState(garden.paths)).schedules.minutely !== undefined);
+    await coordinator!.stop();
+    clock = at('2026-05-01T10:10:30Z');
+    await start(() => clock);
+    await waitFor(() => fired().length > 0);
+    // More passes (the goal written wakes one): still the one goal.
+    coordinator!.wake(0);
+    await waitFor(() => coordinator!.state === 'idle' && coordinator!.summary?.schedules.length === 0);
+    expect(fired().map((e) => [e.status, e.due_at, e.missed])).toEqual([['submitted', '2026-05-01T10:10:00.000Z', 9]]);
+    expect(await scheduledGoalsOf(garden)).toHaveLength(1);
   });
 });
