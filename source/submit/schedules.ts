@@ -5,6 +5,7 @@ import { writeFileAtomic } from '../atomic-write.js';
 import { UserError } from '../errors.js';
 import { parseConfig, type Garden, type ScheduleConfig } from '../garden/index.js';
 import { readGoal, readSchedulesState, StoreError } from '../store/index.js';
+import { currentSchedules } from '../coordinator/schedules.js';
 
 /** One schedule as `pak2 schedule list` (and `GET /schedules`) shows it (docs/schedules/level2.md). */
 export interface ScheduleView {
@@ -26,7 +27,8 @@ export interface ScheduleView {
 }
 
 /**
- * Every `[[schedule]]` of PAK2.toml as the garden was loaded, with its
+ * Every `[[schedule]]` of PAK2.toml as the file says now (a long-lived
+ * server sees `pak2 schedule add` at once), with its
  * state from `<runtime-root>/schedules.json` and its next due time.
  *
  * @throws StoreError INVALID_RECORD when schedules.json is damaged.
@@ -35,7 +37,7 @@ export async function listSchedules(garden: Garden, now: Date = new Date()): Pro
   const state = await readSchedulesState(garden.paths);
   const Cron = loadCron();
   return Promise.all(
-    garden.config.schedules.map(async (schedule) => {
+    currentSchedules(garden).schedules.map(async (schedule) => {
       const known = state.schedules[schedule.name];
       const next = schedule.enabled ? new Cron(schedule.cron, { timezone: schedule.timezone, paused: true }).nextRun(now) : null;
       let status: string | null = null;
