@@ -62,9 +62,11 @@ export function currentSchedules(garden: Garden): { schedules: ScheduleConfig[];
  * The schedule step of a reconcile pass (docs/schedules/level2.md,
  * "Firing"): for each `[[schedule]]`, the pure {@link decideFiring} over
  * its state in schedules.json, the clock and whether its last goal is
- * open; then its effect: a goal through `submit` and ScheduleFired
- * (`submitted`, `skipped` or `refused`), and the state written once when
- * anything changed. Entries of schedules no longer in PAK2.toml are dropped.
+ * open; then its effect: a goal through `submit`, the state written at
+ * once (so a crash after the goal never makes it again), then ScheduleFired
+ * (`submitted`, `skipped` or `refused`). A baseline, a disabled schedule's
+ * due time and the entries of schedules no longer in PAK2.toml (dropped)
+ * are written once at the end of the step.
  *
  * @returns the firings, the earliest next due time (ISO) of the enabled
  *   schedules, and problems (a damaged schedules.json fires nothing).
@@ -81,8 +83,9 @@ export async function runSchedules(garden: Garden, submit: ScheduledSubmit, now:
     return { firings: [], problems: [...problems, { file: error.file ?? 'schedules.json', message: error.message }] };
   }
   const firings: ScheduleFiring[] = [];
-  const next: Record<string, ScheduleState> = {};
-  let changed = Object.keys(state.schedules).some((name) => !schedules.some((s) => s.name === name));
+  const next: Record<string, ScheduleState> = { ...state.schedules };
+  const stale = Object.keys(state.schedules).filter((name) => !schedules.some((s) => s.name === name));
+  let changed = stale.length > 0;
   let nextAt: Date | undefined;
   for (const schedule of schedules) {
     const known = state.schedules[schedule.name];
@@ -126,7 +129,9 @@ export async function runSchedules(garden: Garden, submit: ScheduledSubmit, now:
         }
       }
       firings.push(firing);
-      changed = true;
+      next[schedule.name] = entry;
+      // Written before the event, at once: a crash after the goal was made must not make it again at the next start.
+      await writeSchedulesState(paths, { ...state, schedules: next });
       await appendEvent(
         paths,
         {
@@ -145,6 +150,7 @@ export async function runSchedules(garden: Garden, submit: ScheduledSubmit, now:
     }
     next[schedule.name] = entry;
   }
+  for (const name of stale) delete next[name];
   if (changed) await writeSchedulesState(paths, { ...state, schedules: next });
   return { firings, ...(nextAt ? { nextAt: nextAt.toISOString() } : {}), problems };
 }
