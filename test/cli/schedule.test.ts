@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Garden } from '../../source/garden/index.js';
 import { runCli } from '../support/cli.js';
-import { makeTestGarden } from '../support/garden.js';
+import { readGoal, writeSchedulesState } from '../../source/store/index.js';
+import { makeTestGarden, readEventLog } from '../support/garden.js';
 
 let garden: Garden & { cleanup: () => void };
 afterEach(() => garden?.cleanup());
@@ -24,6 +25,24 @@ const OPERATOR_TOML = [
   'allow_link_local   = false',
   '',
 ].join('\n');
+
+describe('pak2 cycle fires schedules', () => {
+  it('a schedule whose due time passed while no coordinator ran: pak2 cycle --until-idle submits one goal, runs it, and exits', async () => {
+    garden = await makeTestGarden({ extraToml: '[[schedule]]\nname = "minutely"\ncron = "* * * * *"\ntype = "spike"\nbody = "Look around"\n' });
+    const since = new Date(Date.now() - 5 * 60_000).toISOString();
+    await writeSchedulesState(garden.paths, { schedules: { minutely: { since } } });
+    const r = await runCli(['--garden', garden.paths.gardenRoot, 'cycle', '--no-ui', '--until-idle', '--json']);
+    expect(r.code).toBe(0);
+    const fired = readEventLog(garden).filter((e) => e.type === 'ScheduleFired');
+    expect(fired).toHaveLength(1);
+    expect(fired[0]).toMatchObject({ status: 'submitted', schedule: 'minutely' });
+    expect(Number(fired[0]!.missed)).toBeGreaterThanOrEqual(3);
+    const goal = await readGoal(garden.paths, fired[0]!.goal!);
+    expect(goal).toMatchObject({ schedule: 'minutely', status: 'closed', closed_reason: 'success' });
+    const listed = JSON.parse((await runCli(['--garden', garden.paths.gardenRoot, 'schedule', 'list', '--json'])).stdout) as Array<Record<string, unknown>>;
+    expect(listed[0]).toMatchObject({ name: 'minutely', last_goal: goal.id, last_goal_status: 'closed', last_goal_open: false });
+  });
+});
 
 describe('pak2 schedule add / list / remove', () => {
   it('add appends one block, list shows it, remove takes exactly that block out: the rest of PAK2.toml is byte-identical', async () => {
