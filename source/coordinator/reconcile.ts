@@ -15,6 +15,7 @@ import {
   readPlant,
   readRun,
   runEventsFile,
+  schedulesFile,
   StoreError,
   transitionGoal,
   type GoalProblem,
@@ -174,14 +175,17 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   let baseTip: Promise<string | undefined> | undefined;
 
   // 0. Schedules: before the scan, so a goal a firing submits is dispatched by this very pass.
-  const scheduleProblems = options.submitScheduled ? await runSchedules(garden, options.submitScheduled, now()) : undefined;
-  if (scheduleProblems) {
-    summary.schedules = scheduleProblems.firings;
-    if (scheduleProblems.nextAt) summary.nextScheduleAt = scheduleProblems.nextAt;
+  // A step that fails (a full disk) is a problem of the pass, never a pass without dispatch, watchdog and closes.
+  const scheduled = options.submitScheduled
+    ? await runSchedules(garden, options.submitScheduled, now()).catch((error: Error) => ({ firings: [], nextAt: undefined, problems: [{ file: schedulesFile(paths), message: `schedules: ${error.message}` }] }))
+    : undefined;
+  if (scheduled) {
+    summary.schedules = scheduled.firings;
+    if (scheduled.nextAt) summary.nextScheduleAt = scheduled.nextAt;
   }
 
   const scan = await scanner.scan();
-  summary.problems = [...scan.problems, ...(scheduleProblems?.problems ?? [])];
+  summary.problems = [...scan.problems, ...(scheduled?.problems ?? [])];
   const goals = scan.goals;
   const runOf = new Map<string, RunRecord | undefined>();
   const loadRun = async (goal: GoalRecord) => {
