@@ -58,7 +58,12 @@ describe('decideFiring (pure)', () => {
     // 2026-03-08 has no 02:30 in New York: the day's firing comes once, and the next is 02:30 EDT (06:30Z) on the 9th.
     const spring = decideFiring(facts({ ...base, since: at('2026-03-07T07:30:00Z'), lastDueAt: at('2026-03-07T07:30:00Z'), now: at('2026-03-08T12:00:00Z') }));
     expect(spring).toMatchObject({ action: 'fire', missed: 0, nextDueAt: at('2026-03-09T06:30:00Z') });
-    expect(spring.action === 'fire' && spring.dueAt.getTime()).toBeGreaterThan(at('2026-03-08T05:00:00Z').getTime());
+    expect(spring.action === 'fire' && spring.dueAt.toISOString()).toBe('2026-03-08T07:00:00.000Z'); // 03:00 EDT, the first time after the jump
+    // 2026-11-01 has 01:30 twice in New York (EDT, then EST): it fires once, at the first.
+    const fall = { cron: '30 1 * * *', timezone: 'America/New_York' };
+    const first = decideFiring(facts({ ...fall, since: at('2026-10-31T12:00:00Z'), now: at('2026-11-01T05:30:00Z') }));
+    expect(first).toMatchObject({ action: 'fire', dueAt: at('2026-11-01T05:30:00Z'), nextDueAt: at('2026-11-02T06:30:00Z') });
+    expect(decideFiring(facts({ ...fall, since: at('2026-10-31T12:00:00Z'), lastDueAt: at('2026-11-01T05:30:00Z'), now: at('2026-11-01T06:45:00Z') })).action).toBe('none');
   });
 
   it('an every-second line left for a day is one firing, its count capped, without walking the whole day', () => {
