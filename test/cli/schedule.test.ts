@@ -69,7 +69,7 @@ describe('pak2 schedule add / list / remove', () => {
     ]);
     expect(views[0]!.next_due_at).toMatch(/T03:00:00\.000Z$/);
     const text = await runCli(['--garden', root, 'schedule', 'list']);
-    expect(text.stdout).toMatch(/^NAME +CRON +TIMEZONE +NEXT DUE +LAST FIRED +LAST GOAL +OVERLAP\n/);
+    expect(text.stdout).toMatch(/^NAME +CRON +TIMEZONE +NEXT DUE \(UTC\) +LAST FIRED \(UTC\) +LAST GOAL +OVERLAP\n/);
     expect(text.stdout).toMatch(/\nmorning +0 6 \* \* 1-5 +Europe\/Paris /);
 
     const removed = await runCli(['--garden', root, 'schedule', 'remove', 'morning']);

@@ -47,7 +47,7 @@ export function registerSchedule(program: Command, io: CliIO): void {
         v.last_goal ? `${v.last_goal} (${v.last_goal_status})` : '-',
         v.overlap,
       ]);
-      io.out(table(['NAME', 'CRON', 'TIMEZONE', 'NEXT DUE', 'LAST FIRED', 'LAST GOAL', 'OVERLAP'], rows));
+      io.out(table(['NAME', 'CRON', 'TIMEZONE', 'NEXT DUE (UTC)', 'LAST FIRED (UTC)', 'LAST GOAL', 'OVERLAP'], rows));
     });
 
   schedule
