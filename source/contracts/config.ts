@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { collectIssues, type ValidationIssue, lazySchema} from './common.js';
+import { collectIssues, type ValidationIssue, lazySchema, PLANT_NAME_PATTERN } from './common.js';
 import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN } from './guard.js';
+import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN } from './goal.js';
+import { SCHEDULE_NAME_PATTERN, SCHEDULE_OVERLAPS } from './schedule.js';
 
 /** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
 export const GARDEN_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9])?$/;
@@ -41,6 +43,19 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'budget.timezone': 'an IANA time zone such as "UTC" or "Europe/Berlin"',
   'budget.warn_ratio': 'a share of a cap between 0 and 1 (e.g. 0.8)',
   'budget.unknown_run_usd': 'an amount in USD, 0 or more',
+  // [[schedule]] keys, by their key without the entry's index (docs/schedules/level2.md).
+  'schedule.name': 'a name of lower-case letters, digits and inner hyphens, at most 64 characters, unique among the schedules',
+  'schedule.cron': 'a cron line such as "*/15 * * * *"',
+  'schedule.timezone': 'an IANA timezone such as "UTC" or "Europe/Paris"',
+  'schedule.overlap': '"skip" (no new goal while the last one is open) or "allow"',
+  'schedule.enabled': 'true or false',
+  'schedule.type': `one of ${GOAL_TYPES.join(', ')}`,
+  'schedule.plant': 'a plant name',
+  'schedule.body': 'the task, a non-empty string',
+  'schedule.priority': `a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`,
+  'schedule.driver': 'claude, codex, command or a [drivers.<name>] table',
+  'schedule.model': 'a model name',
+  schedule: 'an array of [[schedule]] tables',
 };
 
 const seconds = (min: number, max = MAX_SECONDS) =>
@@ -174,6 +189,38 @@ export const BudgetConfigSchema = lazySchema(() =>
   ),
 );
 
+/** A required key: absent is MISSING_REQUIRED_FIELD, present with the wrong type INVALID_CONFIG_VALUE. */
+const missingOrInvalid = (iss: { input?: unknown }) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_CONFIG_VALUE');
+
+/**
+ * One `[[schedule]]` entry (docs/schedules/level2.md): `name`, `cron`,
+ * `timezone` (default UTC), `overlap` (`skip` default, or `allow`),
+ * `enabled` (default true), and the goal each firing submits: `type`
+ * (default `build`), `plant` (default `gardener`), `body`, `priority`,
+ * `driver`, `model`, `guard` (a goal's guard: verify, allowed_files,
+ * forbidden_paths, timeout_seconds, env_passthrough, redact). The cron line
+ * and timezone are checked beyond their shape at load (garden/config.ts).
+ */
+export const ScheduleConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      name: z.string({ error: missingOrInvalid }).regex(SCHEDULE_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }),
+      cron: z.string({ error: missingOrInvalid }).min(1, { error: 'INVALID_CONFIG_VALUE' }),
+      timezone: text().optional(),
+      overlap: z.enum(SCHEDULE_OVERLAPS, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      enabled: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+      type: z.enum(GOAL_TYPES, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      plant: z.string({ error: 'INVALID_CONFIG_VALUE' }).regex(PLANT_NAME_PATTERN, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      body: z.string({ error: missingOrInvalid }).regex(/\S/, { error: 'INVALID_CONFIG_VALUE' }),
+      priority: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(PRIORITY_MIN, { error: 'INVALID_CONFIG_VALUE' }).max(PRIORITY_MAX, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      driver: text().optional(),
+      model: text().optional(),
+      guard: GuardConfigSchema.optional(),
+    },
+    section,
+  ),
+);
+
 /**
  * PAK2.toml (seed 002; every key in `PAK2.toml.example`). Unknown keys are
  * refused (UNKNOWN_CONFIG_KEY) so a typo never silently means a default.
@@ -219,6 +266,8 @@ export const ConfigSchema = lazySchema(() =>
     webhooks: z.strictObject({ allow_link_local: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional() }, section).optional(),
     /** `[budget]` (docs/budget/level2.md): caps that stop spending. */
     budget: BudgetConfigSchema.optional(),
+    /** `[[schedule]]` (docs/schedules/level2.md): goals submitted on a cron line. */
+    schedule: z.array(ScheduleConfigSchema, { error: 'INVALID_CONFIG_VALUE' }).optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

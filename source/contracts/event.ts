@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { codedEnum, codedString, collectIssues, GOAL_ID_PATTERN, PLANT_NAME_PATTERN, RUN_ID_PATTERN, timestamp, type ValidationIssue, lazySchema} from './common.js';
+import { SCHEDULE_NAME_PATTERN } from './schedule.js';
 
 /**
  * Coordinator event types (docs/events/level2.md). Every goal or run state
@@ -51,6 +52,8 @@ export const EVENT_TYPES = [
   'BudgetChanged',
   // goal dependencies (docs/goal/level2.md, "Dependencies")
   'GoalDependencyChanged',
+  // schedules (docs/schedules/level2.md)
+  'ScheduleFired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -81,6 +84,10 @@ export const EventSchema = lazySchema(() =>
     /** An event a call over HTTP wrote: the name and role (operator, runner, read) of the server token it came with (docs/server/level2.md, "Tokens and roles"). */
     token_name: z.string().optional(),
     token_role: z.string().optional(),
+    /** ScheduleFired (docs/schedules/level2.md): the schedule, the due time the firing stands for, and how many earlier due times it covers (missed while no coordinator ran). */
+    schedule: z.string().regex(SCHEDULE_NAME_PATTERN).optional(),
+    due_at: timestamp().optional(),
+    missed: z.number().int().min(0).optional(),
   }),
 );
 export type EventRecord = z.infer<typeof EventSchema>;

@@ -11,6 +11,7 @@ import {
   lazySchema,
 } from './common.js';
 import { GoalGuardSchema, TASK_CLASS_PATTERN } from './guard.js';
+import { SCHEDULE_NAME_PATTERN } from './schedule.js';
 
 /** Goal types (DESIGN.md, "Goal record"). */
 export const GOAL_TYPES = ['build', 'fix', 'evaluate', 'tend', 'spike', 'research', 'converse', 'retrospective', 'commission'] as const;
@@ -87,6 +88,8 @@ export const GoalSchema = lazySchema(() =>
     task_class: z.string().regex(TASK_CLASS_PATTERN).optional(),
     /** Its own cap in USD across all its attempts (`pak2 submit --budget`; docs/budget/level2.md); the tighter of it and `[budget] goal_usd` applies. */
     budget_usd: z.number({ error: 'INVALID_BUDGET' }).positive({ error: 'INVALID_BUDGET' }).max(1_000_000, { error: 'INVALID_BUDGET' }).optional(),
+    /** A goal a `[[schedule]]` submitted: the schedule's name (docs/schedules/level2.md). */
+    schedule: z.string().regex(SCHEDULE_NAME_PATTERN).optional(),
     /** While `blocked`: the blocking comment that holds it, the status it left, and since when. */
     blocked_on: z.looseObject({ comment: z.string().min(1), from: z.enum(['queued', 'running']), since: timestamp() }).optional(),
     /**

@@ -13,3 +13,4 @@ export * from './runner.js';
 export * from './landing.js';
 export * from './token.js';
 export * from './budget.js';
+export * from './schedule.js';

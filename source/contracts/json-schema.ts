@@ -11,6 +11,7 @@ import { OperatorMessageSchema } from './operator-message.js';
 import { PlantSchema } from './plant.js';
 import { FAILED_RUN_STATUSES, RunSchema, TERMINAL_RUN_STATUSES } from './run.js';
 import { ArtifactSchema, CommentSchema, LeaseSchema } from './runner.js';
+import { SchedulesStateSchema } from './schedule.js';
 
 /**
  * The run record's conditionally required fields (seed 000, "Conditionally
@@ -49,6 +50,7 @@ export const SCHEMA_FILES = {
   'artifact.schema.json': { schema: ArtifactSchema, title: 'pak2 run artifact (runs/<run-id>/artifacts.jsonl line, seed 004)' },
   'landing.schema.json': { schema: LandingSchema, title: 'pak2 landing record (landings/<run-id>.json)' },
   'budget.schema.json': { schema: BudgetOverridesSchema, title: 'pak2 budget caps set by the operator (budget.json)' },
+  'schedules.schema.json': { schema: SchedulesStateSchema, title: 'pak2 schedule state (schedules.json)' },
 } as const;
 
 /**

@@ -19,6 +19,7 @@ import { IoFaults } from './io-faults.js';
 import { Lander } from './lander.js';
 import { emptyTrash, gardenIsolationNow, type Isolation } from '../worktree/index.js';
 import { pruneLandedBranches } from './prune.js';
+import type { ScheduledSubmit } from './schedules.js';
 
 /** Options of a {@link Coordinator}. */
 export interface CoordinatorOptions {
@@ -44,6 +45,8 @@ export interface CoordinatorOptions {
    * `pass` is emitted (its play-by-play). Errors are theirs to handle.
    */
   hooks?: { beforeFirstPass?: () => Promise<void>; afterPass?: (summary: ReconcileSummary) => Promise<void> };
+  /** How a `[[schedule]]` firing submits its goal (the session passes submit's `submitScheduledGoal`); absent, schedules do not fire (docs/schedules/level2.md). */
+  submitScheduled?: ScheduledSubmit;
 }
 
 /** The coordinator's state, for the status line. */
@@ -86,6 +89,8 @@ export class Coordinator extends EventEmitter {
   private readonly settling: Settling;
   /** Wakes a pass when the earliest I/O backoff ends. */
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Wakes a pass at the next `[[schedule]]` due time (the interval timer alone could be up to a minute late). */
+  private scheduleTimer: NodeJS.Timeout | undefined;
   private lastSummary: ReconcileSummary | undefined;
   /** Closed dependencies' facts across passes (a closed goal never changes). */
   private readonly closedDependencies = new Map<string, DependencyFact>();
@@ -232,6 +237,21 @@ export class Coordinator extends EventEmitter {
     }, Math.max(0, next - now) + 10);
   }
 
+  /** One pass at the next schedule due time the last pass reported (`nextScheduleAt`). */
+  private wakeAtSchedule(): void {
+    if (this.scheduleTimer) clearTimeout(this.scheduleTimer);
+    this.scheduleTimer = undefined;
+    const next = this.lastSummary?.nextScheduleAt;
+    if (next === undefined || this.stopRequested || this.stateValue === 'stopped') return;
+    const now = (this.options.now ?? (() => new Date()))().getTime();
+    // Node timers hold at most 2^31 - 1 ms; a later due time is met by a pass on the way.
+    const delay = Math.min(Math.max(0, Date.parse(next) - now) + 10, 2 ** 31 - 1);
+    this.scheduleTimer = setTimeout(() => {
+      this.scheduleTimer = undefined;
+      this.wake(0);
+    }, delay);
+  }
+
   /** Asks for a pass soon (debounced); a pass already under way is followed by one more. */
   wake(delayMs = this.options.debounceMs ?? 50): void {
     if (this.stopRequested || this.stateValue === 'stopped') return;
@@ -266,6 +286,7 @@ export class Coordinator extends EventEmitter {
           budget: this.budget,
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
+          ...(this.options.submitScheduled ? { submitScheduled: this.options.submitScheduled } : {}),
         });
         for (const work of summary.pending) {
           this.pending.add(work);
@@ -277,7 +298,7 @@ export class Coordinator extends EventEmitter {
         this.lastSummary = summary;
         await this.options.hooks?.afterPass?.(summary);
         // Closing or dispatching changes what the next pass sees: look again.
-        if (summary.closed.length > 0 || summary.requeued.length > 0 || summary.tends.length > 0) this.again = true;
+        if (summary.closed.length > 0 || summary.requeued.length > 0 || summary.tends.length > 0 || summary.schedules.length > 0) this.again = true;
         this.options.onPass?.(summary);
         this.emit('pass', summary);
       } catch (error) {
@@ -294,6 +315,7 @@ export class Coordinator extends EventEmitter {
     this.setState(this.pending.size > 0 ? 'running' : 'idle');
     if (this.isIdle()) for (const resolve of this.idleWaiters.splice(0)) resolve();
     this.wakeAtRetry();
+    this.wakeAtSchedule();
     if (this.again) {
       this.again = false;
       this.wake(0);
@@ -349,6 +371,7 @@ export class Coordinator extends EventEmitter {
     if (this.timer) clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.scheduleTimer) clearTimeout(this.scheduleTimer);
     this.watcher?.close();
     this.stopListening?.();
     await this.passing;

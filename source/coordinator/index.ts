@@ -8,3 +8,5 @@ export * from './recover.js';
 export * from './remote.js';
 export * from './repair.js';
 export * from './readiness.js';
+export * from './schedules.js';
+export * from './schedule-policy.js';

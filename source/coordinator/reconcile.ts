@@ -15,6 +15,7 @@ import {
   readPlant,
   readRun,
   runEventsFile,
+  schedulesFile,
   StoreError,
   transitionGoal,
   type GoalProblem,
@@ -43,6 +44,7 @@ import { branchTip, type Isolation } from '../worktree/index.js';
 import type { Lander } from './lander.js';
 import type { IoFaults } from './io-faults.js';
 import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type WithheldTend } from './tend-policy.js';
+import { runSchedules, type ScheduledSubmit, type ScheduleFiring } from './schedules.js';
 
 /**
  * The function that carries a dispatched goal's run to its close (seed 002,
@@ -83,6 +85,12 @@ export interface ReconcileOptions {
    * Absent: a fault is handled as any store error.
    */
   faults?: IoFaults;
+  /**
+   * How a `[[schedule]]` firing submits its goal (docs/schedules/level2.md):
+   * the session passes submit's `submitScheduledGoal`. Absent, the pass
+   * runs no schedule step (no goal, no state written).
+   */
+  submitScheduled?: ScheduledSubmit;
 }
 
 /** What one pass did. Ids are goal ids unless named run. */
@@ -124,6 +132,10 @@ export interface ReconcileSummary {
   tendsWithheld: WithheldTend[];
   /** Landings by state among open goals' runs (docs/landing/level2.md), and the run a landing began for this pass, if one did. */
   landings: { queued: number; awaiting_review: number; verifying: number; waiting: number; started?: string };
+  /** `[[schedule]]` due times handled this pass, each with a ScheduleFired event (docs/schedules/level2.md). */
+  schedules: ScheduleFiring[];
+  /** The earliest next due time of an enabled schedule (ISO 8601 UTC): the coordinator wakes then. */
+  nextScheduleAt?: string;
 }
 
 async function lastActivity(run: RunRecord, eventsFile: string): Promise<number> {
@@ -140,6 +152,9 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  * idempotent: reads goals and runs from disk, never the event log, and never
  * the contents of closed goals. In order:
  *
+ * 0. Schedules (docs/schedules/level2.md, schedules.ts): each
+ *    `[[schedule]]` due now submits one goal (ScheduleFired), with
+ *    `submitScheduled` only.
  * 1. Dispatch: queued goals by priority then age, up to
  *    `[coordinator].max_concurrent_runs` in flight: the worktree baseline
  *    (non-converse goals in a git worktree), queued → dispatched
@@ -168,12 +183,22 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const { paths, config } = garden;
   const now = options.now ?? (() => new Date());
   const scanner = options.scanner ?? new OpenGoalScanner(paths);
-  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], waiting: [], ioHeld: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 } };
+  const summary: ReconcileSummary = { dispatched: [], skipped: [], rolledBack: [], blocked: [], waiting: [], ioHeld: [], killed: [], abandoned: [], closed: [], requeued: [], problems: [], pending: [], queued: 0, inFlight: 0, tends: [], tendsWithheld: [], landings: { queued: 0, awaiting_review: 0, verifying: 0, waiting: 0 }, schedules: [] };
   const worktrees = options.isolation?.mode === 'worktree' ? options.isolation : undefined;
   let baseTip: Promise<string | undefined> | undefined;
 
+  // 0. Schedules: before the scan, so a goal a firing submits is dispatched by this very pass.
+  // A step that fails (a full disk) is a problem of the pass, never a pass without dispatch, watchdog and closes.
+  const scheduled = options.submitScheduled
+    ? await runSchedules(garden, options.submitScheduled, now()).catch((error: Error) => ({ firings: [], nextAt: undefined, problems: [{ file: schedulesFile(paths), message: `schedules: ${error.message}` }] }))
+    : undefined;
+  if (scheduled) {
+    summary.schedules = scheduled.firings;
+    if (scheduled.nextAt) summary.nextScheduleAt = scheduled.nextAt;
+  }
+
   const scan = await scanner.scan();
-  summary.problems = scan.problems;
+  summary.problems = [...scan.problems, ...(scheduled?.problems ?? [])];
   const goals = scan.goals;
   // The spend ledger and the caps, as they are now (a cap raised since the last pass releases its goals in this one).
   await options.budget?.refresh(goals);

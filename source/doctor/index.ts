@@ -17,6 +17,7 @@ import { coordinatorPresence } from './presence.js';
 import { checkProcesses } from './processes.js';
 import { checkRuns } from './runs.js';
 import { checkRuntimeGit } from './runtime-git.js';
+import { checkSchedules } from './schedules.js';
 import { checkWorktrees } from './worktrees.js';
 import { NotFixed, type DoctorContext, type Finding, type Problem } from './types.js';
 
@@ -63,7 +64,7 @@ function publicFinding(problem: Problem): Finding {
  * Checks the garden at `options.dir`: PAK2.toml (stopping there when it
  * does not load), the coordinator lock, goal files, the closed ledger, run
  * records against their seals and running runs, remote runners' leases
- * (and goals their finish left unsettled), plants, the event log,
+ * (and goals their finish left unsettled), plants, schedules.json, the event log,
  * orphan agent processes, the runtime git repository and whether git
  * ignores the runtime root. With `fix`, makes
  * each finding's safe fix in that order and marks it `fixed`; a fix that
@@ -92,6 +93,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   problems.push(...(await checkRuns(ctx, goals.scan)));
   problems.push(...(await checkLeases(ctx, goals.scan)));
   problems.push(...(await checkPlants(ctx)));
+  problems.push(...(await checkSchedules(ctx)));
   problems.push(...(await checkEvents(ctx)));
   problems.push(...checkProcesses(ctx));
   problems.push(...(await checkRuntimeGit(ctx)));

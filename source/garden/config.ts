@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, globProblem, validateConfig, type ConfigFile } from '../contracts/index.js';
+import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 
@@ -68,6 +68,8 @@ export interface GardenConfig {
   worktree: { setup?: string[]; setupTimeoutSeconds: number; copy: string[]; keepDays: number };
   /** `[merge]`: base branch (absent: the garden checkout's), review or auto, verify and its limit (s), what a conflict does. */
   merge: { base?: string; mode: 'auto' | 'review'; verify?: string; verifyTimeoutSeconds: number; onConflict: 'requeue' | 'fail' };
+  /** `[[schedule]]` entries in file order (docs/schedules/level2.md); none: `[]`. */
+  schedules: ScheduleConfig[];
 }
 
 /** `[worktree]` and `[merge]` defaults (docs/landing/level2.md). */
@@ -76,6 +78,24 @@ export const MERGE_DEFAULTS = { mode: 'auto', verify_timeout_seconds: 600, on_co
 
 /** The verify command's default limit, seconds. */
 export const GUARD_VERIFY_TIMEOUT_DEFAULT = 600;
+
+/** A `[[schedule]]` entry's goal defaults (docs/schedules/level2.md): type `build`, plant `gardener`. */
+export const SCHEDULE_DEFAULTS = { type: 'build', plant: 'gardener', overlap: 'skip' } as const;
+
+/**
+ * One `[[schedule]]` entry with its defaults filled in (docs/schedules/level2.md):
+ * when it fires (`cron` read in `timezone`), whether a firing may add a goal
+ * while the last one is open (`overlap`), and the goal it submits.
+ */
+export interface ScheduleConfig {
+  name: string;
+  cron: string;
+  /** An IANA timezone; default UTC. */
+  timezone: string;
+  overlap: ScheduleOverlap;
+  enabled: boolean;
+  goal: { type: GoalType; plant: string; body: string; priority?: number; driver?: string; model?: string; guard?: GoalGuard };
+}
 
 /** A loaded garden: where it is, and its configuration. */
 export interface Garden {
@@ -106,6 +126,16 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     // Every problem at once, each with its key and the value given.
     const described = issues.map((issue) => {
       const value = valueAt(raw, issue.field);
+      // A [[schedule]] entry is named as the operator counts its blocks: schedule[1] is the first.
+      const entry = /^schedule\.(\d+)(?:\.(.*))?$/.exec(issue.field);
+      if (entry) {
+        const rest = entry[2];
+        const field = `schedule[${Number(entry[1]) + 1}]${rest ? `.${rest}` : ''}`;
+        if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${field}: UNKNOWN_CONFIG_KEY (not a [[schedule]] key${describeValue(value)})`;
+        const range = rest ? (CONFIG_RANGES[`schedule.${rest}`] ?? CONFIG_RANGES[rest]) : 'a [[schedule]] table';
+        const words = issue.code === 'MISSING_REQUIRED_FIELD' ? `required: ${range ?? 'a value'}` : range ? `must be ${range}` : issue.message;
+        return `${field}: ${issue.code} (${words}${describeValue(value)})`;
+      }
       // TOML's inf and nan are numbers JSON has no word for (JSON.stringify says null): named as the file writes them.
       const got = value === undefined ? '' : `; got ${typeof value === 'number' && !Number.isFinite(value) ? (Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf') : JSON.stringify(value)}`;
       if (issue.code === 'UNKNOWN_CONFIG_KEY') return `${issue.field}: UNKNOWN_CONFIG_KEY (not a PAK2.toml key${got})`;
@@ -131,6 +161,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     semantic.push(`merge.base: INVALID_CONFIG_VALUE (a git branch name; got ${JSON.stringify(cfg.merge.base)})`);
   }
   const home = cfg.garden?.home;
+  schedulesProblems(cfg, semantic);
   if (home !== undefined && homeProblem(home)) semantic.push(`garden.home: INVALID_CONFIG_VALUE (${homeProblem(home)}; got ${JSON.stringify(home)})`);
   const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
   // A misspelled default driver would fail every goal and every tend it calls for (launch_failed): refused here, at load.
@@ -194,7 +225,56 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       verifyTimeoutSeconds: cfg.merge?.verify_timeout_seconds ?? MERGE_DEFAULTS.verify_timeout_seconds,
       onConflict: cfg.merge?.on_conflict ?? MERGE_DEFAULTS.on_conflict,
     },
+    schedules: (cfg.schedule ?? []).map((entry) => ({
+      name: entry.name,
+      cron: entry.cron,
+      timezone: entry.timezone ?? SCHEDULE_DEFAULT_TIMEZONE,
+      overlap: entry.overlap ?? SCHEDULE_DEFAULTS.overlap,
+      enabled: entry.enabled ?? true,
+      goal: {
+        type: entry.type ?? SCHEDULE_DEFAULTS.type,
+        plant: entry.plant ?? SCHEDULE_DEFAULTS.plant,
+        body: entry.body,
+        ...(entry.priority !== undefined ? { priority: entry.priority } : {}),
+        ...(entry.driver ? { driver: entry.driver } : {}),
+        ...(entry.model ? { model: entry.model } : {}),
+        ...(entry.guard ? { guard: { ...entry.guard } } : {}),
+      },
+    })),
   };
+}
+
+/** ` ; got <value>` for an error line (TOML's inf and nan as the file writes them), or nothing for an absent value. */
+function describeValue(value: unknown): string {
+  if (value === undefined) return '';
+  return `; got ${typeof value === 'number' && !Number.isFinite(value) ? (Number.isNaN(value) ? 'nan' : value > 0 ? 'inf' : '-inf') : JSON.stringify(value)}`;
+}
+
+/**
+ * What the schema cannot say about `[[schedule]]` entries: a cron line
+ * croner reads, a timezone Node knows, a name used once, a driver pak2 can
+ * run, scope globs relative to the garden. One line each, naming
+ * `schedule[N].<key>` (N counts the blocks from 1).
+ */
+function schedulesProblems(cfg: ConfigFile, out: string[]): void {
+  const drivers = new Set(['claude', 'codex', 'command', ...Object.keys(cfg.drivers ?? {})]);
+  const seen = new Map<string, number>();
+  (cfg.schedule ?? []).forEach((entry, i) => {
+    const key = `schedule[${i + 1}]`;
+    const earlier = seen.get(entry.name);
+    if (earlier !== undefined) out.push(`${key}.name: INVALID_CONFIG_VALUE (schedule[${earlier}] has the same name; got ${JSON.stringify(entry.name)})`);
+    else seen.set(entry.name, i + 1);
+    const cron = cronProblem(entry.cron);
+    if (cron) out.push(`${key}.cron: INVALID_CONFIG_VALUE (must be ${cron}; got ${JSON.stringify(entry.cron)})`);
+    if (entry.timezone !== undefined && timezoneProblem(entry.timezone)) out.push(`${key}.timezone: INVALID_CONFIG_VALUE (must be ${timezoneProblem(entry.timezone)}; got ${JSON.stringify(entry.timezone)})`);
+    if (entry.driver !== undefined && !drivers.has(entry.driver)) out.push(`${key}.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(entry.driver)})`);
+    for (const list of ['allowed_files', 'forbidden_paths'] as const) {
+      (entry.guard?.[list] ?? []).forEach((glob, j) => {
+        const problem = globProblem(glob);
+        if (problem) out.push(`${key}.guard.${list}.${j}: INVALID_CONFIG_VALUE (${problem}; got ${JSON.stringify(glob)})`);
+      });
+    }
+  });
 }
 
 /** Why `[garden].home` cannot be pak2's folder: it must be a relative path inside the garden, below its root. */

@@ -18,7 +18,7 @@ import {
 } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
-import { gardenLandings, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
+import { gardenLandings, listSchedules, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
 import { budgetReport, type BudgetReport } from '../snapshot/index.js';
 import {
   compareGoalIds,
@@ -532,6 +532,44 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const set = await ctx.actions.setBudgetCap(request.body.cap, request.body.usd === null ? 'off' : String(request.body.usd), 'operator over HTTP').catch((error: unknown) => refusal(error, { CAP: '/cap', USD: '/usd' }, '/body'));
       return { ...set, before: set.before ?? null };
     },
+  );
+
+  app.get(
+    '/schedules',
+    {
+      schema: {
+        summary: 'The [[schedule]] entries of PAK2.toml with their state: next due time, last firing, last goal and whether it is open (docs/schedules/level2.md)',
+        operationId: 'listSchedules',
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              schedules: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: {
+                    name: { type: 'string' },
+                    cron: { type: 'string' },
+                    timezone: { type: 'string' },
+                    overlap: { type: 'string', enum: ['skip', 'allow'] },
+                    enabled: { type: 'boolean' },
+                    next_due_at: { type: ['string', 'null'] },
+                    last_fired_at: { type: ['string', 'null'] },
+                    last_due_at: { type: ['string', 'null'] },
+                    last_goal: { type: ['string', 'null'] },
+                    last_goal_status: { type: ['string', 'null'] },
+                    last_goal_open: { type: 'boolean' },
+                  },
+                },
+              },
+            },
+          },
+          ...ERROR,
+        },
+      },
+    },
+    async () => ({ schedules: await listSchedules(ctx.garden) }),
   );
 
   app.get(

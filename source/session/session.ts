@@ -27,6 +27,7 @@ import {
   sendOperatorMessage,
   stopRun,
   submitGoal,
+  submitScheduledGoal,
   type CancelResult,
   type OperatorMessageResult,
   type StopRunResult,
@@ -160,6 +161,8 @@ export class Session {
           ...(options.onPass ? { onPass: options.onPass } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.now ? { now: options.now } : {}),
+          // [[schedule]] firings queue their goals through the operator's submit path (docs/schedules/level2.md).
+          submitScheduled: (schedule, now) => submitScheduledGoal(garden, schedule, now, options.env ?? process.env),
           hooks: {
             beforeFirstPass: () => this.openStartupWindow(),
             afterPass: async () => {

@@ -58,6 +58,8 @@ export interface GoalInput {
   depends_on?: string[];
   /** The goal it retries (`pak2 retry`). */
   retry_of?: string;
+  /** A goal a `[[schedule]]` submitted: the schedule's name, kept as the record's `schedule` (docs/schedules/level2.md). */
+  schedule?: string;
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -150,6 +152,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
       ...(input.budget_usd !== undefined ? { budget_usd: input.budget_usd } : {}),
       ...(input.depends_on?.length ? { depends_on: input.depends_on } : {}),
       ...(input.retry_of ? { retry_of: input.retry_of } : {}),
+      ...(input.schedule ? { schedule: input.schedule } : {}),
     };
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);

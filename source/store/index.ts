@@ -14,3 +14,4 @@ export * from './comments.js';
 export * from './artifacts.js';
 export * from './landings.js';
 export * from './budget.js';
+export * from './schedules.js';

@@ -2,7 +2,7 @@ import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatu
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
-import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden } from '../garden/index.js';
+import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -48,6 +48,8 @@ export interface SubmitGoalInput {
   budgetUsd?: number;
   /** The goals it waits for (`--after`, `depends_on`; docs/goal/level2.md, "Dependencies"). */
   dependsOn?: string[];
+  /** Submitted by a `[[schedule]]`: its name, kept as the goal's `schedule` (docs/schedules/level2.md). */
+  schedule?: string;
 }
 
 /**
@@ -121,8 +123,49 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(taskClass ? { task_class: taskClass } : {}),
       ...(input.budgetUsd !== undefined ? { budget_usd: input.budgetUsd } : {}),
       ...(dependsOn.length ? { depends_on: dependsOn } : {}),
+      ...(input.schedule ? { schedule: input.schedule } : {}),
     },
     now,
+  );
+}
+
+/**
+ * Submits the goal of one `[[schedule]]` firing through {@link submitGoal}
+ * (docs/schedules/level2.md): the entry's type, plant, body, priority,
+ * driver, model and guard, with `schedule` naming it. The coordinator calls
+ * it (the session hands it over: the coordinator sits below submit).
+ *
+ * @throws UserError as submitGoal does (an archived plant, a driver that cannot launch…).
+ */
+export function submitScheduledGoal(garden: Garden, schedule: ScheduleConfig, now: Date, env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
+  const { goal } = schedule;
+  const guard = goal.guard;
+  return submitGoal(
+    garden,
+    {
+      type: goal.type,
+      plant: goal.plant,
+      body: goal.body,
+      title: `${schedule.name} ${goal.body.split('\n')[0]}`,
+      schedule: schedule.name,
+      ...(goal.priority !== undefined ? { priority: goal.priority } : {}),
+      ...(goal.driver ? { driver: goal.driver } : {}),
+      ...(goal.model ? { model: goal.model } : {}),
+      ...(guard
+        ? {
+            guard: {
+              ...(guard.verify !== undefined ? { verify: guard.verify } : {}),
+              ...(guard.allowed_files ? { allowedFiles: guard.allowed_files } : {}),
+              ...(guard.forbidden_paths ? { forbiddenPaths: guard.forbidden_paths } : {}),
+              ...(guard.timeout_seconds !== undefined ? { timeoutSeconds: guard.timeout_seconds } : {}),
+              ...(guard.env_passthrough ? { envPassthrough: guard.env_passthrough } : {}),
+              ...(guard.redact !== undefined ? { redact: guard.redact } : {}),
+            },
+          }
+        : {}),
+    },
+    now,
+    env,
   );
 }
 
@@ -385,3 +428,4 @@ export * from './landing.js';
 export * from './budget.js';
 // Goal dependencies (docs/goal/level2.md, "Dependencies").
 export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';
+export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';

@@ -113,6 +113,23 @@ describe('parseConfig values', () => {
         'timezone = "Europe/Berlin"',
         'warn_ratio = 0.9',
         'unknown_run_usd = 0.5',
+        '[[schedule]]',
+        'name = "nightly"',
+        'cron = "0 3 * * *"',
+        'timezone = "Europe/Paris"',
+        'overlap = "allow"',
+        'enabled = false',
+        'type = "fix"',
+        'plant = "gardener"',
+        'body = "Tidy"',
+        'priority = 70',
+        'driver = "codex"',
+        'model = "gpt-5-mini"',
+        'guard = { verify = "npm test", allowed_files = ["src/**"] }',
+        '[[schedule]]',
+        'name = "weekly"',
+        'cron = "0 9 * * MON"',
+        'body = "Review the week"',
       ].join('\n'),
     );
     expect(config).toEqual({
@@ -128,7 +145,46 @@ describe('parseConfig values', () => {
       worktree: { setup: ['sh', '-c', 'npm ci'], setupTimeoutSeconds: 300, copy: ['.env'], keepDays: 3 },
       merge: { base: 'trunk', mode: 'review', verify: 'npm test', verifyTimeoutSeconds: 120, onConflict: 'fail' },
       budget: { runUsd: 2, goalUsd: 5, plantDayUsd: 10, gardenDayUsd: 20, gardenMonthUsd: 300, timezone: 'Europe/Berlin', warnRatio: 0.9, unknownRunUsd: 0.5 },
+      schedules: [
+        {
+          name: 'nightly',
+          cron: '0 3 * * *',
+          timezone: 'Europe/Paris',
+          overlap: 'allow',
+          enabled: false,
+          goal: { type: 'fix', plant: 'gardener', body: 'Tidy', priority: 70, driver: 'codex', model: 'gpt-5-mini', guard: { verify: 'npm test', allowed_files: ['src/**'] } },
+        },
+        { name: 'weekly', cron: '0 9 * * MON', timezone: 'UTC', overlap: 'skip', enabled: true, goal: { type: 'build', plant: 'gardener', body: 'Review the week' } },
+      ],
     });
+  });
+
+  it('refuses bad [[schedule]] values with one line naming schedule[N] and the key', () => {
+    const entry = (extra: string, base = 'name = "a"\ncron = "* * * * *"\nbody = "x"\n') => `[[schedule]]\n${base}${extra}`;
+    const one = (text: string) => {
+      try {
+        parseConfig(text);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'loaded';
+    };
+    expect(one(entry('', 'name = "a"\ncron = "61 * * * *"\nbody = "x"\n'))).toBe('PAK2.toml: schedule[1].cron: INVALID_CONFIG_VALUE (must be a cron line such as "*/15 * * * *" (Invalid value for minute: 61); got "61 * * * *")');
+    expect(one(entry('timezone = "Mars/Base"\n'))).toBe('PAK2.toml: schedule[1].timezone: INVALID_CONFIG_VALUE (must be an IANA timezone such as "UTC" or "Europe/Paris"; got "Mars/Base")');
+    expect(one(entry('', 'name = "a"\nbody = "x"\n'))).toBe('PAK2.toml: schedule[1].cron: MISSING_REQUIRED_FIELD (required: a cron line such as "*/15 * * * *")');
+    expect(one(entry('', 'cron = "* * * * *"\nbody = "x"\n'))).toMatch(/^PAK2\.toml: schedule\[1\]\.name: MISSING_REQUIRED_FIELD \(required: a name of lower-case letters/);
+    expect(one(entry('', 'name = "a"\ncron = "* * * * *"\n'))).toBe('PAK2.toml: schedule[1].body: MISSING_REQUIRED_FIELD (required: the task, a non-empty string)');
+    expect(one(entry('', 'name = "a"\ncron = "* * * * *"\nbody = "  "\n'))).toBe('PAK2.toml: schedule[1].body: INVALID_CONFIG_VALUE (must be the task, a non-empty string; got "  ")');
+    expect(one(entry('overlap = "never"\n'))).toBe('PAK2.toml: schedule[1].overlap: INVALID_CONFIG_VALUE (must be "skip" (no new goal while the last one is open) or "allow"; got "never")');
+    expect(one(entry('priority = 101\n'))).toBe('PAK2.toml: schedule[1].priority: INVALID_CONFIG_VALUE (must be a whole number from 0 to 100; got 101)');
+    expect(one(entry('colour = "red"\n'))).toBe('PAK2.toml: schedule[1].colour: UNKNOWN_CONFIG_KEY (not a [[schedule]] key; got "red")');
+    expect(one(entry('driver = "cluade"\n'))).toBe('PAK2.toml: schedule[1].driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got "cluade")');
+    expect(one(entry('guard = { verify = "" }\n'))).toMatch(/^PAK2\.toml: schedule\[1\]\.guard\.verify: INVALID_CONFIG_VALUE/);
+    expect(one(`${entry('')}${entry('timezone = "Nowhere"\n', 'name = "a"\ncron = "* * * * *"\nbody = "x"\n')}`)).toBe(
+      'PAK2.toml: 2 problems: schedule[2].name: INVALID_CONFIG_VALUE (schedule[1] has the same name; got "a"); schedule[2].timezone: INVALID_CONFIG_VALUE (must be an IANA timezone such as "UTC" or "Europe/Paris"; got "Nowhere")',
+    );
+    expect(one('schedule = "nightly"\n')).toBe('PAK2.toml: schedule: INVALID_CONFIG_VALUE (must be an array of [[schedule]] tables; got "nightly")');
+    expect(parseConfig('').schedules).toEqual([]);
   });
 
   it('[budget]: defaults (UTC, 0.8, unknown runs count as the run cap, else $1); every bad value is one line naming its key', () => {

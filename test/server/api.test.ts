@@ -254,6 +254,7 @@ describe('openapi.json', () => {
         'POST /api/v1/budget/caps',
         // Review (docs/landing/level2.md).
         'GET /api/v1/landings',
+        'GET /api/v1/schedules',
         'GET /api/v1/runs/:id/diff',
         'POST /api/v1/runs/:id/land',
         'POST /api/v1/runs/:id/reject',
