@@ -33,7 +33,13 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'merge.verify': 'a command line as one string, run by the shell in the merged result (e.g. "npm test")',
   'merge.verify_timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'webhooks.allow_link_local': 'true or false',
+  'notify.terminal': '"bell", "osc9", "osc777", "all" or "off"',
+  'notify.command': 'an array of the executable and its arguments (e.g. ["notify-send", "pak2"]); each new item is its stdin as JSON',
 };
+
+/** `[notify] terminal` (docs/attention/level2.md, "Notifications"): what the workbench writes for a new item. */
+export const NOTIFY_TERMINAL_MODES = ['bell', 'osc9', 'osc777', 'all', 'off'] as const;
+export type NotifyTerminalMode = (typeof NOTIFY_TERMINAL_MODES)[number];
 
 const seconds = (min: number, max = MAX_SECONDS) =>
   z
@@ -183,6 +189,16 @@ export const ConfigSchema = lazySchema(() =>
     runners: z.strictObject({ lease_ttl_seconds: seconds(3).optional() }, section).optional(),
     /** `[webhooks]` (docs/server/level2.md, "Webhooks"): which receivers a subscription may name. */
     webhooks: z.strictObject({ allow_link_local: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional() }, section).optional(),
+    /** `[notify]` (docs/attention/level2.md, "Notifications"): the workbench's terminal notification and a command run per new item. */
+    notify: z
+      .strictObject(
+        {
+          terminal: z.enum(NOTIFY_TERMINAL_MODES, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+          command: z.array(text(), { error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+        },
+        section,
+      )
+      .optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

@@ -46,6 +46,8 @@ export const EVENT_TYPES = [
   'LandingRejected',
   'LandingFailed',
   'LandingWaiting',
+  // the needs-you list (docs/attention/level2.md)
+  'AttentionAcknowledged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

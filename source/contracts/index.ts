@@ -12,3 +12,4 @@ export * from './guard.js';
 export * from './runner.js';
 export * from './landing.js';
 export * from './token.js';
+export * from './attention.js';

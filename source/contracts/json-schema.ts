@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ActiveThreadsSchema } from './active-threads.js';
+import { AttentionItemSchema, AttentionRecordSchema } from './attention.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
@@ -47,6 +48,8 @@ export const SCHEMA_FILES = {
   'comment.schema.json': { schema: CommentSchema, title: 'pak2 goal comment (comments/<goal-id>.jsonl line, seed 004)' },
   'artifact.schema.json': { schema: ArtifactSchema, title: 'pak2 run artifact (runs/<run-id>/artifacts.jsonl line, seed 004)' },
   'landing.schema.json': { schema: LandingSchema, title: 'pak2 landing record (landings/<run-id>.json)' },
+  'attention.schema.json': { schema: AttentionRecordSchema, title: 'pak2 acknowledged attention items (attention.json)' },
+  'attention-item.schema.json': { schema: AttentionItemSchema, title: 'pak2 attention item (pak2 attention --json, GET /attention, [notify] command stdin)' },
 } as const;
 
 /**

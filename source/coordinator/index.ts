@@ -7,3 +7,5 @@ export * from './tend-policy.js';
 export * from './recover.js';
 export * from './remote.js';
 export * from './repair.js';
+export * from './attention.js';
+export { readBlocked, blockedFile } from './blocked.js';

@@ -13,3 +13,4 @@ export * from './leases.js';
 export * from './comments.js';
 export * from './artifacts.js';
 export * from './landings.js';
+export * from './attention.js';
