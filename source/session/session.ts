@@ -8,6 +8,8 @@ import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
+  ackAttention,
+  type AckResult,
   appendGoalSupplement,
   cancelGoal,
   landRun,
@@ -55,6 +57,8 @@ export interface OperatorActions {
   rejectRun(runId: string, options?: { requeue?: boolean; comment?: string; by?: string }): Promise<RejectResult>;
   /** A run's diff for review (files and the patch, capped). */
   runDiff(runId: string): Promise<RunDiff>;
+  /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
+  ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
 }
 
 /** The actions bound to a garden. */
@@ -71,6 +75,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     landRun: (runId, options) => landRun(garden, runId, options ?? {}),
     rejectRun: (runId, options) => rejectRun(garden, runId, options ?? {}),
     runDiff: (runId) => runDiff(garden, runId),
+    ackAttention: (ids, by) => ackAttention(garden, ids, by),
   };
 }
 

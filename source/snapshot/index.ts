@@ -3,3 +3,4 @@ export * from './stream-lines.js';
 export * from './tail.js';
 export * from './load.js';
 export * from './source.js';
+export * from './attention.js';

@@ -370,3 +370,4 @@ export {
 // Comments and blocking questions (seed 004, docs/runners/level2.md).
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
+export { ackAttention, type AckResult } from './attention.js';
