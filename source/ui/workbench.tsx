@@ -72,6 +72,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           landRun: (runId) => session.actions!.landRun(runId),
           rejectRun: (runId, options) => session.actions!.rejectRun(runId, options),
           postComment: session.actions.postComment,
+          ackAttention: (ids) => session.actions!.ackAttention(ids),
         }
       : {}),
   };
