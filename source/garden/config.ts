@@ -63,7 +63,7 @@ export interface GardenConfig {
   /**
    * `[notify]` (docs/attention/level2.md, "Notifications"): `terminal`, what the
    * workbench writes once per new item (default `bell`); `command`, argv run once
-   * per new item with the item as JSON on stdin. Absent: the defaults.
+   * per new item with the item as JSON on stdin. Absent (no `[notify]` table): a bell, no command.
    */
   notify?: { terminal: NotifyTerminalMode; command?: string[] };
   /** `[coordinator].isolation` as written; absent: `worktree` in a git garden with a commit, else `tree` (decided by `isolationOf`). */
@@ -182,7 +182,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     ),
     runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
     webhooks: { allowLinkLocal: cfg.webhooks?.allow_link_local ?? false },
-    notify: { terminal: cfg.notify?.terminal ?? 'bell', ...(cfg.notify?.command ? { command: cfg.notify.command } : {}) },
+    ...(cfg.notify ? { notify: { terminal: cfg.notify.terminal ?? 'bell', ...(cfg.notify.command ? { command: cfg.notify.command } : {}) } } : {}),
     ...(cfg.coordinator?.isolation ? { isolation: cfg.coordinator.isolation } : {}),
     worktree: {
       ...(cfg.worktree?.setup !== undefined ? { setup: Array.isArray(cfg.worktree.setup) ? cfg.worktree.setup : ['sh', '-c', cfg.worktree.setup] } : {}),
