@@ -21,6 +21,7 @@ const landing = (runId: string, goalId: string, state: LandingRecord['state']): 
   base_commit: 'b'.repeat(40),
   queued_at: ago(9),
   updated_at: ago(8),
+  attempts: 0,
 });
 
 function facts(over: Partial<AttentionFacts> = {}): AttentionFacts {
