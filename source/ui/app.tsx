@@ -178,7 +178,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   let main: React.JSX.Element | null;
   if (layout.area < 3) main = null; // no room for a bordered pane: the status line alone
   else if (o.kind === 'help') main = <Help scroll={scroll} limits={scrollLimits} {...full} />;
-  else if (o.kind === 'attention') main = <Attention items={snapshot.attention} selected={scroll} {...full} />;
+  else if (o.kind === 'attention') main = <Attention items={snapshot.attention} selected={scroll} now={coarseNow} {...full} />;
   else if (o.kind === 'problems') main = <Problems problems={snapshot.problems} root={snapshot.garden.root} scroll={scroll} limits={scrollLimits} {...full} />;
   else if (o.kind === 'detail') main = <Detail title={o.title} sections={o.sections} scroll={scroll} limits={scrollLimits} {...full} />;
   else if (o.kind === 'form') main = <GoalForm state={o.form} choices={choices} {...full} />;
