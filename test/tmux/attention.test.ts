@@ -4,15 +4,18 @@
  * line counts them (`1 needs you`, `2 need you`), `!` lists them, `a`
  * acknowledges one; the pane's raw output (tmux pipe-pane) holds the bell
  * and the OSC 9 and OSC 777 sequences once per new item, and the
- * `[notify] command` receives each item once as JSON.
+ * `[notify] command` receives each item once as JSON. The workbench also
+ * delivers the garden's webhooks, with no `pak2 serve`.
  *
  * PAK2_SHOW_SCREENS=1 prints the screens the test reads.
  */
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AttentionItem } from '../../source/contracts/index.js';
+import { addSubscription } from '../../source/server/index.js';
 import { createGoal, readGoal, readRun } from '../../source/store/index.js';
 import { postComment } from '../../source/submit/index.js';
 import { makeTestGarden, waitFor } from '../support/garden.js';
@@ -38,6 +41,20 @@ describe('the needs-you list in the workbench', () => {
     cleanups.push(() => fs.rmSync(home, { recursive: true, force: true }));
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TERM: 'xterm-256color', LANG: 'C.UTF-8' };
 
+    // A loopback webhook receiver: the workbench delivers to it, no pak2 serve runs.
+    const hooked: { event: { type: string; run?: string } }[] = [];
+    const receiver = http.createServer((request, response) => {
+      let body = '';
+      request.on('data', (d: Buffer) => (body += d.toString()));
+      request.on('end', () => {
+        hooked.push(JSON.parse(body) as (typeof hooked)[number]);
+        response.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+    await addSubscription(garden.paths, { url: `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`, events: ['RunClosed'] });
+
     const tmux = new TmuxSession();
     cleanups.push(() => tmux.kill());
     tmux.start({ cwd: garden.paths.gardenRoot, env, argv: [process.execPath, PAK2_BIN], columns: 120, rows: 30 });
@@ -59,6 +76,8 @@ describe('the needs-you list in the workbench', () => {
     await waitFor(async () => (await readRun(garden.paths, `${fails.id}-r1`).catch(() => undefined))?.status === 'failure', 20_000);
     screen = await tmux.waitFor('2 need you', (s) => (statusLine(s).includes('2 need you') ? s : undefined));
     show('a failure', screen);
+
+    await waitFor(() => hooked.some((b) => b.event.type === 'RunClosed' && b.event.run === `${fails.id}-r1`), 20_000);
 
     // The [notify] command got each new item once, in order.
     await waitFor(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).length === 2, 15_000);

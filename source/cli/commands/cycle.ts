@@ -107,12 +107,13 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
 /**
  * The workbench's webhook delivery (docs/server/level2.md, "Webhooks"): the
  * worker runs in the workbench's process once the garden has subscriptions;
- * its notices go to the problems list.
+ * its notices go to the problems list, except that another process of the
+ * garden delivers them (a `pak2 serve` beside it): that is how it should be.
  */
 function deliverWebhooks(garden: Garden) {
   return async (session: { source?: { reportProblem(line: string): void } | undefined }): Promise<() => Promise<void>> => {
     const { startWebhookDelivery } = await import('../../server/webhooks/delivery.js');
-    const delivery = startWebhookDelivery(garden, { onNotice: (line) => session.source?.reportProblem(line) });
+    const delivery = startWebhookDelivery(garden, { onNotice: (line) => !line.startsWith('webhooks: another pak2 process') && session.source?.reportProblem(line) });
     return () => delivery.stop();
   };
 }
