@@ -1,10 +1,19 @@
+import fsp from 'node:fs/promises';
 import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type LandingRecord, type RunRecord } from '../contracts/index.js';
 import { attentionItems, readBlocked } from '../coordinator/index.js';
 import type { Garden } from '../garden/index.js';
-import { closedEntriesNewestFirst, goalOfEntry, latestRun, OpenGoalScanner, readAttentionAcks } from '../store/index.js';
+import type { GardenPaths } from '../garden/index.js';
+import { closedEntriesNewestFirst, goalOfEntry, OpenGoalScanner, readAttentionAcks, readRun, runIdsForGoal, runMetaFile } from '../store/index.js';
 import { CLOSED_SHOWN } from './load.js';
 import { LandingReader } from './landings.js';
 import { QuestionReader } from './questions.js';
+
+/** A goal's latest run; none while its directory has no record yet (a run being opened), as the snapshot reads it. */
+async function latestRunOf(paths: GardenPaths, goalId: string): Promise<RunRecord | undefined> {
+  const id = (await runIdsForGoal(paths, goalId)).at(-1);
+  if (!id || !(await fsp.stat(runMetaFile(paths, id)).catch(() => undefined))) return undefined;
+  return readRun(paths, id);
+}
 
 /** The "needs you" list at one moment: `items` not acknowledged, `derived` every item derived (acknowledged or not). */
 export interface AttentionRead {
@@ -63,7 +72,7 @@ export class AttentionReader {
           let run: RunRecord | undefined;
           if (shown.has(goal.id) && this.closedRuns.has(goal.id)) run = this.closedRuns.get(goal.id);
           else {
-            run = await latestRun(paths, goal.id);
+            run = await latestRunOf(paths, goal.id);
             if (shown.has(goal.id) && (!run || isTerminalRunStatus(run.status))) this.closedRuns.set(goal.id, run);
           }
           const landing: LandingRecord | undefined = await this.landings.of(run, problems);
