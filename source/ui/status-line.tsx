@@ -30,7 +30,7 @@ export function serveSegment(server: ServerView | undefined): string | undefined
   if (!server) return undefined;
   const where = server.url.replace(/^https?:\/\//, '').replace(/\/api\/v1$/, '');
   const w = server.webhooks;
-  const hooks = !w || w.subscriptions === 0 ? '' : !w.running ? ' · webhooks by another serve' : w.failing ? ` · webhooks ${w.failing} failing` : w.retrying ? ` · webhooks ${w.retrying} retrying` : ` · webhooks ${w.subscriptions} ok`;
+  const hooks = !w || w.subscriptions === 0 ? '' : !w.running ? ' · webhooks by another process' : w.failing ? ` · webhooks ${w.failing} failing` : w.retrying ? ` · webhooks ${w.retrying} retrying` : ` · webhooks ${w.subscriptions} ok`;
   return `serve ${where}${hooks}`;
 }
 
