@@ -143,10 +143,13 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'land', term: 'land <run>', description: "accept a run's work for landing (a landing held for review); the coordinator lands it, or this command does when none runs", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
   { name: 'reject', term: 'reject [options] <run>', description: "discard a run's work: its landing ends rejected; its goal closes failure, or goes back to the queue with --requeue", module: async () => (await import('./commands/landing.js')).registerLandingCommands },
   { name: 'landings', term: 'landings [options]', description: 'the merge queue and what became of each landing: run, goal, state, files, base, age', module: async () => (await import('./commands/landing.js')).registerLandingCommands },
+  { name: 'attention', term: 'attention [options]', description: 'what needs you: open questions, landings awaiting review, budget stops, failed runs not yet acknowledged, blocked goals', module: async () => (await import('./commands/attention.js')).registerAttention },
+  { name: 'ack', term: 'ack [options] [ids...]', description: 'acknowledge needs-you items: they leave the list (pak2 attention lists the ids)', module: async () => (await import('./commands/attention.js')).registerAttention },
   { name: 'token', term: 'token', description: 'server tokens with a role (operator, runner, read): create, list, revoke', module: async () => (await import('./commands/token.js')).registerToken },
   { name: 'budget', term: 'budget [options]', description: 'budget caps in USD: what each allows, what is spent and reserved, what is left; set raises or lowers one', module: async () => (await import('./commands/budget.js')).registerBudget },
   { name: 'schedule', term: 'schedule', description: 'goals submitted on a cron line ([[schedule]] in PAK2.toml): list, add, remove', module: async () => (await import('./commands/schedule.js')).registerSchedule },
   { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve', module: async () => (await import('./commands/webhook.js')).registerWebhook },
+  { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered while a coordinator (pak2 cycle, the workbench) or pak2 serve runs', module: async () => (await import('./commands/webhook.js')).registerWebhook },
 ];
 
 /** The command an argument vector names (`pak2 [--garden DIR] NAME …`, `pak2 help NAME`), if any. */

@@ -56,7 +56,13 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'schedule.driver': 'claude, codex, command or a [drivers.<name>] table',
   'schedule.model': 'a model name',
   schedule: 'an array of [[schedule]] tables',
+  'notify.terminal': '"bell", "osc9", "osc777", "all" or "off"',
+  'notify.command': 'an array of the executable and its arguments (e.g. ["notify-send", "pak2"]); each new item is its stdin as JSON',
 };
+
+/** `[notify] terminal` (docs/attention/level2.md, "Notifications"): what the workbench writes for a new item. */
+export const NOTIFY_TERMINAL_MODES = ['bell', 'osc9', 'osc777', 'all', 'off'] as const;
+export type NotifyTerminalMode = (typeof NOTIFY_TERMINAL_MODES)[number];
 
 const seconds = (min: number, max = MAX_SECONDS) =>
   z
@@ -268,6 +274,16 @@ export const ConfigSchema = lazySchema(() =>
     budget: BudgetConfigSchema.optional(),
     /** `[[schedule]]` (docs/schedules/level2.md): goals submitted on a cron line. */
     schedule: z.array(ScheduleConfigSchema, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    /** `[notify]` (docs/attention/level2.md, "Notifications"): the workbench's terminal notification and a command run per new item. */
+    notify: z
+      .strictObject(
+        {
+          terminal: z.enum(NOTIFY_TERMINAL_MODES, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+          command: z.array(text(), { error: 'INVALID_CONFIG_VALUE' }).min(1, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+        },
+        section,
+      )
+      .optional(),
   }, section),
 );
 export type ConfigFile = z.infer<typeof ConfigSchema>;

@@ -54,6 +54,8 @@ export const EVENT_TYPES = [
   'GoalDependencyChanged',
   // schedules (docs/schedules/level2.md)
   'ScheduleFired',
+  // the needs-you list (docs/attention/level2.md)
+  'AttentionAcknowledged',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -14,3 +14,4 @@ export * from './landing.js';
 export * from './token.js';
 export * from './budget.js';
 export * from './schedule.js';
+export * from './attention.js';

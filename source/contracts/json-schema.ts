@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ActiveThreadsSchema } from './active-threads.js';
 import { BudgetOverridesSchema } from './budget.js';
+import { AttentionItemSchema, AttentionRecordSchema } from './attention.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
@@ -51,6 +52,8 @@ export const SCHEMA_FILES = {
   'landing.schema.json': { schema: LandingSchema, title: 'pak2 landing record (landings/<run-id>.json)' },
   'budget.schema.json': { schema: BudgetOverridesSchema, title: 'pak2 budget caps set by the operator (budget.json)' },
   'schedules.schema.json': { schema: SchedulesStateSchema, title: 'pak2 schedule state (schedules.json)' },
+  'attention.schema.json': { schema: AttentionRecordSchema, title: 'pak2 acknowledged attention items (attention.json)' },
+  'attention-item.schema.json': { schema: AttentionItemSchema, title: 'pak2 attention item (pak2 attention --json, GET /attention, [notify] command stdin)' },
 } as const;
 
 /**

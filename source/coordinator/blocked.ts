@@ -32,3 +32,22 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
   }
   if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
 }
+
+/**
+ * The queued goals the coordinator last reported blocked ({@link blockedFile}):
+ * goal id → reason. Absent or unreadable: none (an unreadable file is one
+ * line in `problems` when given).
+ */
+export async function readBlocked(paths: GardenPaths, problems?: string[]): Promise<Record<string, string>> {
+  const read = await readJsonFile(blockedFile(paths));
+  if (!read.ok) {
+    if (!read.missing) problems?.push(read.message);
+    return {};
+  }
+  const value = read.value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    problems?.push(`${blockedFile(paths)}: not a JSON object of goal id → reason`);
+    return {};
+  }
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}

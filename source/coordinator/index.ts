@@ -10,3 +10,5 @@ export * from './repair.js';
 export * from './readiness.js';
 export * from './schedules.js';
 export * from './schedule-policy.js';
+export * from './attention.js';
+export { readBlocked, blockedFile } from './blocked.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type ScheduleOverlap } from '../contracts/index.js';
+import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 
@@ -62,6 +62,12 @@ export interface GardenConfig {
   webhooks: { allowLinkLocal: boolean };
   /** `[budget]` (docs/budget/level2.md): caps in USD (absent: no cap), the timezone of days and months, the warning ratio, what a run of unknown cost counts as (USD; default the run cap, else 1). */
   budget: BudgetConfig;
+  /**
+   * `[notify]` (docs/attention/level2.md, "Notifications"): `terminal`, what the
+   * workbench writes once per new item (default `bell`); `command`, argv run once
+   * per new item with the item as JSON on stdin. Absent (no `[notify]` table): a bell, no command.
+   */
+  notify?: { terminal: NotifyTerminalMode; command?: string[] };
   /** `[coordinator].isolation` as written; absent: `worktree` in a git garden with a commit, else `tree` (decided by `isolationOf`). */
   isolation?: 'worktree' | 'tree';
   /** `[worktree]`: setup command (argv, or a shell line as `['sh', '-c', line]`), its limit (s), copied globs, days a branch is kept. */
@@ -211,6 +217,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     runners: { leaseTtlSeconds: cfg.runners?.lease_ttl_seconds ?? LEASE_TTL_DEFAULT_SECONDS },
     webhooks: { allowLinkLocal: cfg.webhooks?.allow_link_local ?? false },
     budget: budgetConfig(cfg.budget),
+    ...(cfg.notify ? { notify: { terminal: cfg.notify.terminal ?? 'bell', ...(cfg.notify.command ? { command: cfg.notify.command } : {}) } } : {}),
     ...(cfg.coordinator?.isolation ? { isolation: cfg.coordinator.isolation } : {}),
     worktree: {
       ...(cfg.worktree?.setup !== undefined ? { setup: Array.isArray(cfg.worktree.setup) ? cfg.worktree.setup : ['sh', '-c', cfg.worktree.setup] } : {}),

@@ -26,6 +26,7 @@ function recordSchemas(): Json {
     Comment: pick('comment.schema.json'),
     Artifact: pick('artifact.schema.json'),
     Landing: pick('landing.schema.json'),
+    AttentionItem: pick('attention-item.schema.json'),
     Error: {
       type: 'object',
       required: ['error'],

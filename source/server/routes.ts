@@ -19,7 +19,7 @@ import {
 import type { Garden } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { gardenLandings, listSchedules, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
-import { budgetReport, type BudgetReport } from '../snapshot/index.js';
+import { budgetReport, readAttention, type BudgetReport } from '../snapshot/index.js';
 import {
   compareGoalIds,
   dispatchOrder,
@@ -531,6 +531,48 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     async (request: FastifyRequest<{ Body: { cap: string; usd: number | null } }>) => {
       const set = await ctx.actions.setBudgetCap(request.body.cap, request.body.usd === null ? 'off' : String(request.body.usd), 'operator over HTTP').catch((error: unknown) => refusal(error, { CAP: '/cap', USD: '/usd' }, '/body'));
       return { ...set, before: set.before ?? null };
+    },
+  );
+
+  app.get(
+    '/attention',
+    {
+      schema: {
+        summary: 'What needs the operator, newest first: open questions, landings awaiting review, budget stops, failed runs and blocked goals not acknowledged (docs/attention/level2.md)',
+        operationId: 'listAttention',
+        response: { 200: { type: 'object', properties: { items: { type: 'array', items: ref('AttentionItem') }, problems: { type: 'array', items: { type: 'string' } } } }, ...ERROR },
+      },
+    },
+    async () => {
+      const { items, problems } = await readAttention(ctx.garden);
+      return { items, problems };
+    },
+  );
+
+  app.post(
+    '/attention/ack',
+    {
+      schema: {
+        summary: 'Acknowledge needs-you items (operator role): `ids` as GET /attention lists them, or `all: true` for every item listed now; each leaves the list (AttentionAcknowledged)',
+        description: 'An id not on the list is 404 and nothing is acknowledged.',
+        operationId: 'ackAttention',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { ids: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 4096 }, minItems: 1, maxItems: 1000 }, all: { type: 'boolean' } },
+        },
+        response: { 200: { type: 'object', properties: { acked: { type: 'array', items: { type: 'string' } }, already: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error') },
+      },
+    },
+    async (request: FastifyRequest<{ Body: { ids?: string[]; all?: boolean } }>) => {
+      const { ids, all } = request.body ?? {};
+      if (all && ids) throw new HttpError(400, 'ids: give ids or all, not both', '/ids');
+      if (!all && !ids) throw new HttpError(400, 'ids: give the item ids to acknowledge (GET /attention lists them), or all: true', '/ids');
+      const by = request.caller ? { name: request.caller.name, role: request.caller.role } : { name: 'operator' };
+      return ctx.actions.ackAttention(all ? 'all' : ids!, by).catch((error: unknown) => {
+        if ((error as Error)?.name === 'UserError' && /^ID /.test((error as Error).message)) throw new HttpError(404, (error as Error).message, '/ids');
+        return refusal(error, {}, '/ids');
+      });
     },
   );
 

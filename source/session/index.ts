@@ -1,3 +1,4 @@
 export * from './session.js';
 export * from './event-follower.js';
 export * from './startup.js';
+export * from './notify.js';

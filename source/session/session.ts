@@ -8,6 +8,8 @@ import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
 import {
+  ackAttention,
+  type AckResult,
   appendGoalSupplement,
   cancelGoal,
   changeDependencies,
@@ -68,6 +70,8 @@ export interface OperatorActions {
   changeDependencies(goalId: string, change: DependencyChange): Promise<GoalRecord>;
   /** Queues a goal that closed failure or cancelled again; its dependents follow to the new goal. */
   retryGoal(goalId: string): Promise<RetryResult>;
+  /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
+  ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
 }
 
 /** The actions bound to a garden. */
@@ -87,6 +91,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     setBudgetCap: (key, value, by) => setBudgetCap(garden, key, value, by),
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId) => retryGoal(garden, goalId),
+    ackAttention: (ids, by) => ackAttention(garden, ids, by),
   };
 }
 

@@ -4,3 +4,4 @@ export * from './tail.js';
 export * from './load.js';
 export * from './source.js';
 export * from './budget.js';
+export * from './attention.js';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { isTerminalRunStatus, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
+import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
 import type { Garden, GardenPaths } from '../garden/index.js';
 import {
   readBudgetOverrides,
@@ -25,6 +25,8 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
+import { attentionItems, readBlocked } from '../coordinator/index.js';
+import { readAttentionAcks } from '../store/index.js';
 import { LandingReader } from './landings.js';
 import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
 import { LeaseReader, QuestionReader } from './questions.js';
@@ -42,6 +44,11 @@ function readTextCapped(file: string, max: number): string {
   } catch {
     return '';
   }
+}
+
+/** True when two attention lists hold the same items in the same order. */
+function sameItems(a: readonly AttentionItem[], b: readonly AttentionItem[]): boolean {
+  return a.length === b.length && a.every((item, i) => JSON.stringify(item) === JSON.stringify(b[i]));
 }
 
 /** True when `a` and `b` have the same own fields with the same values (nested objects by identity). */
@@ -99,6 +106,8 @@ export class SnapshotLoader {
   private readonly questions: QuestionReader;
   private readonly leases: LeaseReader;
   private readonly landings: LandingReader;
+  /** The last attention list: kept while unchanged, so memoised views skip it. */
+  private attention: AttentionItem[] = [];
 
   /** `scanner`: the in-process coordinator's (the goal files are then read once for both); default a scanner of its own. */
   constructor(
@@ -298,6 +307,13 @@ export class SnapshotLoader {
     const blocked = open.filter((g) => g.status === 'blocked').length;
     const awaitingReview = rows.filter((r) => r.goal.status === 'completed' && r.landing?.state === 'awaiting_review').length;
 
+    const acked = await readAttentionAcks(paths).catch((error: Error) => {
+      problems.push(error.message);
+      return new Map();
+    });
+    const attention = attentionItems({ goals: rows, questions, blocked: await readBlocked(paths, problems), acked: new Set(acked.keys()) });
+    if (!sameItems(attention, this.attention)) this.attention = attention;
+
     const conversation = await latestConversation(paths).catch(() => undefined);
     const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];
     this.version += 1;
@@ -326,6 +342,7 @@ export class SnapshotLoader {
       costToday: await this.costToday(problems),
       leases,
       questions,
+      attention: this.attention,
       problems,
     };
   }

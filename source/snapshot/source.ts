@@ -50,6 +50,7 @@ export const EMPTY_SNAPSHOT: Snapshot = {
   problems: [],
   leases: {},
   questions: [],
+  attention: [],
 };
 
 /**

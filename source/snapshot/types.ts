@@ -1,4 +1,4 @@
-import type { ArtifactRecord, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
+import type { ArtifactRecord, AttentionItem, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
 import type { BlockedOn } from '../coordinator/readiness.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
@@ -108,6 +108,8 @@ export interface Snapshot {
   questions: readonly QuestionView[];
   /** The followed run's runner and artifacts, when a runner runs it. */
   remote?: RemoteView;
+  /** The "needs you" items not acknowledged, newest first (docs/attention/level2.md); the status line counts them. */
+  attention: readonly AttentionItem[];
   /** Files that could not be read, named; reported, never repaired. */
   problems: string[];
   /**

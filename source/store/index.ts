@@ -15,3 +15,4 @@ export * from './artifacts.js';
 export * from './landings.js';
 export * from './budget.js';
 export * from './schedules.js';
+export * from './attention.js';

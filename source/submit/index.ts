@@ -429,3 +429,4 @@ export * from './budget.js';
 // Goal dependencies (docs/goal/level2.md, "Dependencies").
 export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
+export { ackAttention, type AckResult } from './attention.js';

@@ -21,6 +21,7 @@ import { GoalForm } from './overlays/goal-form.js';
 import type { FormChoices } from './overlays/goal-form-state.js';
 import { Help } from './overlays/help.js';
 import { Problems } from './overlays/problems.js';
+import { Attention } from './overlays/attention.js';
 import { TextPrompt } from './overlays/text-prompt.js';
 import { Chat } from './panes/chat.js';
 import { filterRows, GoalQueue } from './panes/goal-queue.js';
@@ -53,6 +54,8 @@ export interface WorkbenchActions {
   landRun?: (runId: string) => Promise<LandResult>;
   rejectRun?: (runId: string, options: { requeue?: boolean; comment?: string }) => Promise<RejectResult>;
   postComment?: (goalId: string, input: CommentInput) => Promise<CommentResult>;
+  /** Acknowledges needs-you items (`pak2 ack`; docs/attention/level2.md): ids, or `'all'` listed now. */
+  ackAttention?: (ids: readonly string[] | 'all') => Promise<unknown>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */
@@ -153,7 +156,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   );
 
   // Key handling reads the latest state through a ref, so the handler stays stable (ink re-subscribes otherwise).
-  const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3, scrollLimits };
+  const state: WorkbenchState = { snapshot, focus, cursor, filter, editingFilter, draft, overlay, goals, selectedGoal, tailRun, choices, pageRows: layout.goals.height - 3, scrollLimits, attentionAt: scroll };
   const ref = useRef(state);
   ref.current = state;
   // Built outside the App's body (see workbenchControls), so the long-lived closures keep no snapshot alive.
@@ -175,6 +178,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   let main: React.JSX.Element | null;
   if (layout.area < 3) main = null; // no room for a bordered pane: the status line alone
   else if (o.kind === 'help') main = <Help scroll={scroll} limits={scrollLimits} {...full} />;
+  else if (o.kind === 'attention') main = <Attention items={snapshot.attention} selected={scroll} now={coarseNow} {...full} />;
   else if (o.kind === 'problems') main = <Problems problems={snapshot.problems} root={snapshot.garden.root} scroll={scroll} limits={scrollLimits} {...full} />;
   else if (o.kind === 'detail') main = <Detail title={o.title} sections={o.sections} scroll={scroll} limits={scrollLimits} {...full} />;
   else if (o.kind === 'form') main = <GoalForm state={o.form} choices={choices} {...full} />;

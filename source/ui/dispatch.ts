@@ -24,6 +24,8 @@ export type Overlay =
   | { kind: 'none' }
   | { kind: 'help' }
   | { kind: 'problems' }
+  /** The needs-you list (`!`); the selected item is the overlay scroll. */
+  | { kind: 'attention' }
   | { kind: 'detail'; title: string; sections: DetailSection[]; goalId?: string }
   | { kind: 'form'; form: GoalFormState }
   | { kind: 'confirm'; prompt: ActionPrompt }
@@ -58,6 +60,8 @@ export interface WorkbenchState {
   pageRows: number;
   /** How far the run pane and the open overlay can scroll, as they last drew. */
   scrollLimits: ScrollLimits;
+  /** The selected item of the needs-you list (the overlay's scroll). */
+  attentionAt?: number;
 }
 
 /** What the dispatcher may change. */
@@ -214,6 +218,10 @@ export function dispatchKey(s: WorkbenchState, input: string, key: Key, event: K
     return ui.setCursor((c) => ({ ...c, goals: 0 }));
   }
   if (event.paste) return; // a paste is text: no field takes it here
+  if (o.kind === 'attention') {
+    const command = commandFor(input, key, 'attention');
+    if (command) return attentionCommand(command, s, ui, actions);
+  }
   // The diff overlay and a goal awaiting review take the review keys first (a, r, c).
   const review = reviewKeysApply(s) ? commandFor(input, key, 'review') : undefined;
   if (review) return reviewCommand(review, s, ui, actions);
@@ -308,6 +316,9 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
     case 'problems':
       ui.setScroll(() => 0);
       return ui.setOverlay(o.kind === 'problems' ? { kind: 'none' } : { kind: 'problems' });
+    case 'attention':
+      ui.setScroll(() => 0);
+      return ui.setOverlay(o.kind === 'attention' ? { kind: 'none' } : { kind: 'attention' });
     case 'quit':
       if (s.snapshot.coordinator.liveRuns.length > 0) return ui.setOverlay({ kind: 'quit' });
       return actions.quit();
@@ -382,9 +393,40 @@ function move(command: CommandId, s: WorkbenchState, ui: WorkbenchControls): voi
   const delta = command === 'cursor.up' ? -1 : command === 'cursor.down' ? 1 : command === 'cursor.pageUp' ? -page : command === 'cursor.pageDown' ? page : command === 'cursor.top' ? -1e9 : 1e9;
   // From where the view shows (a jump to the top or the end stores more than there is), to no farther than it goes.
   const { overlay, tail } = s.scrollLimits;
+  if (kind === 'attention') return ui.setScroll((v) => clampScroll(v + delta, Math.max(0, s.snapshot.attention.length - 1)));
   if (kind === 'detail' || kind === 'help' || kind === 'problems' || kind === 'diff') return ui.setScroll((v) => clampScroll(clampScroll(v, overlay) + delta, overlay));
   if (kind !== 'none') return;
   if (s.focus === 'tail') return ui.setCursor((c) => ({ ...c, tail: clampScroll(clampScroll(c.tail, tail) - delta, tail) })); // up scrolls back
   const length = s.focus === 'goals' ? s.goals.length : s.focus === 'plants' ? s.snapshot.plants.length : s.focus === 'inbox' ? s.snapshot.questions.length + s.snapshot.inbox.length : 0;
   ui.setCursor((c) => ({ ...c, [s.focus]: clampScroll(c[s.focus] + delta, Math.max(0, length - 1)) }));
+}
+
+/**
+ * A key of the needs-you list (docs/attention/level2.md, "In the
+ * workbench"): `a` acknowledges the selected item, `A` every item listed,
+ * enter selects the item's goal in the goals pane. The selection is the
+ * overlay's scroll, kept within the list as it changes.
+ */
+function attentionCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  const items = s.snapshot.attention;
+  const item = items[attentionIndex(s)];
+  if (command === 'attention.open') {
+    if (!item?.goal) return;
+    const at = s.goals.findIndex((r) => r.goal.id === item.goal);
+    if (at < 0) return ui.flash(notice(`${item.goal} is not in the goal queue as filtered (esc clears the filter)`));
+    ui.setOverlay({ kind: 'none' });
+    ui.setFocus('goals');
+    return ui.setCursor((c) => ({ ...c, goals: at }));
+  }
+  if (!actions.ackAttention) return ui.flash(notice('read-only dashboard: acknowledge with pak2 ack'));
+  if (command === 'attention.ackAll') {
+    if (items.length === 0) return;
+    return settle(() => actions.ackAttention!('all'), ui, { text: `acknowledged ${items.length} item${items.length === 1 ? '' : 's'}`, error: false });
+  }
+  if (command === 'attention.ack' && item) settle(() => actions.ackAttention!([item.id]), ui, { text: `acknowledged ${item.id}`, error: false });
+}
+
+/** The selected item of the needs-you list: the overlay's scroll, which the app keeps in {@link WorkbenchState.attentionAt}. */
+function attentionIndex(s: WorkbenchState): number {
+  return Math.max(0, Math.min(s.attentionAt ?? 0, s.snapshot.attention.length - 1));
 }

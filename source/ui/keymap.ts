@@ -5,7 +5,7 @@ import type { Key } from 'ink';
  * (`dispatch.ts`) asks the keymap with the active mode's scope, and text
  * fields ask `text` for their editing keys.
  */
-export type KeyScope = 'panes' | 'review' | 'confirm' | 'reject' | 'form' | 'input' | 'filter' | 'text';
+export type KeyScope = 'panes' | 'attention' | 'review' | 'confirm' | 'reject' | 'form' | 'input' | 'filter' | 'text';
 
 /** Every operator command the workbench knows, one per binding. Keys map to these; panes and overlays act on them. */
 export type CommandId =
@@ -33,6 +33,10 @@ export type CommandId =
   | 'filter'
   | 'chat.compose'
   | 'problems'
+  | 'attention'
+  | 'attention.ack'
+  | 'attention.ackAll'
+  | 'attention.open'
   | 'help'
   | 'quit'
   | 'confirm.yes'
@@ -75,6 +79,7 @@ export interface Binding {
 /** Where each scope applies, as the help overlay and the README say it. */
 export const SCOPE_TITLES: Record<KeyScope, string> = {
   panes: 'panes',
+  attention: 'the needs-you list',
   review: 'a diff, a goal awaiting review',
   confirm: 'asked y / n',
   reject: 'rejecting work',
@@ -144,6 +149,13 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'filter', keys: '/', description: 'filter the goal queue', scope: 'panes', match: (i, k) => plain(i, k, '/') },
   { command: 'chat.compose', keys: 'c', description: 'write to the garden in the chat pane', scope: 'panes', match: (i, k) => plain(i, k, 'c') },
   { command: 'problems', keys: 'p', description: 'list the problems: unreadable goal, run or plant files, coordinator errors', scope: 'panes', match: (i, k) => plain(i, k, 'p') },
+  {
+    command: 'attention',
+    keys: '!',
+    description: 'the needs-you list: open questions, landings awaiting review, budget stops, failed runs, blocked goals (the status line counts them)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, '!'),
+  },
   { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
   {
     command: 'quit',
@@ -152,6 +164,10 @@ export const KEYMAP: readonly Binding[] = [
     scope: 'panes',
     match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
   },
+
+  { command: 'attention.ack', keys: 'a', description: 'acknowledge the selected item: it leaves the list (pak2 ack)', scope: 'attention', match: (i, k) => plain(i, k, 'a') },
+  { command: 'attention.ackAll', keys: 'A', description: 'acknowledge every item listed (pak2 ack --all)', scope: 'attention', match: (i, k) => plain(i, k, 'A') },
+  { command: 'attention.open', keys: 'enter', description: "close the list and select the item's goal in the goals pane", scope: 'attention', match: (i, k) => enter(i, k) && !k.meta },
 
   {
     command: 'review.accept',

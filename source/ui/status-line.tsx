@@ -30,13 +30,19 @@ export function serveSegment(server: ServerView | undefined): string | undefined
   if (!server) return undefined;
   const where = server.url.replace(/^https?:\/\//, '').replace(/\/api\/v1$/, '');
   const w = server.webhooks;
-  const hooks = !w || w.subscriptions === 0 ? '' : !w.running ? ' · webhooks by another serve' : w.failing ? ` · webhooks ${w.failing} failing` : w.retrying ? ` · webhooks ${w.retrying} retrying` : ` · webhooks ${w.subscriptions} ok`;
+  const hooks = !w || w.subscriptions === 0 ? '' : !w.running ? ' · webhooks by another process' : w.failing ? ` · webhooks ${w.failing} failing` : w.retrying ? ` · webhooks ${w.retrying} retrying` : ` · webhooks ${w.subscriptions} ok`;
   return `serve ${where}${hooks}`;
 }
 
 /** `⚠ 2 problems` when the snapshot names any (unreadable files, coordinator errors). */
 export function problemsSegment(problems: readonly string[]): string | undefined {
   return problems.length ? `⚠ ${problems.length} problem${problems.length === 1 ? '' : 's'}` : undefined;
+}
+
+/** `3 need you` (`1 needs you`) when the needs-you list holds items (docs/attention/level2.md); nothing when it is empty. */
+export function attentionSegment(items: readonly unknown[] | undefined): string | undefined {
+  const n = items?.length ?? 0;
+  return n ? `${n} need${n === 1 ? 's' : ''} you` : undefined;
 }
 
 /** A goal's status as the queue shows it: its run's landing in words (`awaiting review`, `landed`), else the status, or `closed:<reason>`. */
@@ -74,7 +80,7 @@ export function costSegment(cost: Snapshot['costToday']): string {
   return `$${cost.usd.toFixed(cap ? 2 : 4)}${cap} today${cost.unknown ? ` (+${cost.unknown} unknown)` : ''}`;
 }
 
-/** The status line: coordinator state, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, how many items need you, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
@@ -84,9 +90,10 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const remote = Object.keys(s.leases).length;
   // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
   const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
-  const left = [`● ${state}`, ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const needs = attentionSegment(s.attention);
+  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
-  const keys = problems ? `${hint('problems', 'problems')} · ${hint('help', 'help')}` : hint('help', 'help');
+  const keys = [...(needs ? [hint('attention', 'needs you')] : []), ...(problems ? [hint('problems', 'problems')] : []), hint('help', 'help')].join(' · ');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
   return (
     <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : running ? 'yellow' : 'green' }]} />

@@ -2,7 +2,7 @@ import { render, renderToString } from 'ink';
 import React from 'react';
 import type { Garden } from '../garden/index.js';
 import { SnapshotSource } from '../snapshot/index.js';
-import { Session } from '../session/index.js';
+import { Session, terminalNotification, watchAttention } from '../session/index.js';
 import { App, type WorkbenchActions } from './app.js';
 
 /** Options of {@link runWorkbench}. */
@@ -47,7 +47,9 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   let quitting: Promise<void> | undefined;
   // The one quit path: the session's stop, then unmount.
   const quit = () => {
-    quitting ??= Promise.resolve(detach?.())
+    quitting ??= Promise.resolve(attention?.stop())
+      .catch(() => undefined)
+      .then(() => detach?.())
       .catch(() => undefined)
       .then(() => session.close())
       .then(() => unmount());
@@ -70,11 +72,25 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           landRun: (runId) => session.actions!.landRun(runId),
           rejectRun: (runId, options) => session.actions!.rejectRun(runId, options),
           postComment: session.actions.postComment,
+          ackAttention: (ids) => session.actions!.ackAttention(ids),
         }
       : {}),
   };
   const instance = render(<App store={source} actions={actions} />, { stdout: keepScrollback(process.stdout), exitOnCtrlC: false, patchConsole: false });
   unmount = () => instance.unmount();
+  // New "needs you" items ring the terminal (docs/attention/level2.md, "Notifications"): the sequences move no
+  // cursor, and Ink writes each frame whole, so one written between frames leaves the frame as it is.
+  const mode = garden.config.notify?.terminal ?? 'bell';
+  const attention = options.readOnly
+    ? undefined
+    : watchAttention(garden, {
+        snapshots: source,
+        onItem: (item) => {
+          const bytes = terminalNotification(mode, item);
+          if (bytes && process.stdout.writable && !process.stdout.destroyed) process.stdout.write(bytes);
+        },
+        onProblem: (line) => source.reportProblem(line),
+      });
   const unhandle = session.handleSignals(() => quit());
   // Pasted text arrives bracketed, so its line breaks are text, not enter (the input hook reads the brackets).
   bracketedPaste(process.stdout, true);

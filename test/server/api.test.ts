@@ -258,6 +258,9 @@ describe('openapi.json', () => {
         'GET /api/v1/runs/:id/diff',
         'POST /api/v1/runs/:id/land',
         'POST /api/v1/runs/:id/reject',
+        // The needs-you list (docs/attention/level2.md).
+        'GET /api/v1/attention',
+        'POST /api/v1/attention/ack',
         'GET /api/v1/plants',
         'GET /api/v1/events',
         'GET /api/v1/events/stream',

@@ -77,7 +77,7 @@ describe('serve in the session and the status line', () => {
     const notices: string[] = [];
     const second = await serve(g, cleanups, { webhooks: { ...fast, onNotice: (l) => notices.push(l) } });
     expect(second.status().webhooks?.running).toBe(false);
-    expect(notices.join('\n')).toMatch(/another pak2 serve of this garden delivers them/);
+    expect(notices.join('\n')).toMatch(/another pak2 process of this garden \(serve, cycle or the workbench\) delivers them/);
     const a = await appendEvent(g.paths, { type: 'GoalSubmitted', goal: '1-a' });
     await until(() => got.length === 1, 10_000);
     await first.close();

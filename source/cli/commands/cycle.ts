@@ -71,13 +71,21 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
   const coordinator = session.coordinator!;
   const stopped = new Promise<void>((resolve) => coordinator.on('state', (state) => (state === 'stopping' || state === 'stopped') && resolve()));
   let server: { close(): Promise<void> } | undefined;
+  // New "needs you" items run the [notify] command (docs/attention/level2.md); what is there at start is not notified.
+  const { watchAttention } = await import('../../session/index.js');
+  const attention = watchAttention(garden, { onProblem: (line) => sayOnce(`pak2: ${line}`) });
+  await attention.ready;
+  let webhooks: { stop(): Promise<void> } | undefined;
   try {
     await session.open();
+    // Webhooks are delivered whenever a coordinator runs, not only under serve (which runs its own worker).
+    if (!opts.serve) webhooks = (await import('../../server/webhooks/delivery.js')).startWebhookDelivery(garden, { onNotice: (line) => sayOnce(`pak2: ${line}`) });
     if (opts.serve) {
       const { startServe } = await import('./serve.js');
       server = await startServe(garden, session.actions!, opts, io, { onStatus: (view) => session.setServerStatus(view), onNotice: sayOnce });
     }
     await (opts.untilIdle ? Promise.race([coordinator.untilIdle(), stopped]) : stopped);
+    if (opts.untilIdle) await attention.flush();
     const last = coordinator.summary;
     if (opts.untilIdle && last && signals === 0) {
       const stuck = [...last.skipped.map((goal) => `${goal} (no plant assigned)`), ...last.blocked.map((r) => `${r.goal} (${r.reason})`), ...last.rolledBack.map((r) => `${r.goal} (${r.reason})`), ...last.ioHeld.map((r) => `${r.goal} (${r.reason})`), ...last.waiting.map((w) => `${w.goal} (waits for ${w.waiting_for.join(', ')})`)];
@@ -87,11 +95,27 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     }
   } finally {
     await server?.close();
+    await webhooks?.stop();
     await session.close();
+    await attention.stop();
     stderr.end();
     unhandle();
     unsubscribe();
   }
+}
+
+/**
+ * The workbench's webhook delivery (docs/server/level2.md, "Webhooks"): the
+ * worker runs in the workbench's process once the garden has subscriptions;
+ * its notices go to the problems list, except that another process of the
+ * garden delivers them (a `pak2 serve` beside it): that is how it should be.
+ */
+function deliverWebhooks(garden: Garden) {
+  return async (session: { source?: { reportProblem(line: string): void } | undefined }): Promise<() => Promise<void>> => {
+    const { startWebhookDelivery } = await import('../../server/webhooks/delivery.js');
+    const delivery = startWebhookDelivery(garden, { onNotice: (line) => !line.startsWith('webhooks: another pak2 process') && session.source?.reportProblem(line) });
+    return () => delivery.stop();
+  };
 }
 
 /** `pak2 cycle` (and bare `pak2`): the workbench in a terminal, else headless. */
@@ -102,7 +126,7 @@ export async function runCycle(command: Command, opts: CycleOptions, io: CliIO):
   if (reason === '') {
     // Ink and React load only on the interactive path, so headless starts fast.
     const { runWorkbench } = await import('../../ui/workbench.js');
-    return runWorkbench(garden, opts.serve ? { attach: (await import('./serve.js')).serveForWorkbench(garden, opts, io) } : {});
+    return runWorkbench(garden, { attach: opts.serve ? (await import('./serve.js')).serveForWorkbench(garden, opts, io) : deliverWebhooks(garden) });
   }
   if (reason) io.err(`pak2: ${reason}`);
   return runHeadless(garden, opts, io);

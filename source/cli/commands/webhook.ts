@@ -20,10 +20,10 @@ export function subscriptionState(s: Subscription): string {
 /**
  * `pak2 webhook add|list|remove|redeliver|deliveries` (docs/server/level2.md,
  * "Webhooks"): subscriptions live in `<runtime-root>/webhooks/`; `pak2
- * serve` and `pak2 cycle --serve` deliver them.
+ * serve`, `pak2 cycle` and the workbench deliver them.
  */
 export function registerWebhook(program: Command, io: CliIO): void {
-  const webhook = program.command('webhook').description('webhook subscriptions: signed POSTs of events to a URL, delivered by pak2 serve');
+  const webhook = program.command('webhook').description('webhook subscriptions: signed POSTs of events to a URL, delivered while a coordinator (pak2 cycle, the workbench) or pak2 serve runs');
 
   webhook
     .command('add')
@@ -46,7 +46,7 @@ export function registerWebhook(program: Command, io: CliIO): void {
       const { subscription, secretFile } = await addSubscription(garden.paths, { url, events: opts.events, rules: garden.config.webhooks, ...(secret !== undefined ? { secret } : {}) });
       if (opts.json) return printJson(io, subscription);
       io.out(subscription.id);
-      io.err(`pak2: webhook ${subscription.id} → ${subscription.url} for ${subscription.events.join(', ')}; signing secret in ${secretFile}; pak2 serve (or cycle --serve) delivers it`);
+      io.err(`pak2: webhook ${subscription.id} → ${subscription.url} for ${subscription.events.join(', ')}; signing secret in ${secretFile}; a running coordinator (pak2 cycle, the workbench) or pak2 serve delivers it`);
     });
 
   webhook

@@ -103,7 +103,7 @@ export class WebhookWorker {
     const dir = webhookPaths(this.options.garden.paths).dir;
     await fsp.mkdir(dir, { recursive: true });
     if (await this.lock(dir)) return true;
-    this.notice('webhooks: another pak2 serve of this garden delivers them (webhooks/worker.lock is held); this one takes over if it stops');
+    this.notice('webhooks: another pak2 process of this garden (serve, cycle or the workbench) delivers them (webhooks/worker.lock is held); this one takes over if it stops');
     this.changed();
     this.lockTimer = setInterval(() => {
       void this.lock(dir).then((ok) => {
@@ -122,7 +122,7 @@ export class WebhookWorker {
         realpath: false,
         lockfilePath: path.join(dir, 'worker.lock'),
         stale: 10_000,
-        onCompromised: () => this.notice('webhooks: the worker lock was lost (another pak2 serve took it); deliveries stop here'),
+        onCompromised: () => this.notice('webhooks: the worker lock was lost (another pak2 process took it); deliveries stop here'),
       });
     } catch {
       return false;
