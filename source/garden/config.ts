@@ -177,7 +177,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       if (!drivers.has(tier.driver)) semantic.push(`routing.${name}.tiers.${i}.driver: INVALID_CONFIG_VALUE (claude, codex, command or a [drivers.<name>] table; got ${JSON.stringify(tier.driver)})`);
     });
   }
-  if (cfg.budget?.timezone !== undefined && !isTimeZone(cfg.budget.timezone)) semantic.push(`budget.timezone: INVALID_CONFIG_VALUE (an IANA time zone such as UTC or Europe/Berlin; got ${JSON.stringify(cfg.budget.timezone)})`);
+  const budgetZone = cfg.budget?.timezone !== undefined ? timezoneProblem(cfg.budget.timezone) : undefined;
+  if (budgetZone) semantic.push(`budget.timezone: INVALID_CONFIG_VALUE (must be ${budgetZone}; got ${JSON.stringify(cfg.budget!.timezone)})`);
   if (semantic.length > 0) throw new UserError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   const driverCommands: GardenConfig['drivers'] = {};
   for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
@@ -409,14 +410,4 @@ export function budgetConfig(table: ConfigFile['budget']): BudgetConfig {
     warnRatio: t.warn_ratio ?? 0.8,
     unknownRunUsd: t.unknown_run_usd ?? t.run_usd ?? 1,
   };
-}
-
-/** Whether `name` is a time zone this Node knows (IANA, e.g. `Europe/Berlin`, or `UTC`). */
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -192,7 +192,7 @@ describe('parseConfig values', () => {
     expect(parseConfig('[budget]\nrun_usd = 0.25\n').budget).toEqual({ runUsd: 0.25, timezone: 'UTC', warnRatio: 0.8, unknownRunUsd: 0.25 });
     expect(() => parseConfig('[budget]\ngarden_day_usd = -1\n')).toThrow('budget.garden_day_usd: INVALID_CONFIG_VALUE (must be an amount in USD greater than 0; got -1)');
     expect(() => parseConfig('[budget]\nrun_usd = "ten"\n')).toThrow('budget.run_usd: INVALID_CONFIG_VALUE (must be an amount in USD greater than 0; got "ten")');
-    expect(() => parseConfig('[budget]\ntimezone = "Mars/Olympus"\n')).toThrow('budget.timezone: INVALID_CONFIG_VALUE (an IANA time zone such as UTC or Europe/Berlin; got "Mars/Olympus")');
+    expect(() => parseConfig('[budget]\ntimezone = "Mars/Olympus"\n')).toThrow('budget.timezone: INVALID_CONFIG_VALUE (must be an IANA timezone such as "UTC" or "Europe/Paris"; got "Mars/Olympus")');
     expect(() => parseConfig('[budget]\nwarn_ratio = 1.5\n')).toThrow('budget.warn_ratio: INVALID_CONFIG_VALUE (must be a share of a cap between 0 and 1 (e.g. 0.8); got 1.5)');
     expect(() => parseConfig('[budget]\nday_usd = 3\n')).toThrow('budget.day_usd: UNKNOWN_CONFIG_KEY');
   });
