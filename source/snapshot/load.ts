@@ -28,6 +28,7 @@ import { readHistoryRecord } from '../history/read.js';
 import { attentionItems, readBlocked } from '../coordinator/index.js';
 import { readAttentionAcks } from '../store/index.js';
 import { LandingReader } from './landings.js';
+import { periodOf } from '../budget/index.js';
 import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
 import { LeaseReader, QuestionReader } from './questions.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
@@ -150,9 +151,9 @@ export class SnapshotLoader {
   }
 
   private async costToday(problems: string[]): Promise<Snapshot['costToday']> {
-    const midnight = new Date();
-    midnight.setHours(0, 0, 0, 0);
-    const day = midnight.toISOString();
+    // Today as the budget counts it: its day in [budget] timezone (docs/budget/level2.md).
+    const timezone = this.garden.config.budget.timezone;
+    const day = periodOf(new Date(), timezone).day;
     if (day !== this.costDay) {
       this.costDay = day;
       this.cost = { usd: 0, runs: 0, unknown: 0 };
@@ -162,7 +163,7 @@ export class SnapshotLoader {
     const read = await readEvents(this.garden.paths, this.eventsOffset ?? 0);
     problems.push(...read.errors.slice(0, 3));
     for (const event of read.events) {
-      if (event.type !== 'RunClosed' || event.ts < this.costDay) continue;
+      if (event.type !== 'RunClosed' || event.ts.slice(0, 10) < dayBefore(this.costDay) || periodOf(new Date(event.ts), timezone).day !== this.costDay) continue;
       this.cost.runs += 1;
       if (typeof event.cost_usd === 'number') this.cost.usd += event.cost_usd;
       else this.cost.unknown += 1;
@@ -346,4 +347,11 @@ export class SnapshotLoader {
       problems,
     };
   }
+}
+
+/** The day before `day` (YYYY-MM-DD): an event's UTC date that old cannot be `day` in any time zone (they differ by less than a day). */
+function dayBefore(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() - 1);
+  return d.toISOString().slice(0, 10);
 }
