@@ -28,7 +28,7 @@ function oneLine(text: string, max = 160): string {
  * killed, timeout, zero_output or abandoned — except a stop or quit of the
  * operator's own (`operator_stopped`, `coordinator_stopped`) — as `run:<run-id>`
  * (kind `budget` when its failure_reason is `budget_exceeded`, else `run`),
- * and queued goals reported blocked (`blocked:<goal-id>:<reason>`; kind
+ * and queued goals reported blocked (`blocked:<goal-id>:<budget|dependency|plant>`; kind
  * `budget` when the reason starts with `budget`, else `blocked`). Acknowledged
  * ids are left out. Newest first (`since`), then by id.
  */
@@ -51,7 +51,12 @@ export function attentionItems(facts: AttentionFacts): AttentionItem[] {
   for (const [goalId, reason] of Object.entries(facts.blocked)) {
     const goal = queued.get(goalId);
     if (!goal) continue; // reported before the goal left the queue
-    items.push({ id: `blocked:${goalId}:${reason}`, kind: reason.startsWith('budget') ? 'budget' : 'blocked', summary: `${goalId} cannot dispatch: ${oneLine(reason)}`, goal: goalId, since: goal.updated_at ?? goal.submitted_at });
+    items.push({ id: `blocked:${goalId}:${blockKind(reason)}`, kind: reason.startsWith('budget') ? 'budget' : 'blocked', summary: `${goalId} cannot dispatch: ${oneLine(reason)}`, goal: goalId, since: goal.updated_at ?? goal.submitted_at });
   }
   return items.filter((item) => !facts.acked.has(item.id)).sort((a, b) => b.since.localeCompare(a.since) || a.id.localeCompare(b.id));
+}
+
+/** What holds a blocked goal, as a word safe in an id and a shell (`budget`, `dependency`, `plant`): the same hold keeps its id while its amounts move. */
+function blockKind(reason: string): string {
+  return reason.startsWith('budget') ? 'budget' : reason.startsWith('dependency ') ? 'dependency' : 'plant';
 }

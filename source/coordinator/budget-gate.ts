@@ -20,6 +20,7 @@ export class BudgetGate {
   private readonly runs = new Map<string, { goal: GoalRecord; plant: string }>();
   private warned: Set<string> | undefined;
   private warning: Promise<void> = Promise.resolve();
+  private saidBook: string | undefined;
   /** Said once: why PAK2.toml's [budget] could not be read again (the caps before apply). */
   problem: string | undefined;
 
@@ -54,7 +55,9 @@ export class BudgetGate {
       }
     }
     await this.book.refresh();
-    if (this.book.problem) this.onProblem(`budget: ${this.book.problem}`);
+    // Said once per problem, not once per pass.
+    if (this.book.problem && this.book.problem !== this.saidBook) this.onProblem(`budget: ${this.book.problem}; nothing is dispatched until budget.json is fixed or removed`);
+    this.saidBook = this.book.problem;
     await this.warn(goals);
   }
 
@@ -63,10 +66,17 @@ export class BudgetGate {
     return capsFor(this.budgetValue, this.book.overrides, goal, routing);
   }
 
-  /** Whether a queued goal's next run may start now: undefined, or the cap that holds it (see decideDispatch). */
-  holdFor(goal: GoalRecord): CapVerdict | undefined {
+  /**
+   * Whether a queued goal's next run may start now: undefined, or why not —
+   * `reason` stable while the hold lasts, `detail` with what is spent and
+   * left (see decideDispatch). While budget.json cannot be read every goal
+   * waits: caps the operator set are not dropped for a damaged file.
+   */
+  holdFor(goal: GoalRecord): { reason: string; detail: string; verdict?: CapVerdict } | undefined {
     if (!goal.assigned_to) return undefined;
-    return decideDispatch(this.capsOf(goal), this.book.facts(), { id: goal.id, plant: goal.assigned_to }, this.now(), this.budgetValue.timezone);
+    if (this.book.problem) return { reason: 'budget: budget.json cannot be read', detail: `budget: the caps set with pak2 budget set cannot be read (${this.book.problem}); nothing is dispatched until budget.json is fixed or removed` };
+    const verdict = decideDispatch(this.capsOf(goal), this.book.facts(), { id: goal.id, plant: goal.assigned_to }, this.now(), this.budgetValue.timezone);
+    return verdict ? { reason: `budget: ${verdict.cap} cap $${verdict.cap_usd.toFixed(2)} reached`, detail: `budget: ${describeVerdict(verdict)}`, verdict } : undefined;
   }
 
   /** A run this coordinator dispatched: its spend will be followed. */
@@ -79,13 +89,18 @@ export class BudgetGate {
     this.runs.delete(runId);
   }
 
-  /** A live run's spend moved (USD so far): past a cap it is stopped, `killed` / `budget_exceeded`. */
-  onSpend(runId: string, spend: LaunchSpend): void {
+  /**
+   * A live run's spend moved (USD so far): past a cap it is stopped, `killed`
+   * / `budget_exceeded` — unless the figure came with its result
+   * (`reported`): a turn that ended is not stopped (its record would say
+   * killed for work that finished); its spend counts against what comes next.
+   */
+  onSpend(runId: string, spend: LaunchSpend, reported = false): void {
     const tracked = this.runs.get(runId);
     if (!tracked) return;
     const live = { run: runId, goal: tracked.goal.id, plant: tracked.plant, usd: spend.usd };
     this.book.setLive(live);
-    const verdict = decideRunStop(this.capsOf(tracked.goal), this.book.facts(), live, this.now(), this.budgetValue.timezone);
+    const verdict = reported ? undefined : decideRunStop(this.capsOf(tracked.goal), this.book.facts(), live, this.now(), this.budgetValue.timezone);
     if (verdict) {
       this.stop(runId, { message: `stopped: ${describeVerdict(verdict)}; it had spent $${spend.usd.toFixed(2)} (${spend.source})`, budget: { cap: verdict.cap, cap_usd: verdict.cap_usd, spent_usd: verdict.spent_usd } });
     }

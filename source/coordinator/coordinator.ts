@@ -114,7 +114,7 @@ export class Coordinator extends EventEmitter {
       garden: options.garden,
       onRunStart: (runId, handle) => this.live.add(runId, handle),
       onRunEnd: (runId) => this.live.remove(runId),
-      onSpend: (runId, spend) => this.budget.onSpend(runId, spend),
+      onSpend: (runId, spend, reported) => this.budget.onSpend(runId, spend, reported),
       ...(options.onStderr ? { onStderr: options.onStderr } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.env ? { env: options.env } : {}),

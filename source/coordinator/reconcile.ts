@@ -26,7 +26,6 @@ import { decideWatchdog, describeOpenWork, watchdogKill } from '../driver/livene
 import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
-import { describeVerdict } from '../budget/index.js';
 import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
 import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
@@ -300,7 +299,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     // A cap with no room left holds the goal untouched, like a plant block: it says which cap and what is left (docs/budget/level2.md).
     const hold = options.budget?.holdFor(goal);
     if (hold) {
-      summary.blocked.push({ goal: goal.id, code: 'budget', reason: `budget: ${hold.cap} cap $${hold.cap_usd.toFixed(2)} reached`, detail: `budget: ${describeVerdict(hold)}` });
+      summary.blocked.push({ goal: goal.id, code: 'budget', reason: hold.reason, detail: hold.detail });
       continue;
     }
     // Opening runs failed on I/O (a full disk): nothing is claimed until the backoff ends, so no write and no spin.
@@ -462,7 +461,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   const stuck = [
     ...summary.skipped.map((id) => ({ goal: id, reason: 'no assigned_to' })),
     ...summary.rolledBack,
-    ...summary.blocked,
+    // A goal a cap holds waits for the operator's budget, not a tend: a tend would spend the room a raised cap frees.
+    ...summary.blocked.filter((b) => b.code !== 'budget'),
   ].filter((s) => !tendIds.has(s.goal));
   const attentionCovered = await readAttentionCovered(paths);
   if (stuck.length > 0 || closedRuns.length > 0 || attentionCovered.length > 0) {

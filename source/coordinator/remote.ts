@@ -922,6 +922,8 @@ async function budgetHolds(garden: Garden, goal: GoalRecord, now: Date): Promise
   let book = claimBooks.get(garden.paths.runtimeRoot);
   if (!book) claimBooks.set(garden.paths.runtimeRoot, (book = new BudgetBook(garden)));
   await book.refresh();
+  // Caps the operator set that cannot be read hold every goal (as the coordinator does), never none.
+  if (book.problem) return true;
   const routing = goal.task_class ? garden.config.routing[goal.task_class]?.budgetUsd : undefined;
   const caps = capsFor(garden.config.budget, book.overrides, goal, routing);
   return caps.length > 0 && decideDispatch(caps, book.facts(), { id: goal.id, plant: goal.assigned_to ?? 'unknown' }, now, garden.config.budget.timezone) !== undefined;

@@ -78,9 +78,11 @@ export interface DriverContext {
   /**
    * Told each time the run's spend so far moves, as its driver's spend meter
    * follows the stream (USD, every launch of the run summed; docs/budget/level2.md).
-   * The coordinator's budget decides there whether to stop it.
+   * The coordinator's budget decides there whether to stop it. `reported`:
+   * the figure came with the agent's result (its turn's work is over: it is
+   * counted, and a run that ended is never stopped for it).
    */
-  onSpend?: (runId: string, spend: LaunchSpend) => void;
+  onSpend?: (runId: string, spend: LaunchSpend, reported: boolean) => void;
   /** Agent stderr; default: the coordinator's stderr. */
   onStderr?: (runId: string, chunk: string) => void;
   now?: () => Date;
@@ -277,13 +279,15 @@ function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: 
 }
 
 /** A fresh classifier of the plugin's for one launch, over raw stdout lines (default: every line is progress). */
-function lineClassifier(plugin: DriverPlugin, meter?: SpendMeter, onSpend?: () => void): (line: string) => LineSignal {
+function lineClassifier(plugin: DriverPlugin, meter?: SpendMeter, onSpend?: (reported: boolean) => void): (line: string) => LineSignal {
   const classify = plugin.classifier?.();
   if (!meter) return classify ? (line) => classify(parseStreamLine(line)) : () => ({ progress: true, label: 'output' });
   return (line) => {
     const value = parseStreamLine(line);
-    if (meter.observe(value) !== undefined) onSpend?.();
-    return classify ? classify(value) : { progress: true, label: 'output' };
+    const signal = classify ? classify(value) : { progress: true, label: 'output' };
+    // A result line's figure is what the finished turn cost: told as reported, so it is counted, never stopped.
+    if (meter.observe(value) !== undefined) onSpend?.(Boolean(signal.terminal));
+    return signal;
   };
 }
 
@@ -616,7 +620,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       timeoutMs: remainingMs(run, config.coordinator.runTimeoutSeconds, now()),
       resultGraceMs: config.coordinator.resultGraceSeconds * 1000,
       resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
-      classifyLine: lineClassifier(plugin, meter, () => ctx.onSpend?.(runId, sumSpends([...spentBefore, meter!.spend]))),
+      classifyLine: lineClassifier(plugin, meter, (reported) => ctx.onSpend?.(runId, sumSpends([...spentBefore, meter!.spend]), reported)),
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
       onStderr: (raw: string) => {
         // What reaches a terminal or a journal is redacted as the files are (a secret split across two chunks is the one it misses).

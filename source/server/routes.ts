@@ -353,6 +353,13 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.post(
     '/goals',
     {
+      // Before the schema's type coercion: true or "2" is no amount of USD, a string no list of goals.
+      preValidation: async (request) => {
+        const body = request.body as { budget_usd?: unknown; depends_on?: unknown } | null;
+        if (!body || typeof body !== 'object') return;
+        if ('budget_usd' in body && typeof body.budget_usd !== 'number') throw new HttpError(400, 'budget_usd: a number of USD greater than 0', '/budget_usd');
+        if ('depends_on' in body && !Array.isArray(body.depends_on)) throw new HttpError(400, 'depends_on: a list of goal ids', '/depends_on');
+      },
       schema: {
         summary: 'Queue a goal (the same submit the CLI and the workbench use)',
         operationId: 'submitGoal',
@@ -523,13 +530,24 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           type: 'object',
           additionalProperties: false,
           required: ['cap', 'usd'],
-          properties: { cap: { type: 'string', enum: [...BUDGET_CAP_KEYS] }, usd: { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1_000_000 } },
+          properties: {
+            cap: { type: 'string', enum: [...BUDGET_CAP_KEYS], description: BUDGET_CAP_KEYS.join(', ') },
+            usd: { type: ['number', 'null', 'string'], description: 'USD greater than 0 (at most 1000000), null to lift the cap, or "config" to go back to PAK2.toml\'s' },
+          },
         },
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, before: { type: ['number', 'null'] }, after: { type: ['number', 'null'] }, woke: { type: 'boolean' } } }, ...ERROR },
       },
+      // Before the schema's type coercion: "" or true is no amount of USD (never read as null or 1).
+      preValidation: async (request) => {
+        const body = request.body as { cap?: unknown; usd?: unknown } | null;
+        if (!body || typeof body !== 'object') return;
+        if (typeof body.cap === 'string' && !(BUDGET_CAP_KEYS as readonly string[]).includes(body.cap)) throw new HttpError(400, `cap ${JSON.stringify(body.cap).slice(0, 80)}: not a budget cap; one of ${BUDGET_CAP_KEYS.join(', ')}`, '/cap');
+        if ('usd' in body && body.usd !== null && body.usd !== 'config' && typeof body.usd !== 'number') throw new HttpError(400, 'usd: a number of USD greater than 0, null to lift the cap, or "config"', '/usd');
+      },
     },
-    async (request: FastifyRequest<{ Body: { cap: string; usd: number | null } }>) => {
-      const set = await ctx.actions.setBudgetCap(request.body.cap, request.body.usd === null ? 'off' : String(request.body.usd), 'operator over HTTP').catch((error: unknown) => refusal(error, { CAP: '/cap', USD: '/usd' }, '/body'));
+    async (request: FastifyRequest<{ Body: { cap: string; usd: number | null | 'config' } }>) => {
+      const usd = request.body.usd;
+      const set = await ctx.actions.setBudgetCap(request.body.cap, usd === null ? 'off' : String(usd), 'operator over HTTP').catch((error: unknown) => refusal(error, { CAP: '/cap', USD: '/usd', 'budget.json': '/body' }, '/body'));
       return { ...set, before: set.before ?? null };
     },
   );

@@ -74,7 +74,8 @@ export class AttentionNotifier {
         maxBuffer: 64 * 1024,
       });
       if (result.failed) {
-        const why = result.timedOut ? `ran past ${Math.round((this.options.timeoutMs ?? NOTIFY_COMMAND_TIMEOUT_MS) / 1000)} s` : result.exitCode !== undefined ? `exited ${result.exitCode}` : (result.shortMessage ?? 'failed');
+        // One line: execa's message for a command that cannot start runs over two.
+        const why = result.timedOut ? `ran past ${Math.round((this.options.timeoutMs ?? NOTIFY_COMMAND_TIMEOUT_MS) / 1000)} s` : result.exitCode !== undefined ? `exited ${result.exitCode}` : (result.shortMessage ?? 'failed').split('\n')[0]!.replace(/^Command failed with /, 'could not start: ');
         const said = typeof result.stderr === 'string' && result.stderr ? `: ${result.stderr.split('\n')[0]}` : '';
         this.problem(`[notify] command ${JSON.stringify(file)} ${why}${said} (for ${item.id})`);
       }

@@ -7,7 +7,7 @@ import { latestRun, OpenGoalScanner, readJsonFile, runEventsFile } from '../stor
 /** One cap as `pak2 budget` shows it (USD). `usd` null: no such cap. */
 export interface BudgetCapRow {
   cap: BudgetCapName;
-  /** Its key in `[budget]` and `pak2 budget set`. */
+  /** Its key in `[budget]` and `pak2 budget set`. `from` `set` with `usd` null: lifted with `off`. */
   key: string;
   usd: number | null;
   from: 'config' | 'set' | 'none';
@@ -69,7 +69,8 @@ export async function budgetReport(garden: Garden, now = new Date()): Promise<Bu
       cap: name,
       key: CAP_KEYS[name],
       usd: cap?.usd ?? null,
-      from: cap ? (cap.from === 'set' ? 'set' : 'config') : 'none',
+      // A cap lifted with `pak2 budget set <cap> off` is none, set so (PAK2.toml's does not apply).
+      from: cap ? (cap.from === 'set' ? 'set' : 'config') : book.overrides[name] === null ? 'set' : 'none',
       ...(scope ? { scope } : {}),
       spent_usd: round(spent),
       reserved_usd: round(reserved),

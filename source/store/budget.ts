@@ -30,10 +30,12 @@ export async function readBudgetOverrides(paths: GardenPaths): Promise<Partial<R
   return (read.value as BudgetOverrides).caps;
 }
 
-/** Sets (a number, USD) or lifts (`null`) one cap in budget.json, keeping the others; atomic. */
-export async function writeBudgetOverride(paths: GardenPaths, key: BudgetCapKey, usd: number | null, now: Date): Promise<void> {
-  const caps = await readBudgetOverrides(paths);
-  const next: BudgetOverrides = { caps: { ...caps, [key]: usd }, updated_at: now.toISOString() };
+/** Sets (a number, USD), lifts (`null`) or drops (`undefined`: PAK2.toml's applies) one cap in budget.json, keeping the others; atomic. */
+export async function writeBudgetOverride(paths: GardenPaths, key: BudgetCapKey, usd: number | null | undefined, now: Date): Promise<void> {
+  const caps: Partial<Record<BudgetCapKey, number | null>> = { ...(await readBudgetOverrides(paths)) };
+  if (usd === undefined) delete caps[key];
+  else caps[key] = usd;
+  const next: BudgetOverrides = { caps, updated_at: now.toISOString() };
   await writeJsonAtomic(budgetOverridesFile(paths), next);
 }
 

@@ -130,6 +130,7 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
       title: old.id.replace(/^[0-9]+-/, ''),
       ...(old.guard ? { guard: old.guard } : {}),
       ...(old.task_class ? { task_class: old.task_class } : {}),
+      ...(old.budget_usd !== undefined ? { budget_usd: old.budget_usd } : {}),
       ...(old.depends_on?.length ? { depends_on: old.depends_on } : {}),
       retry_of: old.id,
     },

@@ -99,7 +99,7 @@ describe('a headless pak2 cycle, no pak2 serve', () => {
     await waitFor(() => fs.existsSync(out) && fs.readFileSync(out, 'utf8').split('\n').filter(Boolean).length === 1, 15_000);
     const item = JSON.parse(fs.readFileSync(out, 'utf8')) as AttentionItem;
     expect(item).toMatchObject({ id: `run:${goal.id}-r1`, kind: 'run', goal: goal.id, run: `${goal.id}-r1` });
-    expect(hook.bodies.map((b) => b.event.type)).toEqual(['RunClosed', 'GoalClosed']);
+    expect(hook.bodies.filter((b) => b.event.goal === goal.id).map((b) => b.event.type)).toEqual(['RunClosed', 'GoalClosed']);
     expect(hook.bodies.every((b) => b.subscription === subscription.id)).toBe(true);
     await waitFor(async () => (await readSubscriptions(g.paths))[0]!.cursor === hook.bodies.at(-1)!.event.id);
     child.kill('SIGTERM');

@@ -53,12 +53,12 @@ describe('attentionItems', () => {
   it('lists each kind with a stable id, newest first, every item valid', () => {
     const items = attentionItems(facts());
     expect(items.map((i) => [i.kind, i.id])).toEqual([
-      ['blocked', 'blocked:7-goal-number-7:no plant assigned'],
+      ['blocked', 'blocked:7-goal-number-7:plant'],
       ['question', 'question:01JAAAAAAAAAAAAAAAAAAAAAAA'],
       // the same minute: by id
-      ['blocked', 'blocked:4-goal-number-4:dependency 3-goal-number-3 closed failure'],
+      ['blocked', 'blocked:4-goal-number-4:dependency'],
       ['budget', 'run:6-goal-number-6-r1'],
-      ['budget', 'blocked:5-goal-number-5:budget: the garden-day cap is spent'],
+      ['budget', 'blocked:5-goal-number-5:budget'],
       ['run', 'run:3-goal-number-3-r1'],
       ['landing', 'landing:2-goal-number-2-r1'],
     ]);

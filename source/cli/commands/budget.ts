@@ -24,25 +24,25 @@ export function registerBudget(program: Command, io: CliIO): void {
       const garden = gardenOf(command, io);
       const report = await budgetReport(garden);
       if (opts.json) return printJson(io, report);
-      const rows = report.caps.map((c) => [c.key + (c.scope ? ` (${c.scope})` : ''), usd(c.usd), c.from === 'none' ? '' : c.from, c.cap === 'run' || c.cap === 'goal' ? '' : usd(c.spent_usd), c.reserved_usd ? usd(c.reserved_usd) : '', c.left_usd === null ? '' : usd(c.left_usd)]);
+      const rows = report.caps.map((c) => [c.key + (c.scope ? ` (${c.scope})` : ''), usd(c.usd), c.from === 'none' ? '' : c.from === 'set' && c.usd === null ? 'off (set)' : c.from, c.cap === 'run' || c.cap === 'goal' ? '' : usd(c.spent_usd), c.reserved_usd ? usd(c.reserved_usd) : '', c.left_usd === null ? '' : usd(c.left_usd)]);
       io.out(`budget · ${report.day} (${report.timezone}) · month ${report.month}`);
       io.out(table(['CAP', 'USD', 'FROM', 'SPENT', 'RESERVED', 'LEFT'], rows));
       for (const l of report.live) io.out(`live ${l.run}: ${usd(l.usd)} so far (${l.source})`);
       for (const h of report.held) io.out(`held ${h.goal}: ${h.reason}`);
       if (report.unknown_runs.count) io.out(`${report.unknown_runs.count} run(s) of unknown cost this month, each counted as ${usd(report.unknown_runs.counted_usd_each)} ([budget] unknown_run_usd)`);
-      if (report.problem) io.err(`pak2: ${report.problem}`);
-      if (report.caps.every((c) => c.usd === null)) io.out('no caps: set them under [budget] in PAK2.toml, or: pak2 budget set garden_day_usd 20');
+      if (report.problem) io.err(`pak2: ${report.problem}; the coordinator dispatches nothing until it is fixed or removed`);
+      if (report.caps.every((c) => c.usd === null && c.from === 'none')) io.out('no caps: set them under [budget] in PAK2.toml, or: pak2 budget set garden_day_usd 20');
     });
 
   budget
     .command('set')
-    .description('set a cap in USD over PAK2.toml (kept in <runtime-root>/budget.json), or lift it with off')
+    .description('set a cap in USD over PAK2.toml (kept in <runtime-root>/budget.json), lift it with off, or go back to PAK2.toml\'s with config')
     .argument('<cap>', `one of ${BUDGET_CAP_KEYS.join(', ')}`)
-    .argument('<usd>', 'an amount in USD greater than 0, or off')
+    .argument('<usd>', 'an amount in USD greater than 0, off, or config')
     .action(async (cap: string, amount: string, _opts: unknown, command: Command) => {
       const garden = gardenOf(command, io);
       const set = await setBudgetCap(garden, cap, amount);
       const before = set.before === null || set.before === undefined ? 'none' : usd(set.before);
-      io.out(`${set.key}: ${set.after === null ? 'lifted' : usd(set.after)} (was ${before})${set.woke ? '; the coordinator looks again now' : ''}`);
+      io.out(`${set.key}: ${set.after === null ? 'none' : usd(set.after)} (was ${before})${set.woke ? '; the coordinator looks again now' : ''}`);
     });
 }
