@@ -612,6 +612,24 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     }
     // This launch's spend, added to the launches before it (a fresh-session retry, the main turn before a reflection).
     const meter = plugin.spendMeter?.({ model: run.model, ...(threadBefore !== undefined ? { threadBefore } : {}) });
+    // What reaches a terminal or a journal is redacted as the files are, a whole line at a time: a secret
+    // the agent wrote across two reads of the file is whole when it is redacted (a line past 64 KiB goes
+    // on without its last 4 KiB, so no secret is cut there either).
+    let heldLine = '';
+    const forward = (text: string) => {
+      if (!text) return;
+      const chunk = redactLive(text);
+      if (ctx.onStderr) ctx.onStderr(runId, chunk);
+      else process.stderr.write(printed.push(chunk));
+    };
+    const forwardStderr = (raw: string) => {
+      heldLine += raw;
+      const end = heldLine.lastIndexOf('\n') + 1;
+      const cut = end > 0 ? end : heldLine.length > 65_536 ? heldLine.length - 4096 : 0;
+      if (cut === 0) return;
+      forward(heldLine.slice(0, cut));
+      heldLine = heldLine.slice(cut);
+    };
     const result = await launch(spec, {
       cwd: workDir,
       stdinFile,
@@ -622,12 +640,7 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       resultGraceCapMs: config.coordinator.resultGraceCapSeconds * 1000,
       classifyLine: lineClassifier(plugin, meter, (reported) => ctx.onSpend?.(runId, sumSpends([...spentBefore, meter!.spend]), reported)),
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
-      onStderr: (raw: string) => {
-        // What reaches a terminal or a journal is redacted as the files are (a secret split across two chunks is the one it misses).
-        const chunk = redactLive(raw);
-        if (ctx.onStderr) ctx.onStderr(runId, chunk);
-        else process.stderr.write(printed.push(chunk));
-      },
+      onStderr: (raw: string) => forwardStderr(raw),
       onStart: (handle) => {
         if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
         ctx.onRunStart?.(runId, handle);
@@ -635,6 +648,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
       env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
     });
+    forward(heldLine);
+    heldLine = '';
     if (meter) spentBefore.push(meter.spend);
     ctx.onRunEnd?.(runId);
     if (!ctx.onStderr && printed.holding) process.stderr.write(printed.end());
