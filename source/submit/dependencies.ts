@@ -103,7 +103,7 @@ export interface RetryResult {
  * the retry, and runs when it succeeds.
  *
  * @throws UserError naming `goal`: not a goal id, no such goal, not closed,
- *   or closed success (nothing to retry).
+ *   closed success (nothing to retry), or a retry of it still open.
  */
 export async function retryGoal(garden: Garden, goalId: string, now: Date = new Date()): Promise<RetryResult> {
   if (!GOAL_ID_PATTERN.test(goalId)) throw new UserError(`goal ${goalId}: not a goal id (N-slug)`);
@@ -116,6 +116,9 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
   }
   if (old.status !== 'closed') throw new UserError(`goal ${goalId}: the goal is ${old.status}; only a closed goal is retried`, { exitCode: 1 });
   if (old.closed_reason === 'success') throw new UserError(`goal ${goalId}: the goal closed success; nothing to retry`, { exitCode: 1 });
+  // One retry at a time: a second while the first is open would do the same work twice.
+  const open = (await new OpenGoalScanner(garden.paths).scan()).goals.find((g) => g.retry_of === old.id);
+  if (open) throw new UserError(`goal ${goalId}: its retry ${open.id} is still open (${open.status}); retry that one once it closes`, { exitCode: 1 });
   const goal = await createGoal(
     garden.paths,
     {

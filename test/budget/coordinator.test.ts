@@ -135,6 +135,8 @@ describe('budgets through the coordinator', () => {
     coordinator = undefined;
     const retried = await retryGoal(g, goal.id);
     expect(retried.goal).toMatchObject({ budget_usd: 0.5, retry_of: goal.id });
+    // One retry at a time.
+    await expect(retryGoal(g, goal.id)).rejects.toThrow(`goal ${goal.id}: its retry ${retried.goal.id} is still open (queued); retry that one once it closes`);
   });
 
   it('runners never claim a goal a cap holds; raising the cap lets them', async () => {
