@@ -532,7 +532,8 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           required: ['cap', 'usd'],
           properties: {
             cap: { type: 'string', enum: [...BUDGET_CAP_KEYS], description: BUDGET_CAP_KEYS.join(', ') },
-            usd: { type: ['number', 'null', 'string'], description: 'USD greater than 0 (at most 1000000), null to lift the cap, or "config" to go back to PAK2.toml\'s' },
+            // Any JSON value here: the check is preValidation's (number, null or "config"), before any coercion.
+            usd: { description: 'USD greater than 0 (at most 1000000), null to lift the cap, or "config" to go back to PAK2.toml\'s' },
           },
         },
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, before: { type: ['number', 'null'] }, after: { type: ['number', 'null'] }, woke: { type: 'boolean' } } }, ...ERROR },
