@@ -20,3 +20,11 @@ export type BudgetOverrides = z.infer<typeof BudgetOverridesSchema>;
 export function validateBudgetOverrides(data: unknown): ValidationIssue[] {
   return collectIssues(BudgetOverridesSchema, data);
 }
+
+/** `<runtime-root>/budget.warned.json` (docs/budget/level2.md, "Warnings"): `said`, the warning keys already said (`garden_day:2026-12-02`, `goal:3-a`, …), sorted. */
+export const BudgetWarnedSchema = z.looseObject({ said: z.array(z.string().min(1)) });
+
+/** Validates budget.warned.json. Never throws. @returns issues (INVALID_SHAPE, MISSING_REQUIRED_FIELD, INVALID_FIELD_TYPE). */
+export function validateBudgetWarned(data: unknown): ValidationIssue[] {
+  return collectIssues(BudgetWarnedSchema, data);
+}

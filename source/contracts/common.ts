@@ -29,6 +29,7 @@ export const REASON_CODES = [
   'MISSING_CLOSED_REASON',
   'INVALID_CLOSED_REASON',
   'INVALID_DEPENDENCY',
+  'INVALID_BUDGET',
   // event (docs/events/level2.md)
   'INVALID_EVENT_TYPE',
   'INVALID_EVENT_ID',
@@ -214,6 +215,7 @@ const MESSAGES: Record<ReasonCode, string> = {
   MISSING_CLOSED_REASON: 'closed goal is missing closed_reason',
   INVALID_CLOSED_REASON: 'closed_reason must be success, failure or cancelled',
   INVALID_DEPENDENCY: 'depends_on entries must be N-slug goal ids, each once, never the goal itself',
+  INVALID_BUDGET: 'budget_usd must be an amount in USD greater than 0, at most 1000000',
   INVALID_EVENT_TYPE: 'type is not a known event type',
   INVALID_EVENT_ID: 'id is not a ULID (26 Crockford base-32 characters)',
   INVALID_CONFIG_VALUE: 'value is out of range or of the wrong type',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ActiveThreadsSchema } from './active-threads.js';
-import { BudgetOverridesSchema } from './budget.js';
+import { BudgetOverridesSchema, BudgetWarnedSchema } from './budget.js';
 import { AttentionItemSchema, AttentionRecordSchema } from './attention.js';
 import { ConfigSchema } from './config.js';
 import { EventSchema } from './event.js';
@@ -51,6 +51,7 @@ export const SCHEMA_FILES = {
   'artifact.schema.json': { schema: ArtifactSchema, title: 'pak2 run artifact (runs/<run-id>/artifacts.jsonl line, seed 004)' },
   'landing.schema.json': { schema: LandingSchema, title: 'pak2 landing record (landings/<run-id>.json)' },
   'budget.schema.json': { schema: BudgetOverridesSchema, title: 'pak2 budget caps set by the operator (budget.json)' },
+  'budget-warned.schema.json': { schema: BudgetWarnedSchema, title: 'pak2 budget warnings already said (budget.warned.json)' },
   'schedules.schema.json': { schema: SchedulesStateSchema, title: 'pak2 schedule state (schedules.json)' },
   'attention.schema.json': { schema: AttentionRecordSchema, title: 'pak2 acknowledged attention items (attention.json)' },
   'attention-item.schema.json': { schema: AttentionItemSchema, title: 'pak2 attention item (pak2 attention --json, GET /attention, [notify] command stdin)' },

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { formatIssue, validateBudgetOverrides, type BudgetCapKey, type BudgetOverrides } from '../contracts/index.js';
+import { formatIssue, validateBudgetOverrides, validateBudgetWarned, type BudgetCapKey, type BudgetOverrides } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { readJsonFile, StoreError, writeJsonAtomic } from './files.js';
 
@@ -42,10 +42,10 @@ export async function writeBudgetOverride(paths: GardenPaths, key: BudgetCapKey,
 /** The warning keys already said (an unreadable file reads as none: a warning said twice beats one never said). */
 export async function readBudgetWarned(paths: GardenPaths): Promise<Set<string>> {
   const read = await readJsonFile(budgetWarnedFile(paths));
-  return new Set(read.ok && Array.isArray(read.value) ? (read.value as unknown[]).filter((k): k is string => typeof k === 'string') : []);
+  return new Set(read.ok && validateBudgetWarned(read.value).length === 0 ? (read.value as { said: string[] }).said : []);
 }
 
 /** Keeps the warning keys said (the caller keeps only the current periods'). */
 export async function writeBudgetWarned(paths: GardenPaths, keys: Iterable<string>): Promise<void> {
-  await writeJsonAtomic(budgetWarnedFile(paths), [...keys].sort());
+  await writeJsonAtomic(budgetWarnedFile(paths), { said: [...keys].sort() });
 }

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { claimTask, Coordinator } from '../../source/coordinator/index.js';
 import type { Garden } from '../../source/garden/index.js';
 import { budgetReport } from '../../source/snapshot/index.js';
-import { appendEvent, createGoal, listGoals, readGoal, readRun } from '../../source/store/index.js';
+import { appendEvent, createGoal, listGoals, readBudgetWarned, readGoal, readRun } from '../../source/store/index.js';
 import { retryGoal, setBudgetCap } from '../../source/submit/index.js';
 import { runCli } from '../support/cli.js';
 import { createToken } from '../../source/server/index.js';
@@ -92,6 +92,13 @@ describe('budgets through the coordinator', () => {
     await waitFor(async () => (await readGoal(g.paths, second.id)).status === 'closed');
     expect((await readRun(g.paths, `${second.id}-r1`)).status).toBe('success');
     expect(readEventLog(g).find((e) => e.type === 'BudgetChanged')?.detail).toBe('garden_day_usd set to $5.00 by operator (was $1.00 from PAK2.toml)');
+    // Said once across restarts: the key is kept, and a new coordinator does not warn again.
+    expect((await readBudgetWarned(g.paths)).size).toBe(1);
+    await coordinator.stop();
+    coordinator = new Coordinator({ garden: g, onStderr: () => undefined });
+    await coordinator.start();
+    await coordinator.untilIdle();
+    expect(readEventLog(g).filter((e) => e.type === 'BudgetWarning')).toHaveLength(1);
   });
 
   it('runs of unknown cost count as [budget] unknown_run_usd, never as zero', async () => {

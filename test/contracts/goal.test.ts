@@ -28,6 +28,7 @@ const GOAL_CODES = [
   'INVALID_SHAPE',
   'INVALID_GOAL_FORMAT',
   'INVALID_DEPENDENCY',
+  'INVALID_BUDGET',
 ];
 
 const produced = new Set<string>();
@@ -126,6 +127,10 @@ describe('validateGoal: reason codes', () => {
 
   it.each([[['1-Build']], [['x']], [[7]], [['../1-a']]])('INVALID_DEPENDENCY for depends_on %j', (depends_on) => {
     expectOnly(validateGoal(goalRecord({ depends_on })), depends_on[0] === 7 ? 'INVALID_FIELD_TYPE' : 'INVALID_DEPENDENCY', 'depends_on.0');
+  });
+
+  it.each([[0], [-1], ['lots'], [2_000_000]])('INVALID_BUDGET for budget_usd %j', (budget_usd) => {
+    expectOnly(validateGoal(goalRecord({ budget_usd })), 'INVALID_BUDGET', 'budget_usd');
   });
 
   it('INVALID_DEPENDENCY for a dependency named twice or the goal itself; a list of goal ids is valid', () => {
