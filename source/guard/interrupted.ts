@@ -51,7 +51,7 @@ export async function finishInterruptedGuard(garden: Garden, run: RunRecord, env
   const words: string[] = [];
   const verifyProcess = readJson(path.join(dir, GUARD_STATE_FILES.verifyProcess)) as { pid?: number; mark?: string; host?: string } | undefined;
   if (verifyProcess?.mark && verifyProcess.host === os.hostname()) {
-    const left = await sweepRun(verifyProcess.pid, verifyProcess.mark, [path.join(dir, VERIFY_FILES.stdout), path.join(dir, VERIFY_FILES.stderr)], 1000).catch(() => []);
+    const left = await sweepRun(verifyProcess.pid, verifyProcess.mark, [path.join(dir, VERIFY_FILES.stdout), path.join(dir, VERIFY_FILES.stderr)], 3000).catch(() => []);
     words.push(`its verify (pid ${verifyProcess.pid ?? '?'}) was ended${left.length ? `; ${left.length} process(es) of it could not be: ${left.map((p) => `${p.pid} ${p.command}`).join(', ')}` : ''}`);
   }
   const before = readSnapshot(path.join(dir, GUARD_STATE_FILES.baseline));
