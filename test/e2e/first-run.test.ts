@@ -96,6 +96,8 @@ describe('the first-run path on the real claude CLI: init, genesis, cycle, chat'
     expect(two.code).toBe(0);
     const goalIds = (await readConversationMessages(garden.paths, startup.id)).filter((m) => m.sender === 'operator').map((m) => m.goal!);
     expect(goalIds).toHaveLength(2);
+    // The reply is delivered before its run's record is closed: wait for the record, not for the reply.
+    await waitFor(async () => (await readRun(garden.paths, `${goalIds[1]}-r1`)).status !== 'running', 30_000);
     const runOne = await readRun(garden.paths, `${goalIds[0]}-r1`);
     const runTwo = await readRun(garden.paths, `${goalIds[1]}-r1`);
     expect(runOne.status).toBe('success');
