@@ -53,9 +53,14 @@ export interface SpendFacts {
   live: readonly LiveSpend[];
 }
 
-/** The day (`YYYY-MM-DD`) and month (`YYYY-MM`) of `at` in `timezone`. */
+const DAY_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/** The day (`YYYY-MM-DD`) and month (`YYYY-MM`) of `at` in `timezone` (an IANA name; throws RangeError for an unknown one). */
 export function periodOf(at: Date, timezone: string): { day: string; month: string } {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(at);
+  let format = DAY_FORMATS.get(timezone);
+  // One formatter per zone: building one costs far more than using it, and this runs per ledger entry.
+  if (!format) DAY_FORMATS.set(timezone, (format = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' })));
+  const parts = format.formatToParts(at);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
   const month = `${get('year')}-${get('month')}`;
   return { day: `${month}-${get('day')}`, month };

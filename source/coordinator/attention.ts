@@ -1,4 +1,5 @@
 import { FAILED_RUN_STATUSES, type AttentionItem, type CommentRecord, type GoalRecord, type LandingRecord, type RunRecord } from '../contracts/index.js';
+import { blockKind } from './blocked.js';
 
 /** What the "needs you" list is derived from (docs/attention/level2.md, "Items"), as observed at one moment. */
 export interface AttentionFacts {
@@ -51,12 +52,8 @@ export function attentionItems(facts: AttentionFacts): AttentionItem[] {
   for (const [goalId, reason] of Object.entries(facts.blocked)) {
     const goal = queued.get(goalId);
     if (!goal) continue; // reported before the goal left the queue
-    items.push({ id: `blocked:${goalId}:${blockKind(reason)}`, kind: reason.startsWith('budget') ? 'budget' : 'blocked', summary: `${goalId} cannot dispatch: ${oneLine(reason)}`, goal: goalId, since: goal.updated_at ?? goal.submitted_at });
+    const kind = blockKind(reason);
+    items.push({ id: `blocked:${goalId}:${kind}`, kind: kind === 'budget' ? 'budget' : 'blocked', summary: `${goalId} cannot dispatch: ${oneLine(reason)}`, goal: goalId, since: goal.updated_at ?? goal.submitted_at });
   }
   return items.filter((item) => !facts.acked.has(item.id)).sort((a, b) => b.since.localeCompare(a.since) || a.id.localeCompare(b.id));
-}
-
-/** What holds a blocked goal, as a word safe in an id and a shell (`budget`, `dependency`, `plant`): the same hold keeps its id while its amounts move. */
-function blockKind(reason: string): string {
-  return reason.startsWith('budget') ? 'budget' : reason.startsWith('dependency ') ? 'dependency' : 'plant';
 }

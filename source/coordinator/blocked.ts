@@ -27,7 +27,7 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
   for (const { goal, reason, code, detail } of blocked) {
     after[goal] = reason;
     if (before[goal] === reason) continue;
-    const kind = code ?? (reason.startsWith('dependency ') ? 'dependency' : undefined);
+    const kind = code ?? (blockKind(reason) === 'dependency' ? 'dependency' : undefined);
     await appendEvent(paths, { type: 'GoalBlocked', goal, ...(kind ? { reason: kind } : {}), detail: `cannot dispatch: ${detail ?? reason}; it waits in the queue` }, now);
   }
   if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
@@ -50,4 +50,13 @@ export async function readBlocked(paths: GardenPaths, problems?: string[]): Prom
     return {};
   }
   return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/**
+ * What holds a queued goal, from the reason it was reported with: `budget`
+ * (a reason starting `budget`), `dependency` (starting `dependency `), else
+ * `plant`. A word safe in an id and a shell, the same while a hold's amounts move.
+ */
+export function blockKind(reason: string): 'budget' | 'dependency' | 'plant' {
+  return reason.startsWith('budget') ? 'budget' : reason.startsWith('dependency ') ? 'dependency' : 'plant';
 }

@@ -1,8 +1,8 @@
 import { BUDGET_CAPS, BudgetBook, CAP_KEYS, capsFor, periodOf, spentAgainst, type BudgetCapName } from '../budget/index.js';
-import { blockedFile } from '../coordinator/blocked.js';
+import { blockKind, readBlocked } from '../coordinator/blocked.js';
 import { streamSpend } from '../driver/index.js';
 import type { Garden } from '../garden/index.js';
-import { latestRun, OpenGoalScanner, readJsonFile, runEventsFile } from '../store/index.js';
+import { latestRun, OpenGoalScanner, runEventsFile } from '../store/index.js';
 
 /** One cap as `pak2 budget` shows it (USD). `usd` null: no such cap. */
 export interface BudgetCapRow {
@@ -83,8 +83,9 @@ export async function budgetReport(garden: Garden, now = new Date()): Promise<Bu
     if (name === 'plant_day' && plants.size > 0) for (const plant of [...plants].sort()) rows.push(row(name, plant));
     else rows.push(row(name));
   }
-  const blocked = await readJsonFile(blockedFile(paths));
-  const held = blocked.ok && blocked.value && typeof blocked.value === 'object' ? Object.entries(blocked.value as Record<string, string>).filter(([, reason]) => typeof reason === 'string' && reason.startsWith('budget')).map(([goal, reason]) => ({ goal, reason })) : [];
+  const held = Object.entries(await readBlocked(paths))
+    .filter(([, reason]) => blockKind(reason) === 'budget')
+    .map(([goal, reason]) => ({ goal, reason }));
   const unknown = facts.closed.filter((e) => e.unknown && periodOf(new Date(e.at), budget.timezone).month === period.month).length;
   return {
     timezone: budget.timezone,

@@ -1,6 +1,7 @@
 import { BUDGET_CAP_KEYS, type BudgetCapKey } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
+import { CAP_KEYS, capsFor } from '../budget/index.js';
 import { appendEvent, readBudgetOverrides, StoreError, writeBudgetOverride } from '../store/index.js';
 
 /** What setting a cap did: the cap, its amount before and now (USD; `null` lifted, `undefined` none), and whether a coordinator was told. */
@@ -22,8 +23,8 @@ export interface SetCapResult {
  */
 export async function setBudgetCap(garden: Garden, key: string, value: string, by = 'operator', now = new Date()): Promise<SetCapResult> {
   if (!(BUDGET_CAP_KEYS as readonly string[]).includes(key)) throw new UserError(`CAP ${JSON.stringify(key)}: not a budget cap; one of ${BUDGET_CAP_KEYS.join(', ')}`, { exitCode: 2 });
-  const usd = value === 'off' ? null : value === 'config' ? undefined : Number(value);
-  if (usd !== null && usd !== undefined && (!/^\d+(\.\d+)?$/.test(value.trim()) || !(usd > 0) || usd > 1_000_000)) {
+  const usd = value === 'off' ? null : value === 'config' ? undefined : parseUsd(value);
+  if (usd === undefined && value !== 'config') {
     throw new UserError(`USD ${JSON.stringify(value)}: an amount in USD greater than 0 and at most 1000000 (e.g. 20 or 12.50), "off" to lift the cap, or "config" to go back to PAK2.toml's`, { exitCode: 2 });
   }
   const cap = key as BudgetCapKey;
@@ -36,7 +37,7 @@ export async function setBudgetCap(garden: Garden, key: string, value: string, b
     throw error;
   }
   await writeBudgetOverride(garden.paths, cap, usd, now);
-  const fromConfig = (garden.config.budget as unknown as Record<string, number | undefined>)[camel(cap)];
+  const fromConfig = capsFor(garden.config.budget, {}).find((c) => CAP_KEYS[c.name] === cap)?.usd;
   const was = before === undefined ? fromConfig : before;
   const after = usd === undefined ? (fromConfig ?? null) : usd;
   const words = (n: number | null | undefined) => (n === null || n === undefined ? 'none' : `$${n.toFixed(2)}`);
@@ -47,7 +48,13 @@ export async function setBudgetCap(garden: Garden, key: string, value: string, b
   return { key: cap, before: was, after, woke: Boolean(reply?.ok) };
 }
 
-/** `garden_day_usd` → `gardenDayUsd` (the key of the loaded config). */
-function camel(key: string): string {
-  return key.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+/**
+ * An amount of USD as an operator writes it (`20`, `12.50`): digits with an
+ * optional fraction, greater than 0, at most 1,000,000.
+ *
+ * @returns the amount, or undefined for anything else (`-3`, `1e3`, `ten`, `0`).
+ */
+export function parseUsd(text: string): number | undefined {
+  const usd = Number(text);
+  return /^\d+(\.\d+)?$/.test(text.trim()) && usd > 0 && usd <= 1_000_000 ? usd : undefined;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN, type GoalType } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { cancelGoal, stopRun, submitGoal, VERIFY_TIMEOUT_MAX, type GuardInput } from '../../submit/index.js';
+import { cancelGoal, parseUsd, stopRun, submitGoal, VERIFY_TIMEOUT_MAX, type GuardInput } from '../../submit/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -101,8 +101,8 @@ function guardInput(opts: SubmitOptions): GuardInput | undefined {
 
 /** `--budget USD`: a positive amount, or one line naming the flag. */
 function parseBudget(value: string): number {
-  const usd = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(usd > 0) || usd > 1_000_000) throw new UserError(`--budget ${JSON.stringify(value)}: an amount in USD greater than 0 (e.g. 2.50)`);
+  const usd = parseUsd(value);
+  if (usd === undefined) throw new UserError(`--budget ${JSON.stringify(value)}: an amount in USD greater than 0 and at most 1000000 (e.g. 2.50)`);
   return usd;
 }
 const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget|after) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
