@@ -163,10 +163,15 @@ export interface RunProcessRecord {
 }
 
 function writeProcessRecord(dir: string, record: RunProcessRecord): void {
+  const file = path.join(dir, RUN_PROCESS_FILE);
+  // Whole or not at all (temp file, rename): a reclaim or a resuming runner that reads it mid-write finds no empty record.
+  const temp = `${file}.${process.pid}.tmp`;
   try {
-    fs.writeFileSync(path.join(dir, RUN_PROCESS_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: RUNTIME_FILE_MODE });
-    fs.chmodSync(path.join(dir, RUN_PROCESS_FILE), RUNTIME_FILE_MODE);
+    fs.writeFileSync(temp, `${JSON.stringify(record, null, 2)}\n`, { mode: RUNTIME_FILE_MODE });
+    fs.chmodSync(temp, RUNTIME_FILE_MODE);
+    fs.renameSync(temp, file);
   } catch {
+    fs.rmSync(temp, { force: true });
     // best effort: without it only the watchdog can reclaim the run
   }
 }
