@@ -235,6 +235,8 @@ export const ScheduleConfigSchema = lazySchema(() =>
 export const ConfigSchema = lazySchema(() =>
   z.strictObject({
     runtime: z.strictObject({ root: text().optional() }, section).optional(),
+    /** `[store]`: where the garden's state lives (docs/store/level2.md); absent: the seeds' files under the runtime root. */
+    store: z.strictObject({ url: text().optional() }, section).optional(),
     garden: z
       .strictObject(
         {

@@ -4,6 +4,7 @@ import { parse as parseToml, TomlError } from 'smol-toml';
 import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
+import { storeUrlProblem } from './store-url.js';
 
 /** Built-in `[coordinator]` defaults, in seconds (seed 002; docs/garden/level2.md). */
 export const COORDINATOR_DEFAULTS = {
@@ -28,6 +29,8 @@ export interface GardenConfig {
   runtimeRoot: string | undefined;
   /** `[garden].home`: pak2's own folder in an adopted repository (`.pak2`); undefined: the garden root (a garden of its own). */
   home: string | undefined;
+  /** `[store].url` (a `postgres://` URL; docs/store/level2.md); undefined: the seeds' files. `PAK2_STORE_URL` takes its place when set ({@link storeUrlOf}). */
+  storeUrl: string | undefined;
   defaults: { driver?: string; model?: string; reasoning_effort?: string };
   coordinator: {
     intervalSeconds: number;
@@ -179,6 +182,8 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   }
   const budgetZone = cfg.budget?.timezone !== undefined ? timezoneProblem(cfg.budget.timezone) : undefined;
   if (budgetZone) semantic.push(`budget.timezone: INVALID_CONFIG_VALUE (must be ${budgetZone}; got ${JSON.stringify(cfg.budget!.timezone)})`);
+  const urlProblem = cfg.store?.url !== undefined ? storeUrlProblem(cfg.store.url) : undefined;
+  if (urlProblem) semantic.push(`store.url: INVALID_CONFIG_VALUE (${urlProblem})`);
   if (semantic.length > 0) throw new UserError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
   const driverCommands: GardenConfig['drivers'] = {};
   for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
@@ -189,6 +194,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
     gardenName: cfg.garden?.name ?? DEFAULT_GARDEN_NAME,
     runtimeRoot: cfg.runtime?.root,
     home,
+    storeUrl: cfg.store?.url,
     defaults: { ...cfg.defaults },
     coordinator: {
       intervalSeconds: cfg.coordinator?.interval_seconds ?? COORDINATOR_DEFAULTS.interval_seconds,

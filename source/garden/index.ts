@@ -1,3 +1,4 @@
 export * from './paths.js';
 export * from './config.js';
 export * from './resolve.js';
+export * from './store-url.js';

@@ -7,6 +7,7 @@ import { isErrno } from '../errors.js';
 import { processAlive } from '../proc.js';
 import { appendJsonLines, StoreError, withLock } from './files.js';
 import { readSealedSync, writeSealed, writeSealedSync } from './cache-seal.js';
+import { storeOf } from './backend.js';
 
 /**
  * Name of the closed-goal ledger in the goals directory (docs/goal/level2.md):
@@ -1387,6 +1388,9 @@ async function* linesBackwards(file: string): AsyncGenerator<string> {
 /** How many recent ids a backwards walk remembers to drop repeats (a goal appended twice by racing writers). */
 const REPEAT_WINDOW = 65536;
 
+/** Closed goals a store query returns at a time. */
+const CLOSED_PAGE = 500;
+
 /**
  * Every closed goal's entry, the most recently closed first, streamed from
  * the ledger's end in bounded memory. A goal listed twice (two writers that
@@ -1394,6 +1398,15 @@ const REPEAT_WINDOW = 65536;
  * {@link REPEAT_WINDOW} lines of each other; damaged lines are skipped.
  */
 export async function* closedEntriesNewestFirst(paths: GardenPaths): AsyncGenerator<ClosedEntry> {
+  const store = storeOf(paths);
+  if (store) {
+    // A store's closed goals are a query, a page at a time; a record that fails validation is left out here as a damaged ledger line is.
+    for (let offset = 0; ; offset += CLOSED_PAGE) {
+      const page = await store.closedGoalRecords(offset, CLOSED_PAGE);
+      for (const record of page) if (validateGoal(record).length === 0) yield closedEntryOf(record as GoalRecord);
+      if (page.length < CLOSED_PAGE) return;
+    }
+  }
   const seen = new Set<string>();
   // The last REPEAT_WINDOW ids, in a ring: the oldest is forgotten in O(1) (an array's shift() copies the window,
   // which made `pak2 goals --all` quadratic past 65,536 closed goals).

@@ -4,6 +4,7 @@ import { formatIssue, validateComment, type CommentRecord } from '../contracts/i
 import type { GardenPaths } from '../garden/index.js';
 import { appendJsonLine, readJsonLines, StoreError } from './files.js';
 import { goalFile } from './goals.js';
+import { storeOf } from './backend.js';
 
 const nextId = monotonicFactory();
 
@@ -15,6 +16,11 @@ export function commentsFile(paths: GardenPaths, goalId: string): string {
 
 /** A goal's comments in the order written; a missing thread is empty, torn or foreign lines are skipped. */
 export async function readComments(paths: GardenPaths, goalId: string): Promise<CommentRecord[]> {
+  const store = storeOf(paths);
+  if (store) {
+    goalFile(paths, goalId); // refuses a malformed id
+    return (await store.commentRecords(goalId)).filter((value) => validateComment(value).length === 0) as CommentRecord[];
+  }
   return readJsonLines<CommentRecord>(commentsFile(paths, goalId), (value) => validateComment(value).length === 0);
 }
 
@@ -38,7 +44,9 @@ export async function appendComment(paths: GardenPaths, input: CommentInput, now
   const comment = { id: nextId(now.getTime()), ...input, created_at: now.toISOString() } as CommentRecord;
   const issues = validateComment(comment);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `comment on ${input.goal}: ${formatIssue(issues[0]!)}`, commentsFile(paths, input.goal));
-  await appendJsonLine(commentsFile(paths, input.goal), comment);
+  const store = storeOf(paths);
+  if (store) await store.insertComment(comment);
+  else await appendJsonLine(commentsFile(paths, input.goal), comment);
   return comment;
 }
 

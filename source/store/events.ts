@@ -4,6 +4,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { monotonicFactory } from 'ulid';
 import { appendJsonLine, StoreError } from './files.js';
 import { span } from '../timing.js';
+import { storeOf } from './backend.js';
 
 /** Fields of an event other than its timestamp. */
 export type EventInput = Omit<EventRecord, 'ts' | 'id'> & { type: EventType; ts?: string };
@@ -30,6 +31,16 @@ export function onEvent(listener: EventListener): () => void {
  */
 export async function appendEvent(paths: GardenPaths, input: EventInput, now: Date = new Date()): Promise<EventRecord> {
   const ts = input.ts ?? now.toISOString();
+  const store = storeOf(paths);
+  if (store) {
+    // The store gives the id at commit (after every id committed before it); listeners hear of it once committed.
+    const pending = { id: '', ...input, ts } as EventRecord;
+    const event = await store.appendEvent(pending);
+    store.afterCommit(() => {
+      for (const listener of listeners) listener(event);
+    });
+    return event;
+  }
   const event = { id: nextId(Date.parse(ts)), ...input, ts } as EventRecord;
   const issues = validateEvent(event);
   if (issues.length > 0) {
@@ -55,6 +66,20 @@ export interface EventRead {
  * line is left for the next read. Malformed lines are reported, not thrown.
  */
 export async function readEvents(paths: GardenPaths, fromOffset = 0): Promise<EventRead> {
+  const store = storeOf(paths);
+  if (store) {
+    // A store's offset is the `seq` of the last event read (commit order).
+    const events: EventRecord[] = [];
+    let offset = fromOffset;
+    for (;;) {
+      const page = await store.eventsAfter(offset, 5000);
+      for (const { event, seq } of page) {
+        events.push(event);
+        offset = seq;
+      }
+      if (page.length < 5000) return { events, errors: [], offset };
+    }
+  }
   let buffer: Buffer;
   try {
     const handle = await fsp.open(paths.coordinatorLog, 'r');
@@ -95,6 +120,7 @@ export async function readEvents(paths: GardenPaths, fromOffset = 0): Promise<Ev
  * log, so a read can begin part-way through a large log without a torn line.
  */
 export async function eventLogLineStart(paths: GardenPaths, offset: number): Promise<number> {
+  if (storeOf(paths)) return Math.max(0, offset);
   if (offset <= 0) return 0;
   let handle: fsp.FileHandle;
   try {

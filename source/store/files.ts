@@ -18,7 +18,8 @@ export type StoreErrorCode =
   | 'PLANT_EXISTS'
   | 'SEED_NOT_FOUND'
   | 'IO_ERROR'
-  | 'INVALID_RECORD';
+  | 'INVALID_RECORD'
+  | 'SCHEMA_TOO_NEW';
 
 /**
  * A store operation that was refused; `code` is a seed reason code, `file`

@@ -19,8 +19,9 @@ import {
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { timed } from '../timing.js';
-import { appendEvent } from './events.js';
+import { appendEvent, type EventInput } from './events.js';
 import { crashPoint, createJsonExclusive, RUNTIME_FILE_MODE, readJsonFile, readJsonFileSync, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
+import { storeOf, type GardenStore } from './backend.js';
 import { appendClosedEntry, ClosedLedger, goalNumber, goalsDirKey, highestGoalNumber, noteGoalsDirWrite } from './closed-index.js';
 
 export * from './closed-index.js';
@@ -104,6 +105,33 @@ async function readCounter(file: string): Promise<number | undefined> {
   return /^\s*\d+\s*$/.test(text) ? Number.parseInt(text, 10) : undefined;
 }
 
+/** The new goal's record: N, its slug, the input's fields, `queued`. Validated by the caller. */
+function goalRecordOf(input: GoalInput, n: number, slug: string, now: Date): GoalRecord {
+  return {
+    id: `${n}-${slug}`,
+    type: input.type,
+    status: 'queued',
+    priority: input.priority ?? PRIORITY_DEFAULT,
+    ...(input.plant !== undefined ? { assigned_to: input.plant } : {}),
+    body: input.body,
+    submitted_at: now.toISOString(),
+    ...(input.driver ? { driver: input.driver } : {}),
+    ...(input.model ? { model: input.model } : {}),
+    ...(input.reasoning_effort ? { reasoning_effort: input.reasoning_effort } : {}),
+    ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
+    ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
+    ...(input.tend ? { tend: input.tend } : {}),
+    ...(input.commission ? { commission: input.commission } : {}),
+    ...(input.retrospective ? { retrospective: input.retrospective } : {}),
+    ...(input.guard ? { guard: input.guard } : {}),
+    ...(input.task_class ? { task_class: input.task_class } : {}),
+    ...(input.budget_usd !== undefined ? { budget_usd: input.budget_usd } : {}),
+    ...(input.depends_on?.length ? { depends_on: input.depends_on } : {}),
+    ...(input.retry_of ? { retry_of: input.retry_of } : {}),
+    ...(input.schedule ? { schedule: input.schedule } : {}),
+  };
+}
+
 /**
  * Creates a goal (`queued`) with the next monotonic N and appends GoalSubmitted.
  * N is one more than the highest ever assigned (`.counter`), even if goal
@@ -119,6 +147,20 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
   if (input.plant !== undefined && !PLANT_NAME_PATTERN.test(input.plant)) {
     throw new StoreError('INVALID_PLANT_NAME', `plant ${JSON.stringify(input.plant)} is not a valid plant name (lower-case letters, digits, inner hyphens)`);
   }
+  const store = storeOf(paths);
+  if (store) {
+    const slug = makeSlug(input.title ?? input.body, input.type, await loadSlugify());
+    return store.transaction(async () => {
+      const goal = await store.insertGoal((n) => {
+        const record = goalRecordOf(input, n, slug, now);
+        const issues = validateGoal(record);
+        if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
+        return record;
+      });
+      await appendEvent(paths, submittedEvent(goal), now);
+      return goal;
+    });
+  }
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   const goal = await withLock(paths.goalsDir, async () => {
     const before = await goalsDirKey(paths);
@@ -131,29 +173,7 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
     if (fs.existsSync(goalFile(paths, `${highest + 1}-${slug}`))) highest = Math.max(highest, await highestGoalNumber(paths.goalsDir));
     const n = highest + 1;
     if (!Number.isSafeInteger(n)) throw new StoreError('IO_ERROR', `${counterPath}: goal number ${highest} is too large to continue from`, counterPath);
-    const record: GoalRecord = {
-      id: `${n}-${slug}`,
-      type: input.type,
-      status: 'queued',
-      priority: input.priority ?? PRIORITY_DEFAULT,
-      ...(input.plant !== undefined ? { assigned_to: input.plant } : {}),
-      body: input.body,
-      submitted_at: now.toISOString(),
-      ...(input.driver ? { driver: input.driver } : {}),
-      ...(input.model ? { model: input.model } : {}),
-      ...(input.reasoning_effort ? { reasoning_effort: input.reasoning_effort } : {}),
-      ...(input.conversation_id ? { conversation_id: input.conversation_id } : {}),
-      ...(input.post_reply_hop ? { post_reply_hop: true } : {}),
-      ...(input.tend ? { tend: input.tend } : {}),
-      ...(input.commission ? { commission: input.commission } : {}),
-      ...(input.retrospective ? { retrospective: input.retrospective } : {}),
-      ...(input.guard ? { guard: input.guard } : {}),
-      ...(input.task_class ? { task_class: input.task_class } : {}),
-      ...(input.budget_usd !== undefined ? { budget_usd: input.budget_usd } : {}),
-      ...(input.depends_on?.length ? { depends_on: input.depends_on } : {}),
-      ...(input.retry_of ? { retry_of: input.retry_of } : {}),
-      ...(input.schedule ? { schedule: input.schedule } : {}),
-    };
+    const record = goalRecordOf(input, n, slug, now);
     const issues = validateGoal(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `goal: ${formatIssue(issues[0]!)}`);
     // N is taken before its file is made: a crash between the two leaves a gap in the numbers, never an N made twice.
@@ -163,13 +183,17 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
     return record;
   });
   try {
-    await appendEvent(paths, { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type }, now);
+    await appendEvent(paths, submittedEvent(goal), now);
   } catch (error) {
     // Without its event the submit did not happen: take the new goal back, so a retry makes no duplicate.
     await fsp.rm(goalFile(paths, goal.id), { force: true });
     throw error;
   }
   return goal;
+}
+
+function submittedEvent(goal: GoalRecord): EventInput {
+  return { type: 'GoalSubmitted', goal: goal.id, ...(goal.assigned_to ? { plant: goal.assigned_to } : {}), detail: goal.type };
 }
 
 /**
@@ -179,6 +203,8 @@ export async function createGoal(paths: GardenPaths, input: GoalInput, now: Date
  */
 export async function readGoal(paths: GardenPaths, id: string): Promise<GoalRecord> {
   const file = goalFile(paths, id);
+  const store = storeOf(paths);
+  if (store) return goalOfRead(`${store.where} goal ${id}`, id, storedRead(await store.goalRecord(id)));
   return goalOfRead(file, id, await readJsonFile(file));
 }
 
@@ -190,6 +216,11 @@ export async function readGoal(paths: GardenPaths, id: string): Promise<GoalReco
 export function readGoalSync(paths: GardenPaths, id: string): GoalRecord {
   const file = goalFile(paths, id);
   return goalOfRead(file, id, readJsonFileSync(file));
+}
+
+/** A record a store returned, as a file read says it (missing when there is none). */
+export function storedRead(value: unknown): JsonRead {
+  return value === undefined ? { ok: false, missing: true, message: 'no such record' } : { ok: true, value };
 }
 
 function goalOfRead(file: string, id: string, read: JsonRead): GoalRecord {
@@ -230,6 +261,12 @@ export async function transitionGoal(paths: GardenPaths, id: string, to: GoalSta
  * @throws StoreError GOAL_NOT_FOUND before locking a missing file.
  */
 export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<T> {
+  const store = storeOf(paths);
+  if (store) {
+    goalFile(paths, id); // refuses a malformed id
+    const held = await store.withGoalLock(id, fn);
+    return (held as { value: T }).value;
+  }
   // GOAL_NOT_FOUND before taking a lock on a missing file (a read says so in its words; `fn` reads the goal under the lock).
   await fsp.access(goalFile(paths, id)).catch(() => readGoal(paths, id));
   const lock = goalLockFile(paths, id);
@@ -255,6 +292,8 @@ export function goalLockFile(paths: GardenPaths, id: string): string {
  * @throws StoreError IO_ERROR naming the file.
  */
 export async function writeGoalRecord(paths: GardenPaths, goal: GoalRecord): Promise<void> {
+  const store = storeOf(paths);
+  if (store) return store.updateGoal(goal);
   await fsp.mkdir(paths.goalsDir, { recursive: true });
   await withLock(paths.goalsDir, async () => {
     const before = await goalsDirKey(paths);
@@ -296,7 +335,8 @@ async function transitionLocked(paths: GardenPaths, id: string, to: GoalStatus, 
   await appendEvent(paths, { type: 'GoalTransitioned', goal: id, from: goal.status, to }, now);
   if (to === 'closed') {
     crashPoint('goal:closed:after-event');
-    await appendClosedEntry(paths, next);
+    // A store's closed goals are a query, not a ledger.
+    if (!storeOf(paths)) await appendClosedEntry(paths, next);
     crashPoint('goal:closed:after-ledger');
     await appendEvent(paths, { type: 'GoalClosed', goal: id, reason: options.closedReason }, now);
   }
@@ -366,6 +406,8 @@ async function readMany(paths: GardenPaths, ids: string[]): Promise<GoalList> {
  * a goal; pass `strays` to be told of each one.
  */
 export async function listGoalIds(paths: GardenPaths, strays?: GoalProblem[]): Promise<string[]> {
+  const store = storeOf(paths);
+  if (store) return (await store.goalRecords({})).map((r) => r.id);
   let names: string[];
   try {
     names = await fsp.readdir(paths.goalsDir);
@@ -385,9 +427,25 @@ export async function listGoalIds(paths: GardenPaths, strays?: GoalProblem[]): P
 
 /** Every goal, closed ones included. Malformed files are reported in `problems`, never deleted. */
 export async function listGoals(paths: GardenPaths): Promise<GoalList> {
+  const store = storeOf(paths);
+  if (store) return storedGoals(store, {});
   const strays: GoalProblem[] = [];
   const list = await readMany(paths, await listGoalIds(paths, strays));
   return { goals: list.goals, problems: [...strays, ...list.problems] };
+}
+
+/** A store's goals (all, or the open ones), validated; a record that fails is reported by id, never dropped silently. */
+async function storedGoals(store: GardenStore, filter: { open?: boolean }): Promise<GoalList> {
+  const goals: GoalRecord[] = [];
+  const problems: GoalProblem[] = [];
+  for (const { id, record } of await store.goalRecords(filter)) {
+    try {
+      goals.push(goalOfRead(`${store.where} goal ${id}`, id, storedRead(record)));
+    } catch (error) {
+      problems.push({ file: `${store.where} goal ${id}`, message: (error as Error).message });
+    }
+  }
+  return { goals, problems };
 }
 
 /** Orders goals for dispatch: priority high → low, then submitted_at old → new, then N. */
@@ -430,7 +488,8 @@ export class OpenGoalScanner {
   private running: Promise<GoalList> | undefined;
 
   constructor(private readonly paths: GardenPaths) {
-    this.ledger = ClosedLedger.of(paths);
+    // A store's open goals are one query: no ledger, no listing cache.
+    this.ledger = storeOf(paths) ? (undefined as unknown as ClosedLedger) : ClosedLedger.of(paths);
   }
 
   /**
@@ -441,6 +500,8 @@ export class OpenGoalScanner {
    * once, not twice at the same time).
    */
   async scan(): Promise<GoalList> {
+    const store = storeOf(this.paths);
+    if (store) return storedGoals(store, { open: true });
     while (this.running) await this.running.catch(() => undefined);
     const running = this.scanNow();
     this.running = running;

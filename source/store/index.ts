@@ -16,3 +16,4 @@ export * from './landings.js';
 export * from './budget.js';
 export * from './schedules.js';
 export * from './attention.js';
+export * from './backend.js';

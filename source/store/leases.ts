@@ -4,7 +4,8 @@ import path from 'node:path';
 import { formatIssue, validateLease, type LeaseRecord, type LeaseState } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { readJsonFile, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
+import { storeOf } from './backend.js';
 
 /** `<runtime-root>/leases/`: one file per active lease (docs/runners/level2.md, "Leases"). */
 export function leasesDir(paths: GardenPaths): string {
@@ -21,8 +22,8 @@ export function endedLeaseFile(paths: GardenPaths, runId: string): string {
   return path.join(leasesDir(paths), 'ended', `${runId}.json`);
 }
 
-async function readLeaseAt(file: string): Promise<LeaseRecord | undefined> {
-  const read = await readJsonFile(file);
+async function readLeaseAt(file: string, stored?: JsonRead): Promise<LeaseRecord | undefined> {
+  const read = stored ?? (await readJsonFile(file));
   if (!read.ok) {
     if (read.missing) return undefined;
     throw new StoreError('INVALID_RECORD', read.message, file);
@@ -39,6 +40,11 @@ async function readLeaseAt(file: string): Promise<LeaseRecord | undefined> {
  * @throws StoreError INVALID_RECORD naming the file when it is damaged.
  */
 export async function readLease(paths: GardenPaths, runId: string): Promise<LeaseRecord | undefined> {
+  const store = storeOf(paths);
+  if (store) {
+    const value = await store.leaseRecord(runId);
+    return readLeaseAt(`${store.where} lease of ${runId}`, value === undefined ? { ok: false, missing: true, message: '' } : { ok: true, value });
+  }
   return (await readLeaseAt(leaseFile(paths, runId))) ?? (await readLeaseAt(endedLeaseFile(paths, runId)));
 }
 
@@ -47,6 +53,22 @@ export async function readLease(paths: GardenPaths, runId: string): Promise<Leas
  * `problems`, never deleted.
  */
 export async function listActiveLeases(paths: GardenPaths): Promise<{ leases: LeaseRecord[]; problems: { file: string; message: string }[] }> {
+  const store = storeOf(paths);
+  if (store) {
+    const leases: LeaseRecord[] = [];
+    const problems: { file: string; message: string }[] = [];
+    for (const { run, record } of await store.activeLeaseRecords()) {
+      const where = `${store.where} lease of ${run}`;
+      try {
+        const lease = await readLeaseAt(where, { ok: true, value: record });
+        if (lease) leases.push(lease);
+      } catch (error) {
+        problems.push({ file: where, message: (error as Error).message });
+      }
+    }
+    leases.sort((a, b) => a.claimed_at.localeCompare(b.claimed_at));
+    return { leases, problems };
+  }
   let names: string[];
   try {
     names = await fsp.readdir(leasesDir(paths));
@@ -77,6 +99,11 @@ export async function listActiveLeases(paths: GardenPaths): Promise<{ leases: Le
 export async function writeLease(paths: GardenPaths, lease: LeaseRecord): Promise<void> {
   const issues = validateLease(lease);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `lease of ${lease.run}: ${formatIssue(issues[0]!)}`, leaseFile(paths, lease.run));
+  const store = storeOf(paths);
+  if (store) {
+    await store.putLease(lease, lease.state);
+    return;
+  }
   await writeJsonAtomic(leaseFile(paths, lease.run), lease);
 }
 
@@ -87,6 +114,8 @@ export async function writeLease(paths: GardenPaths, lease: LeaseRecord): Promis
  */
 export async function endLease(paths: GardenPaths, lease: LeaseRecord, state: Exclude<LeaseState, 'active'>, now: Date): Promise<LeaseRecord> {
   const ended: LeaseRecord = { ...lease, state, ended_at: now.toISOString() };
+  const store = storeOf(paths);
+  if (store) return store.putLease(ended, state);
   await writeJsonAtomic(endedLeaseFile(paths, lease.run), ended);
   await fsp.rm(leaseFile(paths, lease.run), { force: true });
   return ended;
@@ -100,6 +129,8 @@ export async function endLease(paths: GardenPaths, lease: LeaseRecord, state: Ex
  * runs unlocked and finds nothing.
  */
 export async function withLeaseLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
+  const store = storeOf(paths);
+  if (store) return store.withLeaseLock(runId, fn);
   const target = path.join(runDir(paths, runId), 'meta.json');
   if (!fs.existsSync(target)) return fn();
   await fsp.mkdir(leasesDir(paths), { recursive: true });

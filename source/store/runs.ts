@@ -19,10 +19,11 @@ import {
 import { runBranch, runDir, worktreeDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { span, timed } from '../timing.js';
-import { appendEvent } from './events.js';
+import { appendEvent, type EventInput } from './events.js';
 import { crashPoint, ensureRuntimeRoot, readJsonFile, RUNTIME_FILE_MODE, StoreError, writeJsonAtomic } from './files.js';
 import { makeRedactor, redactJsonValue, redactRunDir, runRedaction, type RedactionOptions } from '../redact.js';
 import { goalNumber } from './closed-index.js';
+import { storeOf, type GardenStore } from './backend.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
 export const RUN_FILES = {
@@ -73,6 +74,8 @@ export function unfollowRun(paths: GardenPaths, runId: string): void {
 
 /** Writes a run record: the seal first, then meta.json, both atomically. */
 async function writeRunRecord(paths: GardenPaths, record: RunRecord): Promise<void> {
+  const store = storeOf(paths);
+  if (store) return store.updateRun(record);
   await writeJsonAtomic(runSealFile(paths, record.id), record, RUNTIME_FILE_MODE);
   // Held once the seal has it: a close that failed to write (a full disk) leaves the run open, to be closed again.
   const key = runMetaFile(paths, record.id);
@@ -112,24 +115,14 @@ export function openRun(paths: GardenPaths, goal: GoalRecord, input: OpenRunInpu
 }
 
 async function openRunNow(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date): Promise<RunRecord> {
+  const store = storeOf(paths);
+  if (store) return openStoredRun(store, paths, goal, input, now);
   await ensureRuntimeRoot(paths);
   await fsp.mkdir(paths.runsDir, { recursive: true });
   let attempt = (await runIdsForGoal(paths, goal.id)).length + 1;
   for (;;) {
     const id = `${goal.id}-r${attempt}`;
-    const record: RunRecord = {
-      id,
-      goal: goal.id,
-      plant: input.plant,
-      status: 'running',
-      started_at: now.toISOString(),
-      driver: input.driver,
-      model: input.model,
-      ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
-      ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
-      ...(input.runner ? { runner: input.runner } : {}),
-      ...(input.worktree ? { worktree: { path: worktreeDir(paths, id), branch: runBranch(id), ...input.worktree } } : {}),
-    };
+    const record = runRecordOf(paths, goal, input, id, now);
     const issues = validateRun(record);
     if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0]!)}`);
     try {
@@ -142,9 +135,57 @@ async function openRunNow(paths: GardenPaths, goal: GoalRecord, input: OpenRunIn
       throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${(error as Error).message})`);
     }
     await writeRunRecord(paths, record);
-    await appendEvent(paths, { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}${input.runner ? ` on runner ${input.runner.name}@${input.runner.host}` : ''}` }, now);
+    await appendEvent(paths, runStartedEvent(goal, input, id), now);
     return record;
   }
+}
+
+/** The record of a new run `id` of `goal`: `running`, started now. Validated by the caller. */
+function runRecordOf(paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, id: string, now: Date): RunRecord {
+    return {
+      id,
+      goal: goal.id,
+      plant: input.plant,
+      status: 'running',
+      started_at: now.toISOString(),
+      driver: input.driver,
+      model: input.model,
+      ...(input.reasoningEffort ? { reasoning_effort: input.reasoningEffort } : {}),
+      ...(input.worktreeBaseline ? { worktree_baseline: input.worktreeBaseline } : {}),
+      ...(input.runner ? { runner: input.runner } : {}),
+      ...(input.worktree ? { worktree: { path: worktreeDir(paths, id), branch: runBranch(id), ...input.worktree } } : {}),
+    };
+}
+
+function runStartedEvent(goal: GoalRecord, input: OpenRunInput, id: string): EventInput {
+  return { type: 'RunStarted', run: id, goal: goal.id, plant: input.plant, detail: `${input.driver}/${input.model}${input.runner ? ` on runner ${input.runner.name}@${input.runner.host}` : ''}` };
+}
+
+/**
+ * {@link openRun} on a store: the first free attempt number is the row the
+ * insert wins (two openers of one goal never share an N); the run
+ * directory is made here for the run's own files (its agent stream, its
+ * prompt), the record and RunStarted commit together.
+ */
+async function openStoredRun(store: GardenStore, paths: GardenPaths, goal: GoalRecord, input: OpenRunInput, now: Date): Promise<RunRecord> {
+  return store.transaction(async () => {
+    let attempt = (await store.runIdsOfGoal(goal.id)).length + 1;
+    for (;;) {
+      const id = `${goal.id}-r${attempt}`;
+      const record = runRecordOf(paths, goal, input, id, now);
+      const issues = validateRun(record);
+      if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${id}: ${formatIssue(issues[0]!)}`);
+      if (!(await store.insertRun(record, attempt))) {
+        attempt += 1;
+        continue;
+      }
+      await fsp.mkdir(runDir(paths, id), { recursive: true, mode: 0o700 }).catch((error: Error) => {
+        throw new StoreError('IO_ERROR', `${runDir(paths, id)}: cannot create run directory (${error.message})`);
+      });
+      await appendEvent(paths, runStartedEvent(goal, input, id), now);
+      return record;
+    }
+  });
 }
 
 /**
@@ -208,6 +249,9 @@ function checkedAgainst(held: RunRecord, file: string, read: Awaited<ReturnType<
  */
 export async function readRunChecked(paths: GardenPaths, runId: string): Promise<CheckedRun> {
   const file = runMetaFile(paths, runId);
+  const store = storeOf(paths);
+  // A store's row is the sealed record: the database refuses to rewrite a terminal one (store/postgres/migrations.ts).
+  if (store) return { run: runOfStored(`${store.where} run ${runId}`, runId, await store.runRecord(runId)) };
   const [read, sealRead] = await Promise.all([readJsonFile(file), readJsonFile(runSealFile(paths, runId))]);
   const held = followed.get(file);
   if (held) return checkedAgainst(held, file, read, sealRead);
@@ -229,6 +273,15 @@ export async function readRunChecked(paths: GardenPaths, runId: string): Promise
   return { run };
 }
 
+function runOfStored(where: string, runId: string, value: unknown): RunRecord {
+  if (value === undefined) throw new StoreError('RUN_NOT_FOUND', `no run ${runId} (looked in ${where})`);
+  const issues = validateRun(value);
+  if (issues.length > 0) throw new StoreError('INVALID_RECORD', `${where}: ${formatIssue(issues[0]!)}`);
+  const run = value as RunRecord;
+  if (run.id !== runId) throw new StoreError('INVALID_RECORD', `${where}: id ${JSON.stringify(run.id)} does not match`);
+  return run;
+}
+
 /**
  * Reads one run record: pak2's sealed truth when meta.json was rewritten or
  * damaged (see {@link readRunChecked}).
@@ -247,6 +300,8 @@ export async function readRun(paths: GardenPaths, runId: string): Promise<RunRec
  * goals, most with no run, takes milliseconds, not a second of waiting.
  */
 export async function runIdsForGoal(paths: GardenPaths, goalId: string): Promise<string[]> {
+  const store = storeOf(paths);
+  if (store) return store.runIdsOfGoal(goalId);
   const ids: string[] = [];
   for (let attempt = 1; ; attempt += 1) {
     const id = `${goalId}-r${attempt}`;
@@ -264,6 +319,19 @@ export async function latestRun(paths: GardenPaths, goalId: string): Promise<Run
 
 /** Every run record (a listing of the runs directory); unreadable ones are reported. */
 export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[]; problems: { file: string; message: string }[] }> {
+  const store = storeOf(paths);
+  if (store) {
+    const runs: RunRecord[] = [];
+    const problems: { file: string; message: string }[] = [];
+    for (const { id, record } of await store.runRecords()) {
+      try {
+        runs.push(runOfStored(`${store.where} run ${id}`, id, record));
+      } catch (error) {
+        problems.push({ file: `${store.where} run ${id}`, message: (error as Error).message });
+      }
+    }
+    return { runs, problems };
+  }
   let names: string[];
   try {
     names = await fsp.readdir(paths.runsDir);
@@ -300,6 +368,7 @@ export async function listRuns(paths: GardenPaths): Promise<{ runs: RunRecord[];
  * @throws StoreError IO_ERROR.
  */
 export async function republishRun(paths: GardenPaths, record: RunRecord): Promise<void> {
+  if (storeOf(paths)) return; // a store has no meta.json to put back
   await writeJsonAtomic(runMetaFile(paths, record.id), record);
 }
 
@@ -406,25 +475,33 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
   };
   const issues = validateRunClose(closed, goalType);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `run ${runId}: ${formatIssue(issues[0]!)}`, runMetaFile(paths, runId));
-  if (damage) await appendEvent(paths, { type: 'RunRecordTampered', run: runId, goal: run.goal, plant: run.plant, detail: damage.detail }, now);
-  await writeRunRecord(paths, closed);
-  await appendEvent(
-    paths,
-    {
-      type: 'RunClosed',
-      run: runId,
-      goal: run.goal,
-      plant: run.plant,
-      status: input.status,
-      ...(input.failureReason ? { reason: input.failureReason } : {}),
-      cost_source: input.cost.source,
-      ...(input.cost.usd !== undefined ? { cost_usd: input.cost.usd } : {}),
-      ...(input.by ? { detail: `closed by ${input.by}` } : {}),
-    },
-    now,
-  );
+  const commit = async (): Promise<void> => {
+    if (damage) await appendEvent(paths, { type: 'RunRecordTampered', run: runId, goal: run.goal, plant: run.plant, detail: damage.detail }, now);
+    await writeRunRecord(paths, closed);
+    await appendEvent(
+      paths,
+      {
+        type: 'RunClosed',
+        run: runId,
+        goal: run.goal,
+        plant: run.plant,
+        status: input.status,
+        ...(input.failureReason ? { reason: input.failureReason } : {}),
+        cost_source: input.cost.source,
+        ...(input.cost.usd !== undefined ? { cost_usd: input.cost.usd } : {}),
+        ...(input.by ? { detail: `closed by ${input.by}` } : {}),
+      },
+      now,
+    );
+  };
+  const store = storeOf(paths);
+  // On a store the terminal record and RunClosed commit together (seed 004).
+  if (store) await store.transaction(commit);
+  else await commit();
   crashPoint('run:closed:after-event');
   endClose();
+  // A store's records are versioned by the database, not by the runtime history's git commits.
+  if (store) return closed;
   // The run is closed from here on: the capture reports, it never throws or rewrites.
   // Imported here: runtime history is for closing runs, not for every command that reads the store.
   const { captureRuntimeHistory, reportRuntimeHistory } = await import('../history/runtime-history.js');

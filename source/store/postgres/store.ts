@@ -1,0 +1,254 @@
+/**
+ * The PostgreSQL store (docs/store/level2.md): {@link GardenStore} on the
+ * tables of migrations.ts. Each method is one statement or one
+ * transaction; a method called inside {@link PostgresStore.withGoalLock}
+ * joins that transaction.
+ */
+import type { CommentRecord, EventRecord, GoalRecord, LeaseRecord, LeaseState, RunRecord } from '../../contracts/index.js';
+import type { GardenStore } from '../backend.js';
+import { StoreError } from '../files.js';
+import { addEvent, afterCommit, asStoreError, closeDb, EVENTS_CHANNEL, inTransaction, openDb, query, type Db } from './db.js';
+import { migrate } from './migrations.js';
+import { redactStoreUrl } from '../../garden/store-url.js';
+
+/**
+ * Opens the store at `url` and brings its schema up to date.
+ *
+ * @throws StoreError IO_ERROR (no connection), SCHEMA_TOO_NEW.
+ */
+export async function openPostgresStore(url: string, options: { max?: number; by?: string } = {}): Promise<PostgresStore> {
+  const store = new PostgresStore(url, options);
+  await store.open();
+  return store;
+}
+
+/**
+ * The PostgreSQL {@link GardenStore}. It connects (and brings the schema up
+ * to date) on its first call, so a command that loads a PostgreSQL garden
+ * and touches no record never connects.
+ */
+export class PostgresStore implements GardenStore {
+  readonly kind = 'postgres' as const;
+  readonly where: string;
+  private opening: Promise<Db> | undefined;
+  private opened: Db | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly options: { max?: number; by?: string } = {},
+  ) {
+    this.where = redactStoreUrl(url);
+  }
+
+  /**
+   * The open database: connected, schema current.
+   *
+   * @throws StoreError IO_ERROR (no connection), SCHEMA_TOO_NEW. A failed open is tried again by the next call.
+   */
+  open(): Promise<Db> {
+    this.opening ??= (async () => {
+      const db = await openDb(this.url, this.options);
+      try {
+        await migrate(db, this.options.by);
+      } catch (error) {
+        await closeDb(db);
+        throw error;
+      }
+      this.opened = db;
+      return db;
+    })().catch((error: unknown) => {
+      this.opening = undefined;
+      throw error;
+    });
+    return this.opening;
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return inTransaction((await this.open()), fn);
+  }
+
+  afterCommit(fn: () => void): void {
+    // Not open yet: no transaction of this store can be under way.
+    if (this.opened) afterCommit(this.opened, fn);
+    else fn();
+  }
+
+  async insertGoal(make: (n: number) => GoalRecord): Promise<GoalRecord> {
+    return inTransaction((await this.open()), async () => {
+      // The counter row is the lock that orders goal numbers: N is never made twice, and a rolled-back insert leaves a gap, as the files do.
+      const [row] = await query<{ n: string }>((await this.open()), 'UPDATE goal_counter SET n = n + 1 RETURNING n');
+      const goal = make(Number(row!.n));
+      await query((await this.open()), 'INSERT INTO goals (id, n, status, priority, submitted_at, plant, record) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+        goal.id,
+        Number(row!.n),
+        goal.status,
+        goal.priority,
+        goal.submitted_at,
+        goal.assigned_to ?? null,
+        JSON.stringify(goal),
+      ]);
+      return goal;
+    });
+  }
+
+  async goalRecord(id: string): Promise<unknown> {
+    const [row] = await query<{ record: unknown }>((await this.open()), 'SELECT record FROM goals WHERE id = $1', [id]);
+    return row?.record;
+  }
+
+  async updateGoal(goal: GoalRecord): Promise<void> {
+    const rows = await query((await this.open()), 'UPDATE goals SET status = $2, priority = $3, plant = $4, record = $5 WHERE id = $1 RETURNING id', [
+      goal.id,
+      goal.status,
+      goal.priority,
+      goal.assigned_to ?? null,
+      JSON.stringify(goal),
+    ]);
+    if (rows.length === 0) throw new StoreError('GOAL_NOT_FOUND', `no goal ${goal.id} in ${this.where}`);
+  }
+
+  async goalRecords(filter: { open?: boolean }): Promise<{ id: string; record: unknown }[]> {
+    return query<{ id: string; record: unknown }>((await this.open()), `SELECT id, record FROM goals${filter.open ? " WHERE status <> 'closed'" : ''} ORDER BY n`);
+  }
+
+  async closedGoalRecords(offset: number, limit: number): Promise<unknown[]> {
+    const rows = await query<{ record: unknown }>((await this.open()), "SELECT record FROM goals WHERE status = 'closed' ORDER BY record->>'closed_at' DESC, n DESC OFFSET $1 LIMIT $2", [offset, limit]);
+    return rows.map((r) => r.record);
+  }
+
+  async withGoalLock<T>(id: string, fn: () => Promise<T>, options: { skipLocked?: boolean } = {}): Promise<{ locked: true; value: T } | { locked: false }> {
+    return inTransaction((await this.open()), async () => {
+      const rows = await query((await this.open()), `SELECT id FROM goals WHERE id = $1 FOR UPDATE${options.skipLocked ? ' SKIP LOCKED' : ''}`, [id]);
+      if (rows.length === 0) {
+        if (options.skipLocked && (await query((await this.open()), 'SELECT 1 FROM goals WHERE id = $1', [id])).length > 0) return { locked: false as const };
+        throw new StoreError('GOAL_NOT_FOUND', `no goal ${id} in ${this.where}`);
+      }
+      return { locked: true as const, value: await fn() };
+    });
+  }
+
+  async insertRun(record: RunRecord, attempt: number): Promise<boolean> {
+    const rows = await query((await this.open()), 'INSERT INTO runs (id, goal, attempt, status, started_at, record) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING id', [
+      record.id,
+      record.goal,
+      attempt,
+      record.status,
+      record.started_at,
+      JSON.stringify(record),
+    ]);
+    return rows.length > 0;
+  }
+
+  async updateRun(record: RunRecord): Promise<void> {
+    let rows: unknown[];
+    try {
+      rows = await query((await this.open()), 'UPDATE runs SET status = $2, record = $3 WHERE id = $1 RETURNING id', [record.id, record.status, JSON.stringify(record)]);
+    } catch (error) {
+      // The seal trigger (migrations.ts): a terminal record is never rewritten.
+      if (((error as StoreError).cause as { code?: string } | undefined)?.code === 'P0001') {
+        throw new StoreError('INVALID_TRANSITION', `run ${record.id}: a terminal run record is never rewritten (${this.where})`);
+      }
+      throw error;
+    }
+    if (rows.length === 0) throw new StoreError('RUN_NOT_FOUND', `no run ${record.id} in ${this.where}`);
+  }
+
+  async runRecord(id: string): Promise<unknown> {
+    const [row] = await query<{ record: unknown }>((await this.open()), 'SELECT record FROM runs WHERE id = $1', [id]);
+    return row?.record;
+  }
+
+  async runIdsOfGoal(goalId: string): Promise<string[]> {
+    const rows = await query<{ id: string }>((await this.open()), 'SELECT id FROM runs WHERE goal = $1 ORDER BY attempt', [goalId]);
+    return rows.map((r) => r.id);
+  }
+
+  async runRecords(): Promise<{ id: string; record: unknown }[]> {
+    return query<{ id: string; record: unknown }>((await this.open()), 'SELECT id, record FROM runs ORDER BY started_at, id');
+  }
+
+  async appendEvent(event: EventRecord): Promise<EventRecord> {
+    return addEvent((await this.open()), event);
+  }
+
+  async eventsAfter(afterSeq: number, limit = 1000): Promise<{ event: EventRecord; seq: number }[]> {
+    const rows = await query<{ seq: string; record: EventRecord }>((await this.open()), 'SELECT seq, record FROM events WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit]);
+    return rows.map((r) => ({ event: r.record, seq: Number(r.seq) }));
+  }
+
+  async eventSeq(id: string): Promise<number | undefined> {
+    const [row] = await query<{ seq: string }>((await this.open()), 'SELECT seq FROM events WHERE id = $1', [id]);
+    return row ? Number(row.seq) : undefined;
+  }
+
+  async lastEventSeq(): Promise<number> {
+    const [row] = await query<{ seq: string | null }>((await this.open()), 'SELECT max(seq) AS seq FROM events');
+    return Number(row?.seq ?? 0);
+  }
+
+  async watchEvents(listener: (lastSeq: number) => void): Promise<() => Promise<void>> {
+    let client: import('pg').PoolClient;
+    try {
+      client = await (await this.open()).pool.connect();
+    } catch (error) {
+      throw asStoreError((await this.open()), error);
+    }
+    const onNotification = (message: { channel: string; payload?: string }): void => {
+      if (message.channel === EVENTS_CHANNEL) listener(Number(message.payload ?? 0));
+    };
+    client.on('notification', onNotification);
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    let ended = false;
+    return async () => {
+      if (ended) return;
+      ended = true;
+      client.off('notification', onNotification);
+      await client.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
+      client.release();
+    };
+  }
+
+  async leaseRecord(runId: string): Promise<unknown> {
+    const [row] = await query<{ record: unknown }>((await this.open()), 'SELECT record FROM leases WHERE run = $1', [runId]);
+    return row?.record;
+  }
+
+  async activeLeaseRecords(): Promise<{ run: string; record: unknown }[]> {
+    return query<{ run: string; record: unknown }>((await this.open()), "SELECT run, record FROM leases WHERE state = 'active' ORDER BY run");
+  }
+
+  async putLease(lease: LeaseRecord, state: LeaseState): Promise<LeaseRecord> {
+    const record = { ...lease, state };
+    await query(
+      (await this.open()),
+      `INSERT INTO leases (run, goal, state, epoch, expires_at, record) VALUES ($1, $2, $3, nextval('lease_epoch'), $4, $5)
+       ON CONFLICT (run) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at, record = EXCLUDED.record`,
+      [lease.run, lease.goal, state, lease.expires_at, JSON.stringify(record)],
+    );
+    return record;
+  }
+
+  async withLeaseLock<T>(runId: string, fn: () => Promise<T>): Promise<T> {
+    return inTransaction((await this.open()), async () => {
+      // The run's row is the lock: it exists before its lease does, and a heartbeat, a finish and the expiry all take it.
+      await query((await this.open()), 'SELECT id FROM runs WHERE id = $1 FOR UPDATE', [runId]);
+      return fn();
+    });
+  }
+
+  async commentRecords(goalId: string): Promise<unknown[]> {
+    const rows = await query<{ record: unknown }>((await this.open()), 'SELECT record FROM comments WHERE goal = $1 ORDER BY seq', [goalId]);
+    return rows.map((r) => r.record);
+  }
+
+  async insertComment(comment: CommentRecord): Promise<void> {
+    await query((await this.open()), 'INSERT INTO comments (id, goal, record) VALUES ($1, $2, $3)', [comment.id, comment.goal, JSON.stringify(comment)]);
+  }
+
+  async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = undefined;
+    this.opened = undefined;
+    if (opening) await closeDb(await opening.catch(() => undefined as unknown as Db)).catch(() => undefined);
+  }
+}
