@@ -91,6 +91,21 @@ export interface GardenStore {
   /** Appends a comment (validated by the caller). */
   insertComment(comment: CommentRecord): Promise<void>;
 
+  /**
+   * Documents: the records of other kinds (inbox notes, conversations,
+   * landings, budget, schedules, …), one JSON value per `(kind, key)`.
+   * `documentRecord` gives one (undefined when absent); `documentRecords`
+   * every one of a kind whose key starts with `prefix`, in key order;
+   * `putDocument` writes one whole (insert or replace); `deleteDocument`
+   * removes one (true when it was there).
+   */
+  documentRecord(kind: string, key: string): Promise<unknown>;
+  documentRecords(kind: string, prefix?: string): Promise<{ key: string; record: unknown }[]>;
+  putDocument(kind: string, key: string, record: unknown): Promise<void>;
+  deleteDocument(kind: string, key: string): Promise<boolean>;
+  /** Runs `fn` in a transaction holding the lock of document `(kind, key)` (it need not exist), so a read-change-write is never interleaved. */
+  withDocumentLock<T>(kind: string, key: string, fn: () => Promise<T>): Promise<T>;
+
   /** Ends the store's connections. */
   close(): Promise<void>;
 }

@@ -245,6 +245,33 @@ export class PostgresStore implements GardenStore {
     await query((await this.open()), 'INSERT INTO comments (id, goal, record) VALUES ($1, $2, $3)', [comment.id, comment.goal, JSON.stringify(comment)]);
   }
 
+  async documentRecord(kind: string, key: string): Promise<unknown> {
+    const [row] = await query<{ record: unknown }>(await this.open(), 'SELECT record FROM documents WHERE kind = $1 AND key = $2', [kind, key]);
+    return row?.record;
+  }
+
+  async documentRecords(kind: string, prefix = ''): Promise<{ key: string; record: unknown }[]> {
+    // starts_with, not LIKE: a key's own % or _ is not a pattern.
+    return query<{ key: string; record: unknown }>(await this.open(), 'SELECT key, record FROM documents WHERE kind = $1 AND starts_with(key, $2) ORDER BY key COLLATE "C"', [kind, prefix]);
+  }
+
+  async putDocument(kind: string, key: string, record: unknown): Promise<void> {
+    await query(await this.open(), 'INSERT INTO documents (kind, key, record) VALUES ($1, $2, $3) ON CONFLICT (kind, key) DO UPDATE SET record = EXCLUDED.record', [kind, key, JSON.stringify(record)]);
+  }
+
+  async deleteDocument(kind: string, key: string): Promise<boolean> {
+    return (await query(await this.open(), 'DELETE FROM documents WHERE kind = $1 AND key = $2 RETURNING key', [kind, key])).length > 0;
+  }
+
+  async withDocumentLock<T>(kind: string, key: string, fn: () => Promise<T>): Promise<T> {
+    const db = await this.open();
+    return inTransaction(db, async () => {
+      // A transaction-scoped advisory lock on the pair: it works before the row exists.
+      await query(db, 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [kind, key]);
+      return fn();
+    });
+  }
+
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = undefined;
