@@ -72,6 +72,8 @@ export interface GardenStore {
   eventsAfter(afterSeq: number, limit?: number): Promise<{ event: EventRecord; seq: number }[]>;
   /** The `seq` of the event with this id, or undefined (a cursor given as an event id). */
   eventSeq(id: string): Promise<number | undefined>;
+  /** The seq of the newest event whose id sorts at or before `id` (0 when none): where a cursor that names no event resumes. */
+  eventSeqAtOrBefore(id: string): Promise<number>;
   /** The seq of the newest event (0 when none). */
   lastEventSeq(): Promise<number>;
   /** Calls `listener` when events commit (any process, any server: LISTEN/NOTIFY); returns the unsubscribe. */

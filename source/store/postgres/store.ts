@@ -181,6 +181,11 @@ export class PostgresStore implements GardenStore {
     return row ? Number(row.seq) : undefined;
   }
 
+  async eventSeqAtOrBefore(id: string): Promise<number> {
+    const [row] = await query<{ seq: string | null }>(await this.open(), 'SELECT max(seq) AS seq FROM events WHERE id <= $1', [id]);
+    return Number(row?.seq ?? 0);
+  }
+
   async lastEventSeq(): Promise<number> {
     const [row] = await query<{ seq: string | null }>((await this.open()), 'SELECT max(seq) AS seq FROM events');
     return Number(row?.seq ?? 0);
