@@ -2,11 +2,12 @@
 // The file store beside the PostgreSQL store, on this machine (issue 27; docs/store/level2.md, "Benchmarks"):
 //  1. claims per second: N queued goals, claimed by 1 and 2 processes ("servers") of K concurrent claim
 //     loops each. A claim is claimTask's sequence through the public store functions (source/coordinator/
-//     remote.ts): scan the open goals, take the first queued one in dispatch order, withGoalLock, queued →
-//     dispatched, openRun, writeLease, dispatched → running, then LeaseClaimed. `wait` mode waits on the
-//     goal's lock as claimTask does; `skip` (PostgreSQL only) passes a locked goal by (FOR UPDATE SKIP LOCKED).
-//     Every goal must be claimed exactly once: double claims are counted from the claimers' reports and
-//     from the runs in the store.
+//     remote.ts): scan the open goals, take the first queued one in dispatch order under tryGoalLock
+//     (PostgreSQL: SELECT … FOR UPDATE SKIP LOCKED; files: the goal's file lock, waited for), queued →
+//     dispatched, openRun, writeLease, dispatched → running, LeaseClaimed, all in the lock (one transaction
+//     on PostgreSQL). On PostgreSQL it also runs with withGoalLock (`wait`: a claimer waits for the goal
+//     another holds, as claims did before SKIP LOCKED) for comparison. Every goal must be claimed exactly
+//     once: double claims are counted from the claimers' reports and from the runs in the store.
 //  2. event fan-out: one writer process appends E events at a steady rate; M listeners in 1 and 2 processes
 //     wake on LISTEN/NOTIFY (PostgresStore.watchEvents) or fs.watch and read what is new (readEvents);
 //     latency = receipt time − the writer's clock around the append (same machine, same clock).
@@ -38,10 +39,11 @@ import {
   runIdsForGoal,
   StoreError,
   transitionGoalLocked,
+  tryGoalLock,
   withGoalLock,
   writeLease,
 } from '../dist/store/index.js';
-import { attachStore, storeOf } from '../dist/store/backend.js';
+import { attachStore } from '../dist/store/backend.js';
 import { openPostgresStore } from '../dist/store/postgres/store.js';
 import { runnerMayTake } from '../dist/coordinator/remote.js';
 
@@ -53,7 +55,7 @@ const { values } = parseArgs({
     role: { type: 'string', default: 'main' },
     root: { type: 'string' },
     url: { type: 'string' },
-    mode: { type: 'string', default: 'wait' },
+    mode: { type: 'string', default: 'skip' },
     name: { type: 'string', default: 'p1' },
     goals: { type: 'string', default: '400' },
     loops: { type: 'string', default: '4' },
@@ -200,6 +202,44 @@ async function ready() {
   lines.close();
 }
 
+/** CPU time (user + system) this process used since `since` (process.cpuUsage()), ms. */
+const cpuMs = (since) => {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+};
+
+/**
+ * CPU time (user + system, ms) a cluster's server processes have used: the postmaster, its live children
+ * (the backends, the WAL writer, …) and the children it has reaped (a backend that ended with its connection).
+ */
+function clusterCpuMs(cluster) {
+  if (!cluster) return 0;
+  const tick = 1000 / 100; // USER_HZ: Linux reports these times in 1/100 s
+  let pid;
+  try {
+    pid = Number(fs.readFileSync(path.join(cluster.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the command (which may hold spaces) in parentheses: state ppid … utime stime cutime cstime.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ppid = Number(fields[1]);
+    const [utime, stime, cutime, cstime] = fields.slice(11, 15).map(Number);
+    if (Number(entry) === pid) total += utime + stime + cutime + cstime;
+    else if (ppid === pid) total += utime + stime;
+  }
+  return total * tick;
+}
+
 const report = (result) => process.stdout.write(`result ${JSON.stringify(result)}\n`);
 
 async function openGarden(root, url, max) {
@@ -268,6 +308,8 @@ async function claimOnce(garden, who, mode, t) {
         };
         await writeLease(paths, lease);
         current = await transitionGoalLocked(paths, goal.id, 'running');
+        // In the claim's transaction on a store, as claimTask does: the claim and its event commit together.
+        await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: current.id, plant: current.assigned_to, detail: `runner ${who}@bench lease ${leaseId} ttl ${ttl} s` });
         return { goal: current, run, leaseId };
       } finally {
         left = performance.now();
@@ -275,12 +317,13 @@ async function claimOnce(garden, who, mode, t) {
     };
     let claimed;
     if (mode === 'skip') {
-      const held = await storeOf(paths).withGoalLock(goal.id, body, { skipLocked: true });
-      if (!held.locked) {
+      // claimTask's lock: SKIP LOCKED on a store (a goal another claimer holds is passed over), the file lock waited for on files.
+      const taken = await tryGoalLock(paths, goal.id, body);
+      if (!taken) {
         t.skipped += 1;
         continue;
       }
-      claimed = held.value;
+      claimed = taken.value;
     } else claimed = await withGoalLock(paths, goal.id, body);
     const done = performance.now();
     if (entered) {
@@ -289,9 +332,6 @@ async function claimOnce(garden, who, mode, t) {
       t.commit += done - left;
     }
     if (!claimed) continue;
-    at = performance.now();
-    await appendEvent(paths, { type: 'LeaseClaimed', run: claimed.run.id, goal: claimed.goal.id, plant: claimed.goal.assigned_to, detail: `runner ${who}@bench lease ${claimed.leaseId}` });
-    t.event += performance.now() - at;
     return claimed;
   }
   return undefined;
@@ -304,7 +344,8 @@ async function claimerRole() {
   await new OpenGoalScanner(garden.paths).scan(); // connected, schema checked, modules loaded
   resetStats(io);
   await ready();
-  const t = { scan: 0, read: 0, lockWait: 0, inside: 0, commit: 0, event: 0, lost: 0, skipped: 0 };
+  const cpu = process.cpuUsage();
+  const t = { scan: 0, read: 0, lockWait: 0, inside: 0, commit: 0, lost: 0, skipped: 0 };
   const claimed = [];
   const started = clock();
   await Promise.all(
@@ -317,7 +358,7 @@ async function claimerRole() {
     }),
   );
   const ended = clock();
-  report({ claimed, started, ended, t, io });
+  report({ claimed, started, ended, t, io, cpuMs: cpuMs(cpu) });
   await store?.close();
 }
 
@@ -371,10 +412,11 @@ async function listenerRole() {
     listeners.push({ got, finished, stop });
   }
   await ready();
+  const cpu = process.cpuUsage();
   // The writer's last event, or 60 s without it: a listener that missed events says so in its count.
   await Promise.race([Promise.all(listeners.map((l) => l.finished)), new Promise((resolve) => setTimeout(resolve, 60_000).unref())]);
   for (const l of listeners) await l.stop();
-  report({ listeners: listeners.map((l) => l.got) });
+  report({ listeners: listeners.map((l) => l.got), cpuMs: cpuMs(cpu) });
   await store?.close();
 }
 
@@ -388,6 +430,7 @@ async function writerRole() {
   await appendEvent(garden.paths, { type: 'DocumentUpserted', detail: 'warm-up' });
   resetStats(io);
   await ready();
+  const cpu = process.cpuUsage();
   const marks = [];
   const start = performance.now();
   for (let i = 0; i < total; i += 1) {
@@ -398,7 +441,7 @@ async function writerRole() {
     await appendEvent(garden.paths, { type: 'DocumentUpserted', detail: `bench ${i} ${t0.toFixed(3)}` });
     marks.push([t0, clock()]);
   }
-  report({ marks, io });
+  report({ marks, io, cpuMs: cpuMs(cpu) });
   await store?.close();
 }
 
@@ -455,10 +498,21 @@ async function claims(kind, mode, processes, clusters) {
   const loops = Number(values.loops);
   const g = await freshGarden(kind, clusters, 'claims');
   for (let i = 0; i < goals; i += 1) await createGoal(g.garden.paths, { type: 'spike', plant: 'worker', body: `Bench goal ${i + 1}` });
+  // One claimer alone: what scanning the open goals costs (every claim does it first), median of 5.
+  const scans = [];
+  for (let i = 0; i < 5; i += 1) {
+    const at = performance.now();
+    const cpu = process.cpuUsage();
+    await new OpenGoalScanner(g.garden.paths).scan();
+    scans.push([performance.now() - at, cpuMs(cpu)]);
+  }
+  scans.sort((a, b) => a[0] - b[0]);
   const children = Array.from({ length: processes }, (_, p) => child('claimer', ['--root', g.root, ...(g.url ? ['--url', g.url] : []), '--mode', mode, '--loops', String(loops), '--name', `p${p + 1}`]));
   await Promise.all(children.map((c) => c.ready));
+  const serverCpu = clusterCpuMs(clusters[kind]);
   for (const c of children) c.go();
   const results = await Promise.all(children.map((c) => c.result));
+  const postgresCpu = clusterCpuMs(clusters[kind]) - serverCpu;
   const all = results.flatMap((r) => r.claimed);
   const seen = new Set();
   let doubles = 0;
@@ -472,7 +526,8 @@ async function claims(kind, mode, processes, clusters) {
   const t = Object.fromEntries(Object.keys(results[0].t).map((key) => [key, sum((r) => r.t[key]) / n]));
   const io = sumStats(results.map((r) => r.io));
   await g.drop();
-  return { kind, mode, processes, loops, goals, claimed: all.length, unclaimed: goals - seen.size, doubles: Math.max(doubles, storeDoubles), perSecond: all.length / (wall / 1000), wall, t, io, n };
+  const nodeCpu = sum((r) => r.cpuMs);
+  return { kind, mode, processes, loops, goals, claimed: all.length, unclaimed: goals - seen.size, doubles: Math.max(doubles, storeDoubles), perSecond: all.length / (wall / 1000), wall, t, io, n, nodeCpu: nodeCpu / n, postgresCpu: postgresCpu / n, scan: scans[2] };
 }
 
 async function fanout(kind, processes, clusters) {
@@ -485,10 +540,14 @@ async function fanout(kind, processes, clusters) {
   const readers = Array.from({ length: processes }, (_, p) => child('listener', [...common, '--listeners', String(share(p))]));
   const writer = child('writer', [...common, '--rate', values.rate]);
   await Promise.all([...readers, writer].map((c) => c.ready));
+  const serverCpu = clusterCpuMs(clusters[kind]);
   for (const c of readers) c.go();
   writer.go();
-  const { marks, io } = await writer.result;
-  const got = (await Promise.all(readers.map((c) => c.result))).flatMap((r) => r.listeners);
+  const { marks, io, cpuMs: writerCpu } = await writer.result;
+  const readings = await Promise.all(readers.map((c) => c.result));
+  const postgresCpu = clusterCpuMs(clusters[kind]) - serverCpu;
+  const got = readings.flatMap((r) => r.listeners);
+  const listenerCpu = readings.reduce((acc, r) => acc + r.cpuMs, 0);
   const fromStart = [];
   const fromReturn = [];
   const read = [];
@@ -507,7 +566,7 @@ async function fanout(kind, processes, clusters) {
   const appendMs = marks.map(([a, b]) => b - a).sort((a, b) => a - b);
   for (const xs of [fromStart, fromReturn, read]) xs.sort((a, b) => a - b);
   await g.drop();
-  return { kind, processes, listeners, events, delivered: fromStart.length, missing, disorder, fromStart, fromReturn, read, appendMs, io };
+  return { kind, processes, listeners, events, delivered: fromStart.length, missing, disorder, fromStart, fromReturn, read, appendMs, io, writerCpu: writerCpu / events, listenerCpu: listenerCpu / events, postgresCpu: postgresCpu / events };
 }
 
 /** `BEGIN 3.0, SELECT goals 6.1, …`: a tally divided by `n`, the most frequent first. */
@@ -524,6 +583,9 @@ function table(head, rows) {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
+/** How a claim run took the goal's lock. */
+const lockLabel = (r) => (r.kind === 'file' ? 'file lock' : r.mode === 'skip' ? 'skip locked' : 'wait');
+
 const LABEL = { file: 'file', postgres: 'postgres', 'postgres-nofsync': 'postgres, fsync off' };
 
 async function main() {
@@ -539,13 +601,15 @@ async function main() {
   process.on('SIGINT', () => process.exit(130));
   if (stores.includes('postgres')) clusters.postgres = await support.startCluster({ durable: true });
   if (stores.includes('postgres-nofsync')) clusters['postgres-nofsync'] = await support.startCluster();
-  console.log(`bench:store on ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}, node ${process.version}; garden and clusters in ${os.tmpdir()}`);
+  const load = () => os.loadavg().map((x) => x.toFixed(1)).join(' ');
+  console.log(`bench:store on ${os.cpus().length} cores, ${os.cpus()[0]?.model ?? ''}, node ${process.version}, load average ${load()}; gardens and clusters in ${os.tmpdir()}`);
 
   if (!values['skip-claims']) {
     console.log(`\n1. claims: ${values.goals} queued goals, ${values.loops} claim loops per process\n`);
     const results = [];
     for (const kind of stores) {
-      for (const mode of kind === 'file' ? ['wait'] : ['wait', 'skip']) {
+      // On files claimTask's lock is waited for: one mode there.
+      for (const mode of kind === 'file' ? ['skip'] : ['skip', 'wait']) {
         for (const p of processCounts) {
           const r = await claims(kind, mode, p, clusters);
           results.push(r);
@@ -556,22 +620,28 @@ async function main() {
     console.log(
       '\n' +
         table(
-          ['store', 'lock', 'procs', 'claimers', 'claims/s', 'claimed', 'double', 'unclaimed', 'ms/claim: scan', 'read', 'lock wait', 'inside', 'commit', 'LeaseClaimed', 'lost races'],
-          results.map((r) => [LABEL[r.kind], r.mode, r.processes, r.processes * r.loops, r.perSecond.toFixed(0), r.claimed, r.doubles, r.unclaimed, f1(r.t.scan), f1(r.t.read), f1(r.t.lockWait), f1(r.t.inside), f1(r.t.commit), f1(r.t.event), (r.t.lost + r.t.skipped).toFixed(2)]),
+          ['store', 'goal lock', 'procs', 'claimers', 'claims/s', 'claimed', 'double', 'unclaimed', 'ms/claim: scan', 'read', 'lock wait', 'inside', 'commit', 'lost races', 'CPU ms/claim: node', 'postgres'],
+          results.map((r) => [LABEL[r.kind], lockLabel(r), r.processes, r.processes * r.loops, r.perSecond.toFixed(0), r.claimed, r.doubles, r.unclaimed, f1(r.t.scan), f1(r.t.read), f1(r.t.lockWait), f1(r.t.inside), f1(r.t.commit), (r.t.lost + r.t.skipped).toFixed(2), f1(r.nodeCpu), r.kind === 'file' ? '–' : f1(r.postgresCpu)]),
         ),
     );
-    console.log('\n   (ms/claim: wall time summed over the claimers, per claim made; "lost races": a lock taken on a goal another claimer had, or passed by locked, per claim)');
+    console.log(
+      '\n   (ms/claim: wall time summed over the claimers, per claim made: the open-goal scan, the goal read before the lock, the wait for the lock, the claim under it, its commit and release;' +
+        '\n   "lost races": per claim made, goals locked after another claimer took them, or passed over locked)',
+    );
     console.log('\n   where the time goes, per claim:');
     for (const r of results) {
       const io = r.io;
+      const scan = `a scan of the ${r.goals} open goals alone: ${f1(r.scan[0])} ms (${f1(r.scan[1])} ms CPU)`;
       if (r.kind === 'file') {
-        console.log(`   ${LABEL[r.kind]} ×${r.processes}: ${f1(io.fsyncs / r.n)} fsyncs (${f1(io.fsyncMs / r.n)} ms), ${f1(io.locks / r.n)} file locks taken (${f1(io.lockWaitMs / r.n)} ms waiting for them)`);
+        console.log(`   ${LABEL[r.kind]} ×${r.processes}: ${f1(io.fsyncs / r.n)} fsyncs (${f1(io.fsyncMs / r.n)} ms), ${f1(io.locks / r.n)} file locks taken (${f1(io.lockWaitMs / r.n)} ms waiting for them); ${scan}`);
       } else {
         console.log(
-          `   ${LABEL[r.kind]} ${r.mode} ×${r.processes}: ${f1(io.queries / r.n)} round trips (${f1(io.queryMs / r.n)} ms), ${f1(io.commits / r.n)} commits (${f1(io.commitMs / r.n)} ms), ` +
+          `   ${LABEL[r.kind]}, ${lockLabel(r)} ×${r.processes}: ${f1(io.queries / r.n)} round trips (${f1(io.queryMs / r.n)} ms), ${f1(io.commits / r.n)} commits (${f1(io.commitMs / r.n)} ms), ` +
             `row lock ${f1(io.rowLockMs / r.n)} ms, open-goal scan query ${f1(io.scanMs / r.n)} ms, event stamp lock: wait ${f1(io.stampWaitMs / Math.max(1, io.stamped))} ms and held ${f1(io.stampHoldMs / Math.max(1, io.stamped))} ms per stamping commit (${f1(io.stamped / r.n)} per claim)`,
         );
-        console.log(`      statements per claim: ${tally(io.byKind, r.n)}`);
+        const hold = io.stampHoldMs / Math.max(1, io.stamped);
+        console.log(`      statements per claim: ${tally(io.byKind, r.n)}; ${scan}`);
+        console.log(`      the stamp lock serializes every commit that writes events: at ${f1(hold)} ms held, at most ${(1000 / hold).toFixed(0)} such commits/s, ${(1000 / hold / Math.max(1, io.stamped / r.n)).toFixed(0)} claims/s`);
       }
     }
   }
@@ -589,7 +659,7 @@ async function main() {
     console.log(
       '\n' +
         table(
-          ['store', 'listener procs', 'delivered', 'missing', 'out of order', 'append p50', 'append p95', 'p50', 'p95', 'max', 'after return p50', 'p95', 'read p50'],
+          ['store', 'listener procs', 'delivered', 'missing', 'out of order', 'append p50', 'append p95', 'p50', 'p95', 'max', 'after return p50', 'p95', 'read p50', 'CPU ms/event: writer', 'listeners', 'postgres'],
           results.map((r) => [
             LABEL[r.kind],
             r.processes,
@@ -604,6 +674,9 @@ async function main() {
             f1(pct(r.fromReturn, 50)),
             f1(pct(r.fromReturn, 95)),
             f1(pct(r.read, 50)),
+            f1(r.writerCpu),
+            f1(r.listenerCpu),
+            r.kind === 'file' ? '–' : f1(r.postgresCpu),
           ]),
         ),
     );
@@ -616,6 +689,7 @@ async function main() {
       else console.log(`   ${LABEL[r.kind]} ×${r.processes}: ${f1(io.queries / n)} round trips (${f1(io.queryMs / n)} ms), COMMIT ${f1(io.commitMs / Math.max(1, io.commits))} ms, stamp lock held ${f1(io.stampHoldMs / Math.max(1, io.stamped))} ms; each listener: one NOTIFY, then one eventsAfter query`);
     }
   }
+  console.log(`\nload average at the end: ${load()} (other work on the machine inflates every figure: round trips wait for a core)`);
   stop();
 }
 
