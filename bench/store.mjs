@@ -200,7 +200,11 @@ function sumStats(list) {
 async function ready() {
   const lines = readline.createInterface({ input: process.stdin });
   process.stdout.write('ready\n');
+  let started = false;
+  // The parent gone before `go` (an error, ^C): nothing to measure for.
+  lines.on('close', () => started || process.exit(1));
   await new Promise((resolve) => lines.on('line', (line) => line === 'go' && resolve()));
+  started = true;
   lines.close();
 }
 
@@ -467,8 +471,15 @@ function child(role, args) {
   return { ready: isReady, result, go: () => proc.stdin.write('go\n') };
 }
 
+/** Garden directories not yet removed: removed on exit too (an error, a closed pipe, ^C). */
+const gardenDirs = new Set();
+process.on('exit', () => {
+  for (const dir of gardenDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
 function makeGardenDir(name) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `pak2-bench-store-${name}-`));
+  if (values.role === 'main') gardenDirs.add(root);
   fs.writeFileSync(path.join(root, 'PAK2.toml'), '[runtime]\nroot = ".runtime"\n');
   fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# bench\n');
   return root;
@@ -479,7 +490,11 @@ async function freshGarden(kind, clusters, name) {
   const root = makeGardenDir(name);
   const garden = loadGarden(root);
   fs.mkdirSync(garden.paths.eventsDir, { recursive: true });
-  if (kind === 'file') return { root, garden, url: undefined, drop: async () => fs.rmSync(root, { recursive: true, force: true }) };
+  const remove = () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    gardenDirs.delete(root);
+  };
+  if (kind === 'file') return { root, garden, url: undefined, drop: async () => remove() };
   const db = await clusters.support.freshDatabase(clusters[kind].url, 'pak2_bench');
   const store = await openPostgresStore(db.url, { max: 4 });
   attachStore(garden.paths, store);
@@ -491,7 +506,7 @@ async function freshGarden(kind, clusters, name) {
     drop: async () => {
       await store.close();
       await db.drop();
-      fs.rmSync(root, { recursive: true, force: true });
+      remove();
     },
   };
 }
@@ -616,7 +631,7 @@ async function main() {
         for (const p of processCounts) {
           const r = await claims(kind, mode, p, clusters);
           results.push(r);
-          console.log(`   ${LABEL[kind]} ${mode} ×${p}: ${r.perSecond.toFixed(0)} claims/s`);
+          console.log(`   ${LABEL[kind]}, ${lockLabel(r)} ×${p}: ${r.perSecond.toFixed(0)} claims/s`);
         }
       }
     }
