@@ -142,8 +142,6 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
             broken = true;
           });
           throw asStoreError(db, commitError);
-        } finally {
-          client.release(broken);
         }
         throw error;
       }
