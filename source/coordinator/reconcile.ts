@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import pLimit from 'p-limit';
 import os from 'node:os';
@@ -33,7 +32,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
 import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
-import { abandonLeaselessRun, expireLeases } from './remote.js';
+import { abandonLeaselessRun, expireLeases, hasActiveLease } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
 
@@ -456,7 +455,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const run = await loadRun(goal);
     // A remote run's liveness is its lease (expired below), watched by its runner's own watchdog; one without a lease file cannot be renewed.
     if (run?.runner && !isTerminalRunStatus(run.status)) {
-      if (leads && !(await hasLease(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) summary.abandoned.push(run.id);
+      if (leads && !(await hasActiveLease(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) summary.abandoned.push(run.id);
       continue;
     }
     if (!run || isTerminalRunStatus(run.status)) continue;
@@ -725,10 +724,6 @@ export function coordinatorLease(run: RunRecord, holder: string, ttlSeconds: num
 
 const nextLocalLeaseId = monotonicFactory();
 
-/** Whether a run has a lease (active or ended), on either store. */
-async function hasLease(paths: Garden['paths'], runId: string): Promise<boolean> {
-  return Boolean(await readLease(paths, runId).catch(() => true));
-}
 
 /**
  * The goals a coordinator of a shared garden settles: those whose latest run

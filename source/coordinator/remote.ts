@@ -765,10 +765,11 @@ export async function abandonLeaselessRun(garden: Garden, run: RunRecord, now: (
   return closed;
 }
 
-/** Whether a run has a lease record (active or ended); a damaged one counts as there (it is the reaper's to report, not to replace). */
-async function leaseExists(paths: Garden['paths'], runId: string): Promise<boolean> {
+/** Whether a run has an active lease (the file store: its active lease file); a damaged one counts as there (it is the reaper's to report, not to replace). */
+export async function hasActiveLease(paths: Garden['paths'], runId: string): Promise<boolean> {
   if (!storeOf(paths)) return fs.existsSync(leaseFile(paths, runId));
-  return Boolean(await readLease(paths, runId).catch(() => true));
+  const lease = await readLease(paths, runId).catch(() => 'damaged' as const);
+  return lease === 'damaged' || lease?.state === 'active';
 }
 
 /**
@@ -791,7 +792,7 @@ export async function superviseRemoteRuns(garden: Garden, scanner: OpenGoalScann
     const run = await latestRun(paths, goal.id).catch(() => undefined);
     if (!run?.runner) continue;
     if (!isTerminalRunStatus(run.status)) {
-      if (!(await leaseExists(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
+      if (!(await hasActiveLease(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
     } else if (goal.status === 'running') {
       // The finish closed the run but died before ending the lease and settling: both are done now, its work taken in first.
       // Under the lease's lock: a finish still in progress is waited for, so its work is in the worktree before anything settles.
