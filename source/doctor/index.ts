@@ -69,7 +69,9 @@ function publicFinding(problem: Problem): Finding {
  * records against their seals and running runs, remote runners' leases
  * (and goals their finish left unsettled), plants, schedules.json, the event log,
  * orphan agent processes, the runtime git repository and whether git
- * ignores the runtime root. With `fix`, makes
+ * ignores the runtime root. On a PostgreSQL garden the store check (its
+ * schema version, stuck leases, orphaned runs) stands for the goal, ledger,
+ * run, lease and event checks. With `fix`, makes
  * each finding's safe fix in that order and marks it `fixed`; a fix that
  * fails leaves `fixed: false` and says why in `fix`.
  *

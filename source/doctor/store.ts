@@ -7,11 +7,18 @@ import type { DoctorContext, Problem } from './types.js';
 
 /**
  * How long past its `expires_at` an active lease must be before doctor
- * calls it stuck: 60 s. Every `pak2 serve` and coordinator sharing the
- * store reaps expired leases every few seconds (at most 5 s apart,
- * runner-routes.ts leaseCheckMs), so a lease this late was reaped by none.
+ * calls it stuck while no leader is live: 60 s (leadership fails over
+ * within the leader duty's 15 s TTL, and the leader's `pak2 serve` checks
+ * leases at most 5 s apart). With a live leader, twice the coordinator's
+ * pass interval too ({@link stuckAfterMs}): its coordinator expires leases
+ * at each pass.
  */
 export const STUCK_LEASE_GRACE_MS = 60_000;
+
+/** How late a lease may be while a leader is live before it is stuck: {@link STUCK_LEASE_GRACE_MS}, or twice `[coordinator] interval_seconds` when longer. */
+export function stuckAfterMs(intervalSeconds: number | undefined): number {
+  return Math.max(STUCK_LEASE_GRACE_MS, 2 * (intervalSeconds ?? 0) * 1000);
+}
 
 /** What the orphaned-run check needs of doctor's context; without it (`pak2 store status --url` outside a garden) local runs are not judged. */
 export type StoreCheckContext = Pick<DoctorContext, 'garden' | 'presence'>;
@@ -31,9 +38,11 @@ export interface StoreCheck {
  * - its schema is older than this pak2's (0: never set up): every pak2
  *   command that opens it migrates it first; fix: migrate it now.
  * - its schema is newer: this pak2 refuses to open it; no fix (upgrade pak2).
- * - a stuck lease: active, more than {@link STUCK_LEASE_GRACE_MS} past its
- *   `expires_at`: no reaper (any `pak2 serve` or coordinator on the store)
- *   took it. No fix: the next reaper closes its run abandoned.
+ * - a stuck lease: active and past its `expires_at`, by more than
+ *   {@link STUCK_LEASE_GRACE_MS} while no process holds the leader duty
+ *   (nothing expires leases until a `pak2 cycle` or `pak2 serve` starts), or
+ *   by more than {@link stuckAfterMs} while one does (the leader is not
+ *   doing it). No fix: the leader closes its run abandoned.
  * - an orphaned run: one the store holds as `running` that nothing will
  *   close (see {@link orphanOf}). No fix: `pak2 stop RUN` closes it.
  *
@@ -82,9 +91,15 @@ export async function checkStore(ctx: StoreCheckContext | undefined, url: string
     };
   }
   const problems: Problem[] = [];
+  const leader = inspection.leader;
+  const patience = leader?.live ? stuckAfterMs(ctx?.garden.config.coordinator.intervalSeconds) : STUCK_LEASE_GRACE_MS;
   for (const lease of inspection.activeLeases) {
     const late = now - Date.parse(lease.expires_at);
-    if (late > STUCK_LEASE_GRACE_MS) problems.push(stuckLease(where, lease, late, now));
+    if (late <= patience) continue;
+    const why = leader?.live
+      ? `the leader ${leader.holder} (term ${leader.term}) has not expired it, though it expires leases at every pass`
+      : `no leader expires it: no pak2 cycle or pak2 serve sharing this store holds the leader duty (${leader ? `${leader.holder}'s term ${leader.term} lapsed at ${leader.expires_at}` : 'none ever took it'}); the next one to start closes the run abandoned (lease_expired) and requeues its goal`;
+    problems.push(stuckLease(where, lease, late, now, why));
   }
   for (const running of inspection.runningRuns) {
     const why = orphanOf(ctx, running);
@@ -93,13 +108,13 @@ export async function checkStore(ctx: StoreCheckContext | undefined, url: string
   return { usable: true, inspection, problems };
 }
 
-function stuckLease(where: string, lease: LeaseRecord, lateMs: number, now: number): Problem {
+function stuckLease(where: string, lease: LeaseRecord, lateMs: number, now: number, why: string): Problem {
   const silent = Math.round((now - Date.parse(lease.renewed_at)) / 1000);
   return {
     check: 'store',
     file: `${where} lease of ${lease.run}`,
     field: 'expires_at',
-    message: `stuck: active ${Math.round(lateMs / 1000)} s past its expires_at (${lease.expires_at}; runner ${lease.runner.name}@${lease.runner.host}, no heartbeat for ${silent} s, ttl ${lease.ttl_seconds} s) and no lease reaper took it: no pak2 serve or pak2 cycle sharing this store is running (or none reaches it); the next one closes the run abandoned (lease_expired) and requeues its goal`,
+    message: `stuck: active ${Math.round(lateMs / 1000)} s past its expires_at (${lease.expires_at}; held by ${lease.runner.name}@${lease.runner.host}, no heartbeat for ${silent} s, ttl ${lease.ttl_seconds} s) and ${why}`,
   };
 }
 

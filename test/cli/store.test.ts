@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error a plain ES module of the benches, shared with this test
 import { writeClosedGoals } from '../../bench/lib/closed-garden.mjs';
+import { acquireCoordinatorLock } from '../../source/coordinator/index.js';
 import { compareRecordFiles } from '../../source/store/postgres/transfer.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
@@ -159,10 +160,22 @@ describe('pak2 store', () => {
     expect(result.damaged.map((d) => d.file)).toEqual(['goals/2-closed-goal-2.json']);
   });
 
-  it('refuses a directory that holds no records', async () => {
+  it('refuses to read a garden a coordinator holds: its records would change under the import', async () => {
+    const url = await database();
+    const release = await acquireCoordinatorLock(garden.paths, 'pak2 cycle (test)');
+    try {
+      const result = await runCli(['store', 'import', '--url', url], { cwd: garden.paths.gardenRoot, env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^pak2: a coordinator holds the garden \(pid \d+ on \S+ \(pak2 cycle \(test\)\), since \S+\): its records would change while they are read\nhint: stop it \(and pak2 serve\) first, then import\n$/);
+    } finally {
+      await release();
+    }
+  });
+
+  it('refuses a directory that holds no records (--from and --url need no garden)', async () => {
     const url = await database();
     const empty = tempDir('pak2-store-empty-');
-    const result = await runCli(['store', 'import', '--url', url, '--from', empty], { cwd: garden.paths.gardenRoot, env });
+    const result = await runCli(['store', 'import', '--url', url, '--from', empty], { cwd: empty, env });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^pak2: ${empty}: holds no pak2 records \\(no goals/<goal-id>\\.json, `));
   });

@@ -130,7 +130,7 @@ describe('pak2 doctor on a PostgreSQL garden', () => {
     const { findings, text, code } = await doctor(paths.gardenRoot, url);
     expect(code).toBe(1);
     expect(storeFindings(findings).map((f) => [f.file, f.field, f.message.replace(/\b\d+ s\b/g, 'N s').replace(/\(\d{4}-[^;]+;/, '(T;')])).toEqual([
-      [`${url} lease of 1-lease-expired-long-ago-r1`, 'expires_at', 'stuck: active N s past its expires_at (T; runner box@box.example, no heartbeat for N s, ttl N s) and no lease reaper took it: no pak2 serve or pak2 cycle sharing this store is running (or none reaches it); the next one closes the run abandoned (lease_expired) and requeues its goal'],
+      [`${url} lease of 1-lease-expired-long-ago-r1`, 'expires_at', 'stuck: active N s past its expires_at (T; held by box@box.example, no heartbeat for N s, ttl N s) and no leader expires it: no pak2 cycle or pak2 serve sharing this store holds the leader duty (none ever took it); the next one to start closes the run abandoned (lease_expired) and requeues its goal'],
       [`${url} run 4-goal-closed-under-its-run-r1`, 'status', 'orphaned: running, but its goal 4-goal-closed-under-its-run is closed (reclaim and the lease reaper take open goals only); `pak2 stop 4-goal-closed-under-its-run-r1` closes it'],
       [`${url} run 5-agent-gone-r1`, 'status', expect.stringMatching(/^orphaned: running, but no coordinator holds the garden on this machine, where it was opened, and its agent process \(pid \d+\) is gone \(`pak2 cycle` here reclaims it at start\); `pak2 stop 5-agent-gone-r1` closes it$/)],
       [`${url} run 8-lease-ended-finished-r1`, 'status', expect.stringMatching(/^orphaned: running, but its lease ended finished at \S+ \(the lease reaper closes a remote run only when its lease expired or is missing\); `pak2 stop 8-lease-ended-finished-r1` closes it$/)],
@@ -139,5 +139,17 @@ describe('pak2 doctor on a PostgreSQL garden', () => {
     expect(findings.filter((f) => ['goals', 'ledger', 'runs', 'leases', 'events'].includes(f.check))).toEqual([]);
     expect(text).toContain(`store: ${url} lease of 1-lease-expired-long-ago-r1: expires_at: stuck: active`);
     expect(text).toContain(`store: ${url} run 5-agent-gone-r1: status: orphaned: running`);
+
+    // A live leader expires leases at its passes (here an hour apart): a lease two minutes late is not stuck yet.
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("INSERT INTO duties (duty, holder, term, expires_at) VALUES ('leader', 'coordinator@elsewhere#1-x', 3, now() + interval '1 minute')");
+    } finally {
+      await client.end();
+    }
+    const withLeader = await doctor(paths.gardenRoot, url);
+    expect(storeFindings(withLeader.findings).map((f) => f.file)).toEqual([`${url} run 4-goal-closed-under-its-run-r1`, `${url} run 5-agent-gone-r1`, `${url} run 8-lease-ended-finished-r1`]);
   });
 });

@@ -39,6 +39,17 @@ function lazyGarden(command: Command, io: CliIO): () => Garden {
   return () => (garden ??= gardenHere(command, io));
 }
 
+/** The garden here when `root` is its runtime root; undefined otherwise, or when there is no garden here (`--from` needs none). */
+function gardenOfRoot(garden: () => Garden, root: string): Garden | undefined {
+  try {
+    const here = garden();
+    return here.paths.runtimeRoot === root ? here : undefined;
+  } catch (error) {
+    if (error instanceof UserError) return undefined;
+    throw error;
+  }
+}
+
 function printNotes(io: CliIO, label: string, notes: { file: string; message: string }[]): void {
   for (const note of notes.slice(0, SHOWN)) io.err(`${label}: ${note.file}: ${note.message}`);
   if (notes.length > SHOWN) io.err(`${label}: … and ${notes.length - SHOWN} more (--json lists them all)`);
@@ -69,10 +80,11 @@ export function registerStore(program: Command, io: CliIO): void {
       const garden = lazyGarden(command, io);
       const { url } = storeUrl(command, io, opts.url, garden);
       const from = opts.from !== undefined ? path.resolve(io.cwd, opts.from) : garden().paths.runtimeRoot;
-      if (opts.from === undefined || from === garden().paths.runtimeRoot) {
+      const own = opts.from === undefined ? garden() : gardenOfRoot(garden, from);
+      if (own) {
         // Records that change while they are read would be imported half old, half new.
         const { coordinatorPresence } = await import('../../doctor/presence.js');
-        const presence = await coordinatorPresence(garden().paths);
+        const presence = await coordinatorPresence(own.paths);
         if (presence.held) throw new UserError(`a coordinator holds the garden (${presence.heldBy}): its records would change while they are read`, { hint: 'stop it (and pak2 serve) first, then import', exitCode: 1 });
       }
       const { importGarden } = await import('../../store/postgres/transfer.js');

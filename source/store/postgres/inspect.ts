@@ -47,6 +47,11 @@ export interface StoreInspection {
   activeLeases: LeaseRecord[];
   /** Every `running` run (current schema only), oldest first. */
   runningRuns: RunningRun[];
+  /**
+   * Who holds the `leader` duty (current schema only; source/coordinator/leader.ts),
+   * undefined when none ever took it; `live`: its term has not lapsed (the database's clock).
+   */
+  leader?: { holder: string; term: number; expires_at: string; live: boolean };
 }
 
 /**
@@ -70,6 +75,9 @@ export async function inspectStore(url: string): Promise<StoreInspection> {
       "SELECT r.record, g.status AS goal_status, l.record AS lease FROM runs r LEFT JOIN goals g ON g.id = r.goal LEFT JOIN leases l ON l.run = r.id WHERE r.status = 'running' ORDER BY r.started_at, r.id",
     );
     inspection.runningRuns = running.rows.map((r) => ({ run: r.record, goalStatus: r.goal_status ?? undefined, lease: r.lease ?? undefined }));
+    const leader = await db.pool.query<{ holder: string; term: string; expires_at: Date; live: boolean }>("SELECT holder, term, expires_at, expires_at > now() AS live FROM duties WHERE duty = 'leader'");
+    const row = leader.rows[0];
+    if (row) inspection.leader = { holder: row.holder, term: Number(row.term), expires_at: row.expires_at.toISOString(), live: row.live };
     return inspection;
   } catch (error) {
     throw asStoreError(db, error);
