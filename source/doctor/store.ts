@@ -146,5 +146,5 @@ function orphanOf(ctx: StoreCheckContext | undefined, { run, goalStatus, lease }
   if (ctx.presence.held || !fs.existsSync(dir)) return undefined;
   const agent = agentProcess(dir);
   if (agent.alive !== false && (agent.alive === true || agent.elsewhere)) return undefined;
-  return `no coordinator holds the garden on this machine, where it was opened, and ${agent.words} (\`pak2 cycle\` here reclaims it at start)`;
+  return `no coordinator holds the garden on this machine, where it was opened, and ${agent.words} (\`pak2 cycle\` or \`pak2 serve\` started here reclaims it)`;
 }
