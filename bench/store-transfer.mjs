@@ -10,15 +10,16 @@
 // record kind within it, the peak RSS, the database's size, and the
 // comparison; exits 1 when anything differs.
 // Usage: npm run bench:store-transfer [-- --goals 50000 --url postgres://… --dir DIR --keep]
-//   Without --url it starts a throwaway cluster (Debian's PostgreSQL
-//   binaries, 127.0.0.1, a free port; fsync on) and removes it at the end.
+//   Without --url it starts a throwaway cluster (test/support/postgres.ts:
+//   Debian's PostgreSQL binaries, 127.0.0.1, a free port; durable: fsync on)
+//   and removes it at the end.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
 import { writeClosedGoals } from './lib/closed-garden.mjs';
-import { startCluster } from './lib/pg-cluster.mjs';
 import { compareRecordFiles, exportGarden, importGarden } from '../dist/store/postgres/transfer.js';
 
 const { values } = parseArgs({
@@ -35,7 +36,10 @@ const source = path.join(work, 'garden-runtime');
 const target = path.join(work, 'exported');
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
-const cluster = values.url ? undefined : await startCluster();
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The tests' throwaway cluster (imported through tsx), durable as a team runs it.
+const { tsImport } = await import('tsx/esm/api');
+const cluster = values.url ? undefined : await (await tsImport(path.join(ROOT, 'test/support/postgres.ts'), import.meta.url)).startCluster({ durable: true });
 const admin = values.url ?? cluster.url;
 const { default: pg } = await import('pg');
 const database = `pak2_bench_transfer_${process.pid}`;
