@@ -63,7 +63,8 @@ CREATE TRIGGER runs_sealed BEFORE UPDATE OR DELETE ON runs FOR EACH ROW EXECUTE 
 
 CREATE TABLE events (
   seq bigint PRIMARY KEY,
-  id text NOT NULL UNIQUE,
+  -- ULIDs compare byte by byte whatever the database's locale.
+  id text COLLATE "C" NOT NULL UNIQUE,
   type text NOT NULL,
   goal text,
   run text,
