@@ -58,8 +58,12 @@ export async function openDb(url: string, options: { max?: number } = {}): Promi
     // A command ends when its work does: idle connections do not hold the process open.
     allowExitOnIdle: true,
   });
-  // An idle client's error (the server restarted) must not crash the process: the next query reconnects.
+  // A connection that drops (the server restarted, an administrator ended it) must never crash the process: an idle
+  // one is dropped by the pool, a checked-out one fails its query (said where it is used), and the next call reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   try {
     const client = await pool.connect();
     client.release();

@@ -192,24 +192,79 @@ export class PostgresStore implements GardenStore {
   }
 
   async watchEvents(listener: (lastSeq: number) => void): Promise<() => Promise<void>> {
-    let client: import('pg').PoolClient;
-    try {
-      client = await (await this.open()).pool.connect();
-    } catch (error) {
-      throw asStoreError((await this.open()), error);
-    }
+    const db = await this.open();
+    let current: import('pg').PoolClient | undefined;
+    let connectedOnce = false;
+    let ended = false;
+    let retry: NodeJS.Timeout | undefined;
+    let delayMs = 250;
     const onNotification = (message: { channel: string; payload?: string }): void => {
       if (message.channel === EVENTS_CHANNEL) listener(Number(message.payload ?? 0));
     };
-    client.on('notification', onNotification);
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    let ended = false;
+    const schedule = (): void => {
+      if (ended || retry) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        void listen().catch(() => schedule());
+      }, delayMs);
+      retry.unref();
+      delayMs = Math.min(delayMs * 2, 10_000);
+    };
+    const lost = (gone: import('pg').PoolClient): void => {
+      gone.off('notification', onNotification);
+      if (current === gone) current = undefined;
+      // A broken connection goes back to be discarded, never reused.
+      try {
+        gone.release(true);
+      } catch {
+        // released already
+      }
+      schedule();
+    };
+    // LISTEN on a connection of its own. When it drops (the server restarted, an administrator ended it), listen
+    // again with a growing delay (at most 10 s) and wake the listener once back: what committed meanwhile is read
+    // by its cursor, not lost.
+    const listen = async (): Promise<void> => {
+      if (ended) return;
+      const next = await db.pool.connect();
+      next.on('notification', onNotification);
+      next.once('error', () => lost(next));
+      try {
+        await next.query(`LISTEN ${EVENTS_CHANNEL}`);
+      } catch (error) {
+        lost(next);
+        throw error;
+      }
+      if (ended) {
+        next.release();
+        return;
+      }
+      current = next;
+      delayMs = 250;
+      if (connectedOnce) listener(0);
+      connectedOnce = true;
+    };
+    try {
+      await listen();
+    } catch (error) {
+      ended = true;
+      if (retry) clearTimeout(retry);
+      throw asStoreError(db, error);
+    }
     return async () => {
       if (ended) return;
       ended = true;
-      client.off('notification', onNotification);
-      await client.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
-      client.release();
+      if (retry) clearTimeout(retry);
+      const held = current;
+      current = undefined;
+      if (!held) return;
+      held.off('notification', onNotification);
+      await held.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
+      try {
+        held.release();
+      } catch {
+        // released already (its connection dropped)
+      }
     };
   }
 
