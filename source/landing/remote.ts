@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { RunRecord } from '../contracts/index.js';
 import { runDir, type Garden } from '../garden/index.js';
-import { appendEvent, readArtifacts, readLanding, writeLanding } from '../store/index.js';
+import { appendEvent, inStoreTransaction, readArtifacts, readLanding, writeLanding } from '../store/index.js';
 import { createWorktree, gardenIsolationNow, git, plantsRelative, runtimeRelative, prepareRepository, type Isolation } from '../worktree/index.js';
 
 const decided = new Map<string, { at: number; isolation: Isolation }>();
@@ -50,22 +50,24 @@ export async function materializeRemoteWork(garden: Garden, run: RunRecord, env:
   const message = `the runner's diff.patch does not apply to ${wt.base_branch} at ${wt.base_commit.slice(0, 12)}: ${(applied.stderr.trim().split('\n')[0] ?? 'git apply failed').slice(0, 300)}`;
   await git(['reset', '--hard', '--quiet'], wt.path, env).catch(() => undefined);
   const at = now().toISOString();
-  await writeLanding(garden.paths, {
-    run: run.id,
-    goal: run.goal,
-    plant: run.plant,
-    state: 'conflict',
-    failure_reason: 'landing_conflict',
-    branch: wt.branch,
-    head_commit: wt.base_commit,
-    base_branch: wt.base_branch,
-    base_commit: wt.base_commit,
-    queued_at: at,
-    updated_at: at,
-    conflict: { paths },
-    message,
-    attempts: 0,
+  await inStoreTransaction(garden.paths, async () => {
+    await writeLanding(garden.paths, {
+      run: run.id,
+      goal: run.goal,
+      plant: run.plant,
+      state: 'conflict',
+      failure_reason: 'landing_conflict',
+      branch: wt.branch,
+      head_commit: wt.base_commit,
+      base_branch: wt.base_branch,
+      base_commit: wt.base_commit,
+      queued_at: at,
+      updated_at: at,
+      conflict: { paths },
+      message,
+      attempts: 0,
+    });
+    await appendEvent(garden.paths, { type: 'LandingConflict', run: run.id, goal: run.goal, plant: run.plant, status: 'conflict', detail: message }, now());
   });
-  await appendEvent(garden.paths, { type: 'LandingConflict', run: run.id, goal: run.goal, plant: run.plant, status: 'conflict', detail: message }, now());
   return message;
 }
