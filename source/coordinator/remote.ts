@@ -26,8 +26,8 @@ import {
 import { resolveSettings, runDir, type Garden } from '../garden/index.js';
 import {
   appendEvent,
-  appendJsonLine,
-  artifactsFile,
+  appendArtifact,
+  hasArtifact,
   readArtifacts,
   closeRun,
   dispatchOrder,
@@ -468,8 +468,7 @@ export async function attachArtifact(
     const lease = await activeLease(garden, runId, input.lease, who, 'artifact', now());
     const dir = path.join(runDir(garden.paths, runId), 'artifacts');
     const target = path.join(dir, input.name!);
-    const listed = await fsp.readFile(artifactsFile(garden.paths, runId), 'utf8').then((t) => t.split('\n').some((l) => l.includes(`"name":${JSON.stringify(input.name)}`)), () => false);
-    if (listed) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
+    if (await hasArtifact(garden.paths, runId, input.name!)) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
     const record: ArtifactRecord = {
       name: input.name!,
       kind,
@@ -484,7 +483,7 @@ export async function attachArtifact(
       await fsp.mkdir(dir, { recursive: true });
       await fsp.writeFile(target, bytes, { flag: 'wx' });
     }
-    await appendJsonLine(artifactsFile(garden.paths, runId), record);
+    await appendArtifact(garden.paths, record);
     await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}`, ...tokenFields(who) }, now());
     return record;
   });

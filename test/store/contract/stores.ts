@@ -50,3 +50,19 @@ export async function putRaw(garden: { paths: { runtimeRoot: string }; store?: P
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
+
+/**
+ * Appends `value` as one more line of an append-only record, bypassing the
+ * store functions (a foreign line written by another tool): for a file
+ * garden, a line of the JSONL file at `file` (relative to the runtime
+ * root); for a store, the next line of `(kind, parent)`.
+ */
+export async function appendRaw(garden: { paths: { runtimeRoot: string }; store?: PostgresStore }, where: { kind: string; parent: string; file: string }, value: unknown): Promise<void> {
+  if (garden.store) {
+    await garden.store.appendDocumentLine(where.kind, where.parent, value);
+    return;
+  }
+  const file = path.join(garden.paths.runtimeRoot, where.file);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.appendFileSync(file, `${JSON.stringify(value)}\n`);
+}
