@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FILE_TOKEN_NAME, TOKEN_NAME_PATTERN, TOKEN_ROLES, TokenFileSchema, tokenText, type TokenRecord, type TokenRole } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno, UserError } from '../errors.js';
-import { withLock, writeJsonAtomic } from '../store/index.js';
+import { DOCUMENT_FILES, GARDEN_KEY, storedWhere, storeOf, withLock, writeJsonAtomic } from '../store/index.js';
 import { bearerOf, bearerMatches, ensureServeDir, serveDir } from './auth.js';
 
 /** Who a request comes from: its token's name and role (docs/server/level2.md, "Tokens and roles"). */
@@ -38,6 +38,11 @@ function parseTokens(file: string, text: string): TokenRecord[] {
   } catch (error) {
     throw new UserError(`${file}: malformed JSON (${(error as Error).message})`, { exitCode: 1 });
   }
+  return tokensOf(file, value);
+}
+
+/** The tokens of tokens.json's value. @throws UserError naming the file (or the stored record) and the field. */
+function tokensOf(file: string, value: unknown): TokenRecord[] {
   const parsed = TokenFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -53,6 +58,11 @@ function parseTokens(file: string, text: string): TokenRecord[] {
  * @throws UserError naming the file and the field when it is malformed.
  */
 export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
+  const store = storeOf(paths);
+  if (store) {
+    const value = await store.documentRecord('serve-tokens', GARDEN_KEY);
+    return value === undefined ? [] : tokensOf(storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()), value);
+  }
   const file = tokensFile(paths);
   try {
     return parseTokens(file, await fsp.readFile(file, 'utf8'));
@@ -64,6 +74,14 @@ export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
 
 /** Read-modify-write of tokens.json under its lock; the file is made 0600 before anything is written into it. */
 async function modify<T>(paths: GardenPaths, fn: (tokens: TokenRecord[]) => { tokens: TokenRecord[]; result: T }): Promise<T> {
+  const store = storeOf(paths);
+  if (store) {
+    return store.withDocumentLock('serve-tokens', GARDEN_KEY, async () => {
+      const { tokens, result } = fn(await readTokens(paths));
+      await store.putDocument('serve-tokens', GARDEN_KEY, { tokens });
+      return result;
+    });
+  }
   const dir = await ensureServeDir(paths);
   const file = tokensFile(paths);
   // Made new with mode 0600 (the atomic writer keeps the mode of the file it replaces); a wider mode is narrowed.
@@ -112,7 +130,8 @@ export async function createToken(paths: GardenPaths, input: { role: string; nam
     if (live) throw new UserError(`--name ${input.name}: a ${live.role} token of that name exists (made ${live.created_at}); revoke it first (pak2 token revoke ${input.name}) or choose another name`, { exitCode: 1 });
     return { tokens: [...tokens, record], result: undefined };
   });
-  return { token, record, file: tokensFile(paths) };
+  const store = storeOf(paths);
+  return { token, record, file: store ? storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()) : tokensFile(paths) };
 }
 
 /**
@@ -140,7 +159,8 @@ export async function revokeToken(paths: GardenPaths, name: string, now: Date = 
  * looked up by its SHA-256 in tokens.json. The file is stat'ed on each
  * call and read again only when it changed (inode, size or mtime), so a
  * token made or revoked by `pak2 token` counts from the next request,
- * without a restart. A malformed tokens.json is said once through
+ * without a restart (on a store, the stored record is read at each call:
+ * another server's `pak2 token` counts too). A malformed tokens.json is said once through
  * `onProblem` (per version of the file) and counts as empty: only the
  * operator's file token gets in until it is fixed.
  */
@@ -165,17 +185,25 @@ export class TokenBook {
   }
 
   private async refresh(): Promise<void> {
-    const file = tokensFile(this.paths);
+    const store = storeOf(this.paths);
+    const file = store ? storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()) : tokensFile(this.paths);
     let version = 'none';
     let tokens: TokenRecord[] = [];
     try {
-      const stat = await fsp.stat(file).catch((error: unknown) => {
-        if (isErrno(error, 'ENOENT')) return undefined;
-        throw error;
-      });
-      if (stat) version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-      if (version === this.version) return;
-      if (stat) tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
+      if (store) {
+        const value = await store.documentRecord('serve-tokens', GARDEN_KEY);
+        if (value !== undefined) version = JSON.stringify(value);
+        if (version === this.version) return;
+        if (value !== undefined) tokens = tokensOf(file, value);
+      } else {
+        const stat = await fsp.stat(file).catch((error: unknown) => {
+          if (isErrno(error, 'ENOENT')) return undefined;
+          throw error;
+        });
+        if (stat) version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+        if (version === this.version) return;
+        if (stat) tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
+      }
     } catch (error) {
       // Unreadable or malformed: said once per state of the file, never answered as a 500 carrying a path.
       const why = error instanceof UserError ? error.message : `${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
