@@ -28,6 +28,7 @@ import {
   appendEvent,
   appendArtifact,
   hasArtifact,
+  writeArtifactContent,
   readArtifacts,
   closeRun,
   dispatchOrder,
@@ -466,8 +467,6 @@ export async function attachArtifact(
   }
   return withLeaseLock(garden.paths, runId, async () => {
     const lease = await activeLease(garden, runId, input.lease, who, 'artifact', now());
-    const dir = path.join(runDir(garden.paths, runId), 'artifacts');
-    const target = path.join(dir, input.name!);
     if (await hasArtifact(garden.paths, runId, input.name!)) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
     const record: ArtifactRecord = {
       name: input.name!,
@@ -479,10 +478,7 @@ export async function attachArtifact(
     };
     const issues = validateArtifact(record);
     if (issues.length > 0) throw new RemoteRefusal(400, `artifact: ${formatIssue(issues[0]!)}`, `/${issues[0]!.field ?? 'name'}`);
-    if (bytes) {
-      await fsp.mkdir(dir, { recursive: true });
-      await fsp.writeFile(target, bytes, { flag: 'wx' });
-    }
+    if (bytes) await writeArtifactContent(garden.paths, runId, input.name!, bytes);
     await appendArtifact(garden.paths, record);
     await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}`, ...tokenFields(who) }, now());
     return record;

@@ -22,6 +22,8 @@ export const DOCUMENT_FILES = {
   'operator-note': (key: string) => `inbox/${key.replace('/', '/operator/')}.md`,
   /** key: run id. */
   'dispatch-packet': (key: string) => `runs/${key}/dispatch-packet.json`,
+  /** key: `<run id>/<artifact name>`; record {@link StoredContent}. */
+  'artifact-content': (key: string) => `runs/${key.replace('/', '/artifacts/')}`,
   /** key: run id. */
   landing: (key: string) => `landings/${key}.json`,
   budget: () => 'budget.json',
@@ -60,6 +62,12 @@ export type LineKind = keyof typeof LINE_FILES;
 export interface StoredNote {
   text: string;
   modified_at: string;
+}
+
+/** A binary file kept as a document (an artifact's content): its bytes, base64. */
+export interface StoredContent {
+  encoding: 'base64';
+  content: string;
 }
 
 /** How a message names a stored record: the store and the file it stands for. */

@@ -2,9 +2,10 @@
  * Store contract (issue 27): a remote run's artifact records
  * (`runs/<run-id>/artifacts.jsonl`), the same on the files and on PostgreSQL.
  */
+import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ArtifactRecord } from '../../../source/contracts/index.js';
-import { appendArtifact, hasArtifact, readArtifacts } from '../../../source/store/index.js';
+import { appendArtifact, hasArtifact, localArtifactContent, readArtifacts, writeArtifactContent } from '../../../source/store/index.js';
 import { appendRaw, gardenOn, STORE_KINDS } from './stores.js';
 
 describe.each(STORE_KINDS)('store contract: artifacts (%s)', (kind) => {
@@ -31,5 +32,18 @@ describe.each(STORE_KINDS)('store contract: artifacts (%s)', (kind) => {
     expect(await hasArtifact(paths, run, 'ci')).toBe(true);
     expect(await hasArtifact(paths, run, 'other')).toBe(false);
     expect(await readArtifacts(paths, '2-other-r1')).toEqual([]);
+  });
+
+  it('a diff or file artifact\'s content is kept once, and given back as a local file for a tool that reads a path', async () => {
+    const garden = await gardenOn(kind);
+    cleanup = garden.cleanup;
+    const { paths } = garden;
+    const run = '1-remote-r1';
+    expect(await localArtifactContent(paths, run, 'diff.patch')).toBeUndefined();
+    const bytes = Buffer.from('diff --git a/x b/x\n\u0000\u00ff binary tail\n', 'latin1');
+    await writeArtifactContent(paths, run, 'diff.patch', bytes);
+    const file = await localArtifactContent(paths, run, 'diff.patch');
+    expect(file).toMatch(/runs\/1-remote-r1\/artifacts\/diff\.patch$/);
+    expect(fs.readFileSync(file!)).toEqual(bytes);
   });
 });
