@@ -3,7 +3,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { eventKey, parseEventLine } from '../store/index.js';
+import { eventKey, parseEventLine, scanStoredEvents, storeOf } from '../store/index.js';
 
 /** One event read from the log with the byte offset just after its line. */
 export interface LoggedEvent {
@@ -25,6 +25,9 @@ const CHUNK = 256 * 1024;
  * @returns the offset after the last line consumed (where the next read starts).
  */
 export async function scanEvents(paths: GardenPaths, from: number, visit: (event: EventRecord, end: number) => boolean | void | Promise<boolean | void>): Promise<number> {
+  const store = storeOf(paths);
+  // A store's offsets are event seqs: the cursor after an event is its seq.
+  if (store) return scanStoredEvents(store, from, visit);
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(paths.coordinatorLog, 'r');
@@ -63,6 +66,8 @@ export async function scanEvents(paths: GardenPaths, from: number, visit: (event
 
 /** The offset after the last complete line of the log (0 when there is none). */
 export async function endOfLog(paths: GardenPaths): Promise<number> {
+  const store = storeOf(paths);
+  if (store) return store.lastEventSeq();
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(paths.coordinatorLog, 'r');
@@ -125,6 +130,7 @@ export class LogTail {
   private readonly subscribers = new Set<(batch: TailedEvent[]) => void>();
   private readonly waiters = new Set<() => void>();
   private watcher: fs.FSWatcher | undefined;
+  private unwatch: (() => Promise<void>) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
   private again = false;
@@ -137,6 +143,15 @@ export class LogTail {
 
   /** Starts at the current end of the log. */
   async start(): Promise<void> {
+    const store = storeOf(this.paths);
+    if (store) {
+      // Every commit on any server notifies (LISTEN/NOTIFY); the timer stays as the backstop.
+      this.unwatch = await store.watchEvents(() => this.soon());
+      this.offset = await endOfLog(this.paths);
+      this.timer = setInterval(() => this.kick(), this.options.pollMs ?? 500);
+      this.timer.unref();
+      return;
+    }
     await fsp.mkdir(this.paths.eventsDir, { recursive: true });
     this.offset = await endOfLog(this.paths);
     const name = path.basename(this.paths.coordinatorLog);
@@ -156,6 +171,7 @@ export class LogTail {
   async stop(): Promise<void> {
     this.stopped = true;
     this.watcher?.close();
+    await this.unwatch?.().catch(() => undefined);
     if (this.timer) clearInterval(this.timer);
     if (this.pending) clearTimeout(this.pending);
     await this.reading;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FILE_TOKEN_NAME, TOKEN_NAME_PATTERN, TOKEN_ROLES, TokenFileSchema, tokenText, type TokenRecord, type TokenRole } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno, UserError } from '../errors.js';
-import { DOCUMENT_FILES, GARDEN_KEY, storedWhere, storeOf, withLock, writeJsonAtomic } from '../store/index.js';
+import { storeOf, withLock, writeJsonAtomic } from '../store/index.js';
 import { bearerOf, bearerMatches, ensureServeDir, serveDir } from './auth.js';
 
 /** Who a request comes from: its token's name and role (docs/server/level2.md, "Tokens and roles"). */
@@ -25,6 +25,10 @@ export function tokensFile(paths: GardenPaths): string {
   return path.join(serveDir(paths), 'tokens.json');
 }
 
+/** The document holding a store garden's tokens (`{ tokens: [...] }`, as tokens.json). */
+const TOKENS_KIND = 'tokens';
+const TOKENS_KEY = 'tokens.json';
+
 /** SHA-256 of a token's text, hex: what tokens.json keeps instead of the text. */
 export function hashToken(text: string): string {
   return crypto.createHash('sha256').update(text).digest('hex');
@@ -38,11 +42,6 @@ function parseTokens(file: string, text: string): TokenRecord[] {
   } catch (error) {
     throw new UserError(`${file}: malformed JSON (${(error as Error).message})`, { exitCode: 1 });
   }
-  return tokensOf(file, value);
-}
-
-/** The tokens of tokens.json's value. @throws UserError naming the file (or the stored record) and the field. */
-function tokensOf(file: string, value: unknown): TokenRecord[] {
   const parsed = TokenFileSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -59,9 +58,10 @@ function tokensOf(file: string, value: unknown): TokenRecord[] {
  */
 export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
   const store = storeOf(paths);
+  // A garden in a store shares its tokens with every server (docs/store/level2.md); serve/token stays each checkout's own.
   if (store) {
-    const value = await store.documentRecord('serve-tokens', GARDEN_KEY);
-    return value === undefined ? [] : tokensOf(storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()), value);
+    const value = await store.documentRecord(TOKENS_KIND, TOKENS_KEY);
+    return value === undefined ? [] : parseTokens(`${store.where} tokens`, JSON.stringify(value));
   }
   const file = tokensFile(paths);
   try {
@@ -76,9 +76,9 @@ export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
 async function modify<T>(paths: GardenPaths, fn: (tokens: TokenRecord[]) => { tokens: TokenRecord[]; result: T }): Promise<T> {
   const store = storeOf(paths);
   if (store) {
-    return store.withDocumentLock('serve-tokens', GARDEN_KEY, async () => {
+    return store.withDocumentLock(TOKENS_KIND, TOKENS_KEY, async () => {
       const { tokens, result } = fn(await readTokens(paths));
-      await store.putDocument('serve-tokens', GARDEN_KEY, { tokens });
+      await store.putDocument(TOKENS_KIND, TOKENS_KEY, { tokens });
       return result;
     });
   }
@@ -131,7 +131,7 @@ export async function createToken(paths: GardenPaths, input: { role: string; nam
     return { tokens: [...tokens, record], result: undefined };
   });
   const store = storeOf(paths);
-  return { token, record, file: store ? storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()) : tokensFile(paths) };
+  return { token, record, file: store ? `${store.where} (shared by every server of the garden)` : tokensFile(paths) };
 }
 
 /**
@@ -159,8 +159,7 @@ export async function revokeToken(paths: GardenPaths, name: string, now: Date = 
  * looked up by its SHA-256 in tokens.json. The file is stat'ed on each
  * call and read again only when it changed (inode, size or mtime), so a
  * token made or revoked by `pak2 token` counts from the next request,
- * without a restart (on a store, the stored record is read at each call:
- * another server's `pak2 token` counts too). A malformed tokens.json is said once through
+ * without a restart. A malformed tokens.json is said once through
  * `onProblem` (per version of the file) and counts as empty: only the
  * operator's file token gets in until it is fixed.
  */
@@ -185,25 +184,18 @@ export class TokenBook {
   }
 
   private async refresh(): Promise<void> {
-    const store = storeOf(this.paths);
-    const file = store ? storedWhere(store.where, DOCUMENT_FILES['serve-tokens']()) : tokensFile(this.paths);
+    if (storeOf(this.paths)) return this.refreshStored();
+    const file = tokensFile(this.paths);
     let version = 'none';
     let tokens: TokenRecord[] = [];
     try {
-      if (store) {
-        const value = await store.documentRecord('serve-tokens', GARDEN_KEY);
-        if (value !== undefined) version = JSON.stringify(value);
-        if (version === this.version) return;
-        if (value !== undefined) tokens = tokensOf(file, value);
-      } else {
-        const stat = await fsp.stat(file).catch((error: unknown) => {
-          if (isErrno(error, 'ENOENT')) return undefined;
-          throw error;
-        });
-        if (stat) version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
-        if (version === this.version) return;
-        if (stat) tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
-      }
+      const stat = await fsp.stat(file).catch((error: unknown) => {
+        if (isErrno(error, 'ENOENT')) return undefined;
+        throw error;
+      });
+      if (stat) version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+      if (version === this.version) return;
+      if (stat) tokens = parseTokens(file, await fsp.readFile(file, 'utf8'));
     } catch (error) {
       // Unreadable or malformed: said once per state of the file, never answered as a 500 carrying a path.
       const why = error instanceof UserError ? error.message : `${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
@@ -215,4 +207,26 @@ export class TokenBook {
     this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
     this.version = version;
   }
+
+  private storedAt = 0;
+
+  /** A store garden's tokens, read again at most once a second (a revoke on any server counts within a second). */
+  private async refreshStored(): Promise<void> {
+    if (Date.now() - this.storedAt < STORED_TOKENS_MS) return;
+    let tokens: TokenRecord[];
+    try {
+      tokens = await readTokens(this.paths);
+      this.version = 'stored';
+    } catch (error) {
+      const why = (error as Error).message;
+      if (this.version !== `error:${why}`) this.onProblem(`pak2 serve: ${why}; only the token in serve/token is accepted until it is fixed`);
+      this.version = `error:${why}`;
+      tokens = [];
+    }
+    this.storedAt = Date.now();
+    this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
+  }
 }
+
+/** How long a store garden's tokens are kept between reads, ms. */
+const STORED_TOKENS_MS = 1000;

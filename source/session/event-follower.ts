@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { readEvents } from '../store/index.js';
+import { readEvents, storeOf } from '../store/index.js';
 
 /**
  * Follows `<runtime-root>/events/coordinator.jsonl` from its end at
@@ -13,6 +13,8 @@ export class EventFollower {
   private offset = 0;
   private timer: NodeJS.Timeout | undefined;
   private reading: Promise<void> | undefined;
+  private starting: Promise<void> | undefined;
+  private unwatch: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly paths: GardenPaths,
@@ -20,8 +22,18 @@ export class EventFollower {
     private readonly pollMs = 200,
   ) {}
 
-  /** Starts following from the log's current end. */
+  /** Starts following from the log's current end (a store's: its newest event, then every commit wakes a read). */
   start(): void {
+    const store = storeOf(this.paths);
+    if (store) {
+      this.starting = (async () => {
+        this.offset = await store.lastEventSeq();
+        this.unwatch = await store.watchEvents(() => void this.flush());
+      })().catch(() => undefined);
+      this.timer = setInterval(() => void this.flush(), this.pollMs);
+      this.timer.unref();
+      return;
+    }
     try {
       this.offset = fs.statSync(this.paths.coordinatorLog).size;
     } catch {
@@ -43,6 +55,15 @@ export class EventFollower {
   }
 
   private async readNew(): Promise<void> {
+    if (storeOf(this.paths)) {
+      await this.starting;
+      // A store that cannot be read now (the server restarting) is read again on the next wake.
+      const read = await readEvents(this.paths, this.offset).catch(() => undefined);
+      if (!read) return;
+      this.offset = read.offset;
+      for (const event of read.events) this.listener(event);
+      return;
+    }
     let size = 0;
     try {
       size = (await fs.promises.stat(this.paths.coordinatorLog)).size;
@@ -61,5 +82,7 @@ export class EventFollower {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.flush();
+    await this.unwatch?.().catch(() => undefined);
+    this.unwatch = undefined;
   }
 }

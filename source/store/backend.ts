@@ -72,6 +72,8 @@ export interface GardenStore {
   eventsAfter(afterSeq: number, limit?: number): Promise<{ event: EventRecord; seq: number }[]>;
   /** The `seq` of the event with this id, or undefined (a cursor given as an event id). */
   eventSeq(id: string): Promise<number | undefined>;
+  /** The seq of the newest event whose id sorts at or before `id` (0 when none): where a cursor that names no event resumes. */
+  eventSeqAtOrBefore(id: string): Promise<number>;
   /** The seq of the newest event (0 when none). */
   lastEventSeq(): Promise<number>;
   /** Calls `listener` when events commit (any process, any server: LISTEN/NOTIFY); returns the unsubscribe. */
@@ -118,8 +120,37 @@ export interface GardenStore {
   appendDocumentLine(kind: string, parent: string, record: unknown): Promise<number>;
   documentLines(kind: string, parent: string, options?: { after?: number; last?: number }): Promise<{ n: number; record: unknown }[]>;
 
+  /**
+   * Takes or renews duty `duty` (e.g. `leader`) for `holder` until
+   * `ttlSeconds` from now on the database's clock, when it is free, expired
+   * or already `holder`'s. The term grows each time the duty changes hands.
+   *
+   * @returns who holds it now, its term, and when it expires (ISO 8601).
+   */
+  claimDuty(duty: string, holder: string, ttlSeconds: number): Promise<{ held: boolean; holder: string; term: number; expires_at: string }>;
+  /** Gives duty `duty` up when `holder` holds it (a clean stop: the next claimer need not wait for the expiry). */
+  releaseDuty(duty: string, holder: string): Promise<void>;
+
   /** Ends the store's connections. */
   close(): Promise<void>;
+}
+
+const KEEP_WRITES = Symbol.for('pak2.store.keepWrites');
+
+/**
+ * Marks `error` so that a store transaction it is thrown from commits what
+ * was written before it, then rethrows it: a refusal that is recorded (a
+ * LeaseRefused event, an expiry it found) must stay recorded though the call
+ * fails. The file store writes as it goes, so there it changes nothing.
+ */
+export function keepWrites<E extends Error>(error: E): E {
+  (error as E & { [KEEP_WRITES]?: true })[KEEP_WRITES] = true;
+  return error;
+}
+
+/** True for an error marked by {@link keepWrites}. */
+export function keepsWrites(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { [KEEP_WRITES]?: true })[KEEP_WRITES] === true;
 }
 
 const attached = new Map<string, GardenStore>();

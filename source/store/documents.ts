@@ -35,8 +35,8 @@ export const DOCUMENT_FILES = {
   'webhook-subscriptions': () => 'webhooks/subscriptions.json',
   /** key: subscription id; record {@link StoredNote}'s `text` is the secret file's. */
   'webhook-secret': (key: string) => `webhooks/secrets/${key}`,
-  /** The named tokens `pak2 token create` made, hashed (the per-server `serve/token` stays a file). */
-  'serve-tokens': () => 'serve/tokens.json',
+  /** key `tokens.json` (source/server/tokens.ts): the named tokens `pak2 token create` made, hashed; each server's `serve/token` stays a file. */
+  tokens: () => 'serve/tokens.json',
   /** key: invocation id. */
   'dashboard-invocation': (key: string) => `dashboard/invocations/${key}.json`,
 } as const satisfies Record<string, (key: string) => string>;

@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import { encodeTime } from 'ulid';
 import { ULID_PATTERN, validateEvent, type EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
+import { storeOf, type GardenStore } from './backend.js';
 
 /** Bytes read per chunk when streaming the log. */
 const CHUNK = 1024 * 1024;
@@ -65,6 +66,13 @@ function keyOfLine(line: string): string | undefined {
  * @returns the offset, and whether the exact cursor line was found.
  */
 export async function findEventsAfter(paths: GardenPaths, since: string): Promise<{ offset: number; exact: boolean }> {
+  const store = storeOf(paths);
+  if (store) {
+    // A store's offsets are seqs, and its ids grow with them: the cursor is the seq of the last id at or before it.
+    const exact = await store.eventSeq(since);
+    if (exact !== undefined) return { offset: exact, exact: true };
+    return { offset: await store.eventSeqAtOrBefore(since), exact: false };
+  }
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(paths.coordinatorLog, 'r');
@@ -119,6 +127,27 @@ export function matchesEvent(event: EventRecord, filter: EventFilter): boolean {
   return true;
 }
 
+/** Events a store read returns at a time. */
+const STORE_PAGE = 1000;
+
+/**
+ * A store's events after the cursor `fromSeq`, a page at a time, in commit
+ * order; `visit` returning true stops after that event.
+ *
+ * @returns the seq of the last event visited (the cursor to go on from).
+ */
+export async function scanStoredEvents(store: GardenStore, fromSeq: number, visit: (event: EventRecord, seq: number) => boolean | void | Promise<boolean | void>): Promise<number> {
+  let offset = fromSeq;
+  for (;;) {
+    const page = await store.eventsAfter(offset, STORE_PAGE);
+    for (const { event, seq } of page) {
+      offset = seq;
+      if (await visit(event, seq)) return offset;
+    }
+    if (page.length < STORE_PAGE) return offset;
+  }
+}
+
 /**
  * Streams the event log from `fromOffset` in 1 MB chunks (bounded memory,
  * whatever the log's size), calling `onEvent` for each valid event that
@@ -127,6 +156,12 @@ export function matchesEvent(event: EventRecord, filter: EventFilter): boolean {
  * @returns the offset after the last complete line read.
  */
 export async function streamEvents(paths: GardenPaths, fromOffset: number, onEvent: (event: EventRecord) => void | Promise<void>, filter: EventFilter = {}): Promise<number> {
+  const store = storeOf(paths);
+  if (store) {
+    return scanStoredEvents(store, fromOffset, async (event) => {
+      if (matchesEvent(event, filter)) await onEvent(event);
+    });
+  }
   let handle: fsp.FileHandle;
   try {
     handle = await fsp.open(paths.coordinatorLog, 'r');

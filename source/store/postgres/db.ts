@@ -7,7 +7,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { validateEvent, type EventRecord } from '../../contracts/index.js';
-import { StoreError } from '../files.js';
+import { crashPoint, StoreError } from '../files.js';
+import { keepsWrites } from '../backend.js';
 import { redactStoreUrl } from '../../garden/store-url.js';
 import { nextEventId } from './event-ids.js';
 
@@ -122,11 +123,28 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
       await client.query('BEGIN');
       const value = await current.run(tx, fn);
       if (tx.events.length > 0) await stampEvents(tx);
+      // The store's record-then-event crash point: everything written, nothing committed (test/store/contract/crash.test.ts).
+      for (const event of tx.events) crashPoint(`commit:${event.type}`);
       await client.query('COMMIT');
       if (tx.events.length > 0) for (const listener of db.committed) listener(tx.events);
       for (const fn of tx.after) fn();
       return value;
     } catch (error) {
+      if (keepsWrites(error)) {
+        // A recorded refusal: what was written before it commits, then the caller hears the refusal.
+        try {
+          if (tx.events.length > 0) await stampEvents(tx);
+          await client.query('COMMIT');
+          if (tx.events.length > 0) for (const listener of db.committed) listener(tx.events);
+          for (const fn of tx.after) fn();
+        } catch (commitError) {
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
+          throw asStoreError(db, commitError);
+        }
+        throw error;
+      }
       await client.query('ROLLBACK').catch(() => {
         broken = true;
       });
