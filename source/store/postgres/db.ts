@@ -196,8 +196,9 @@ export async function addEvent(db: Db, event: EventRecord): Promise<EventRecord>
 async function stampEvents(tx: Tx): Promise<void> {
   const { client, events } = tx;
   await client.query('SELECT pg_advisory_xact_lock($1)', [EVENT_STAMP_LOCK]);
-  const last = await client.query<{ id: string; seq: string }>('SELECT id, seq FROM events ORDER BY seq DESC LIMIT 1');
-  let lastId = last.rows[0]?.id;
+  // The highest id, not the last seq's: an imported log's ids need not follow its order.
+  const last = await client.query<{ id: string | null; seq: string | null }>('SELECT (SELECT max(id) FROM events) AS id, (SELECT max(seq) FROM events) AS seq');
+  let lastId = last.rows[0]?.id ?? undefined;
   let seq = Number(last.rows[0]?.seq ?? 0);
   const ids: string[] = [];
   const seqs: number[] = [];
