@@ -124,6 +124,21 @@ CREATE TABLE duties (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'document lines',
+    sql: `
+-- The lines of an append-only record file (conversation messages, supplements, artifacts, operator messages,
+-- webhook deliveries): line n of (kind, parent), 1 first, in the order appended.
+CREATE TABLE document_lines (
+  kind text NOT NULL,
+  parent text NOT NULL,
+  n bigint NOT NULL,
+  record json NOT NULL,
+  PRIMARY KEY (kind, parent, n)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -332,6 +332,29 @@ export class PostgresStore implements GardenStore {
     });
   }
 
+  async appendDocumentLine(kind: string, parent: string, record: unknown): Promise<number> {
+    const db = await this.open();
+    return inTransaction(db, async () => {
+      // withDocumentLock's lock: a read-compute-append under it (the next operator message number) is never interleaved.
+      await query(db, 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [kind, parent]);
+      const [row] = await query<{ n: string }>(
+        db,
+        'INSERT INTO document_lines (kind, parent, n, record) SELECT $1, $2, coalesce(max(n), 0) + 1, $3 FROM document_lines WHERE kind = $1 AND parent = $2 RETURNING n',
+        [kind, parent, JSON.stringify(record)],
+      );
+      return Number(row!.n);
+    });
+  }
+
+  async documentLines(kind: string, parent: string, options: { after?: number; last?: number } = {}): Promise<{ n: number; record: unknown }[]> {
+    const db = await this.open();
+    const rows =
+      options.last !== undefined
+        ? await query<{ n: string; record: unknown }>(db, 'SELECT n, record FROM (SELECT n, record FROM document_lines WHERE kind = $1 AND parent = $2 AND n > $3 ORDER BY n DESC LIMIT $4) AS tail ORDER BY n', [kind, parent, options.after ?? 0, options.last])
+        : await query<{ n: string; record: unknown }>(db, 'SELECT n, record FROM document_lines WHERE kind = $1 AND parent = $2 AND n > $3 ORDER BY n', [kind, parent, options.after ?? 0]);
+    return rows.map((r) => ({ n: Number(r.n), record: r.record }));
+  }
+
   async claimDuty(duty: string, holder: string, ttlSeconds: number): Promise<{ held: boolean; holder: string; term: number; expires_at: string }> {
     // One statement: free, expired or already ours, it is ours (a new holder starts a new term); else it stays as it is.
     const [row] = await query<{ holder: string; term: string; expires_at: Date }>(
