@@ -5,6 +5,7 @@ import net from 'node:net';
 import path from 'node:path';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno, UserError } from '../errors.js';
+import { DOCUMENT_GITIGNORES } from '../store/index.js';
 
 /** `<runtime-root>/serve/`: the server's own files. */
 export function serveDir(paths: GardenPaths): string {
@@ -16,8 +17,8 @@ export function tokenFile(paths: GardenPaths): string {
   return path.join(serveDir(paths), 'token');
 }
 
-/** What `serve/.gitignore` keeps out of the runtime history: the tokens (hashed ones too), their lock, the log. */
-const SERVE_IGNORED = ['token', 'tokens.json', 'tokens.json.*', 'tokens.lock', 'serve.log'];
+/** What `serve/.gitignore` keeps out of the runtime history: the tokens (hashed ones too), their lock, the log (a store export writes the same). */
+const SERVE_IGNORED: readonly string[] = DOCUMENT_GITIGNORES.tokens.lines;
 
 /**
  * Makes `<runtime-root>/serve/` (mode 0700) and its `.gitignore`: the

@@ -58,6 +58,17 @@ export const LINE_FILES = {
 export type DocumentKind = keyof typeof DOCUMENT_FILES;
 export type LineKind = keyof typeof LINE_FILES;
 
+/**
+ * The `.gitignore` files beside some documents' files, by document kind:
+ * the runtime root is a git repository (runtime history commits it), and
+ * secrets and tokens never go in. Each is its file (relative to the
+ * runtime root) and its lines.
+ */
+export const DOCUMENT_GITIGNORES = {
+  'webhook-secret': { file: 'webhooks/secrets/.gitignore', lines: ['*', '!.gitignore'] },
+  tokens: { file: 'serve/.gitignore', lines: ['token', 'tokens.json', 'tokens.json.*', 'tokens.lock', 'serve.log'] },
+} as const satisfies Partial<Record<DocumentKind, { file: string; lines: readonly string[] }>>;
+
 /** A text file kept as a document (a Markdown note, a secret): its text and when it was written (the file's mtime). */
 export interface StoredNote {
   text: string;

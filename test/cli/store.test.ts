@@ -5,7 +5,9 @@
  * hidden; a round trip from the command line; and each refusal — a
  * directory that is not empty, a store that is not, a URL that is none or
  * reaches nothing, a store whose schema is newer than this pak2, damaged
- * records — one line naming what, and a non-zero exit.
+ * records — one line naming what, and a non-zero exit; a store that is not
+ * empty said before a coordinator holding the garden, and that before
+ * damaged records.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -14,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error a plain ES module of the benches, shared with this test
 import { writeClosedGoals } from '../../bench/lib/closed-garden.mjs';
 import { acquireCoordinatorLock } from '../../source/coordinator/index.js';
+import { SCHEMA_VERSION } from '../../source/store/postgres/migrations.js';
 import { compareRecordFiles } from '../../source/store/postgres/transfer.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
@@ -63,12 +66,12 @@ describe('pak2 store', () => {
     const status = await runCli(['store', 'status'], { cwd, env: { PAK2_STORE_URL: url } });
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain('(PAK2_STORE_URL)');
-    expect(status.stdout).toMatch(/^schema {5}version 1, this pak2's 1: current$/m);
+    expect(status.stdout).toMatch(new RegExp(`^schema {5}version ${SCHEMA_VERSION}, this pak2's ${SCHEMA_VERSION}: current$`, 'm'));
     expect(status.stdout).toMatch(/^goals {6}20 \(0 open, 20 closed; counter 20\)$/m);
     expect(status.stdout).toMatch(/^events {5}161$/m);
     expect(status.stdout).toMatch(/^problems {3}none$/m);
     const json = await runCli(['store', 'status', '--json', '--url', url], { cwd, env });
-    expect(JSON.parse(json.stdout)).toMatchObject({ from: '--url', schema: { database: 1, code: 1, state: 'current' }, counts: { goals: 20, runs: 20, events: 161, activeLeases: 0 }, problems: [] });
+    expect(JSON.parse(json.stdout)).toMatchObject({ from: '--url', schema: { database: SCHEMA_VERSION, code: SCHEMA_VERSION, state: 'current' }, counts: { goals: 20, runs: 20, events: 161, activeLeases: 0 }, problems: [] });
 
     const out = path.join(tempDir('pak2-store-cli-'), 'export');
     const exported = await runCli(['store', 'export', out, '--url', url], { cwd, env });
@@ -133,13 +136,13 @@ describe('pak2 store', () => {
     }
     const imported = await runCli(['store', 'import', '--url', url], { cwd, env });
     expect(imported.code).toBe(1);
-    expect(imported.stderr).toMatch(/^pak2: store postgres:\/\/postgres:\*\*\*@\S+: its schema is version 99, newer than this pak2 knows \(1\); upgrade pak2 before opening it\n$/);
+    expect(imported.stderr).toMatch(new RegExp(`^pak2: store postgres://postgres:\\*\\*\\*@\\S+: its schema is version 99, newer than this pak2 knows \\(${SCHEMA_VERSION}\\); upgrade pak2 before opening it\n$`));
     const exported = await runCli(['store', 'export', path.join(tempDir('pak2-store-newer-'), 'out'), '--url', url], { cwd, env });
     expect(exported.code).toBe(1);
     expect(exported.stderr).toContain('newer than this pak2 knows');
     const status = await runCli(['store', 'status', '--url', url], { cwd, env });
     expect(status.code).toBe(1);
-    expect(status.stdout).toMatch(/^schema {5}version 99, this pak2's 1: newer: this pak2 refuses to open it$/m);
+    expect(status.stdout).toMatch(new RegExp(`^schema {5}version 99, this pak2's ${SCHEMA_VERSION}: newer: this pak2 refuses to open it$`, 'm'));
   });
 
   it('names the damaged records and imports nothing; --skip-damaged leaves them out', async () => {
@@ -169,6 +172,40 @@ describe('pak2 store', () => {
       expect(result.stderr).toMatch(/^pak2: a coordinator holds the garden \(pid \d+ on \S+ \(pak2 cycle \(test\)\), since \S+\): its records would change while they are read\nhint: stop it \(and pak2 serve\) first, then import\n$/);
     } finally {
       await release();
+    }
+  });
+
+  it('refuses in order: a store that is not empty, then a coordinator holding the garden, then damaged records', async () => {
+    const moved = await makeTestGarden();
+    try {
+      writeClosedGoals(moved.paths.runtimeRoot, { count: 3 });
+      const cwd = moved.paths.gardenRoot;
+      const url = await database();
+      const first = await runCli(['store', 'import', '--url', url], { cwd, env });
+      expect(first.code, first.stderr).toBe(0);
+      // The garden now runs on the store: a run's local directory holds its agent's files, and no meta.json (its record is the store's).
+      fs.mkdirSync(path.join(moved.paths.runsDir, '4-on-the-store-r1'), { recursive: true });
+      fs.writeFileSync(path.join(moved.paths.runsDir, '4-on-the-store-r1', 'agent.log'), 'working\n');
+      const release = await acquireCoordinatorLock(moved.paths, 'pak2 serve (test)');
+      try {
+        const again = await runCli(['store', 'import', '--url', url], { cwd, env });
+        expect(again.code).toBe(1);
+        expect(again.stderr).toMatch(/^pak2: store postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/\w+ is not empty \(3 goals, 3 runs, \d+ events\): pak2 store import fills an empty store only, it never merges; import into a new database\n$/);
+        // An empty store: the coordinator is said before the damaged run directory.
+        const fresh = await database();
+        const held = await runCli(['store', 'import', '--url', fresh], { cwd, env });
+        expect(held.code).toBe(1);
+        expect(held.stderr).toMatch(/^pak2: a coordinator holds the garden /);
+        expect(held.stderr).not.toContain('damaged');
+      } finally {
+        await release();
+      }
+      const damaged = await runCli(['store', 'import', '--url', await database()], { cwd, env });
+      expect(damaged.code).toBe(1);
+      expect(damaged.stderr).toMatch(/^damaged: runs\/4-on-the-store-r1\/meta\.json: no meta\.json and no seal/);
+      expect(damaged.stderr).toContain('hint: --skip-damaged imports the rest');
+    } finally {
+      moved.cleanup();
     }
   });
 

@@ -55,8 +55,12 @@ function printNotes(io: CliIO, label: string, notes: { file: string; message: st
   if (notes.length > SHOWN) io.err(`${label}: … and ${notes.length - SHOWN} more (--json lists them all)`);
 }
 
-function figures(kinds: { kind: string; records: number }[]): string {
-  return kinds.map((k) => `${k.records} ${k.kind}`).join(', ');
+/** `3 goals, 5 runs, …`: every kind of goals, runs, events, leases and comments; a document kind only when it has records. */
+function figures(kinds: { kind: string; records: number; document?: boolean }[]): string {
+  return kinds
+    .filter((k) => !k.document || k.records > 0)
+    .map((k) => `${k.records} ${k.kind}`)
+    .join(', ');
 }
 
 /**
@@ -71,7 +75,7 @@ export function registerStore(program: Command, io: CliIO): void {
 
   store
     .command('import')
-    .description("load a file garden's records (goals, runs, events, leases, comments) into an empty PostgreSQL store, in one transaction")
+    .description("load a file garden's records (goals, runs, events, leases, comments, documents) into an empty PostgreSQL store, in one transaction")
     .option('--url <url>', 'the store: postgres://user@host:port/database (default: PAK2_STORE_URL, else [store].url)')
     .option('--from <dir>', "the runtime root to read (default: the garden's)")
     .option('--skip-damaged', 'import the rest when some records cannot be imported (each is named and left out)')
@@ -81,14 +85,15 @@ export function registerStore(program: Command, io: CliIO): void {
       const { url } = storeUrl(command, io, opts.url, garden);
       const from = opts.from !== undefined ? path.resolve(io.cwd, opts.from) : garden().paths.runtimeRoot;
       const own = opts.from === undefined ? garden() : gardenOfRoot(garden, from);
-      if (own) {
-        // Records that change while they are read would be imported half old, half new.
+      // Records that change while they are read would be imported half old, half new (said after a store that is not empty, before damaged records).
+      const refuseHeld = async (): Promise<void> => {
+        if (!own) return;
         const { coordinatorPresence } = await import('../../doctor/presence.js');
         const presence = await coordinatorPresence(own.paths);
         if (presence.held) throw new UserError(`a coordinator holds the garden (${presence.heldBy}): its records would change while they are read`, { hint: 'stop it (and pak2 serve) first, then import', exitCode: 1 });
-      }
+      };
       const { importGarden } = await import('../../store/postgres/transfer.js');
-      const result = await importGarden(from, url, { ...(opts.skipDamaged ? { skipDamaged: true } : {}), by: 'pak2 store import' });
+      const result = await importGarden(from, url, { ...(opts.skipDamaged ? { skipDamaged: true } : {}), by: 'pak2 store import', beforeReading: refuseHeld });
       if (opts.json) printJson(io, result);
       if (!result.imported) {
         if (!opts.json) printNotes(io, 'damaged', result.damaged);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { EVENT_TYPES, ULID_PATTERN } from '../../contracts/index.js';
 import type { GardenPaths } from '../../garden/index.js';
 import { isErrno, UserError } from '../../errors.js';
-import { appendJsonLine, DOCUMENT_FILES, eventKey, eventLogLineStart, GARDEN_KEY, LINE_FILES, storedWhere, storeOf, withLock, writeJsonAtomic, type StoredNote } from '../../store/index.js';
+import { appendJsonLine, DOCUMENT_FILES, DOCUMENT_GITIGNORES, eventKey, eventLogLineStart, GARDEN_KEY, LINE_FILES, storedWhere, storeOf, withLock, writeJsonAtomic, type StoredNote } from '../../store/index.js';
 import { endOfLog, scanEvents } from '../log-tail.js';
 import { checkWebhookAddress, type WebhookTargetRules } from './target.js';
 
@@ -214,7 +214,7 @@ export async function addSubscription(paths: GardenPaths, input: SubscriptionInp
   const secretFile = path.join(wp.secrets, subscription.id);
   await fsp.mkdir(wp.secrets, { recursive: true, mode: 0o700 });
   // The runtime root is a git repo (runtime history commits it): secrets never go in.
-  await fsp.writeFile(path.join(wp.secrets, '.gitignore'), '*\n!.gitignore\n', { flag: 'wx' }).catch(() => undefined);
+  await fsp.writeFile(path.join(wp.secrets, '.gitignore'), `${DOCUMENT_GITIGNORES['webhook-secret'].lines.join('\n')}\n`, { flag: 'wx' }).catch(() => undefined);
   await fsp.writeFile(secretFile, `${secret.trim()}\n`, { mode: 0o600 });
   await storeOf(paths)?.putDocument('webhook-secret', subscription.id, { text: `${secret.trim()}\n`, modified_at: now.toISOString() } satisfies StoredNote);
   return { subscription, secretFile };

@@ -16,6 +16,7 @@ import { RECORD_KINDS, type Reading, type TransferNote } from './record-kinds.js
 import { PostgresStore } from './store.js';
 
 export { RECORD_KINDS, type RecordKind, type TransferNote } from './record-kinds.js';
+export { DOCUMENT_KINDS, documentOfFile, type DocumentRecordKind } from './document-kinds.js';
 
 /** How long an import waits for the tables' lock before it gives up (another pak2 writing to the store). */
 const LOCK_TIMEOUT = '10s';
@@ -23,6 +24,8 @@ const LOCK_TIMEOUT = '10s';
 /** One kind's part of an import or export: how many records, and how long each step took (ms). */
 export interface KindFigures {
   kind: string;
+  /** True for a document or line kind (a summary names it only when it has records). */
+  document?: true;
   records: number;
   /** Import: reading and checking the files. */
   readMs?: number;
@@ -48,61 +51,76 @@ export interface ImportResult {
   loadMs: number;
 }
 
+/** What {@link importGarden} takes besides the directory and the store. */
+export interface ImportOptions {
+  /** Import the records that can be, leaving out (and naming) the damaged ones. */
+  skipDamaged?: boolean;
+  /** Who applies a migration (pak2_schema.applied_by). */
+  by?: string;
+  /** Runs once the store is known empty, before a file is read: the caller's refusals of the source (a coordinator holding the garden) come after the store's and before the damaged records. */
+  beforeReading?: () => Promise<void>;
+}
+
 /**
  * Reads the record files of the runtime root `from` and loads them into the
  * PostgreSQL store at `url`, in one transaction holding the tables' locks:
  * all of them or, on any failure, none. The store must hold no record
- * (no goal, run, event, lease, comment or document): an import never merges.
- * Its schema is brought up to date first, as any pak2 command does. Goals
- * keep their ids and N, the goal counter its value, events their ids and
- * their file order (as `seq`), comments theirs. Nothing under `from` is
- * changed.
+ * (no goal, run, event, lease, comment, document or document line): an
+ * import never merges. Its schema is brought up to date first, as any pak2
+ * command does. Goals keep their ids and N, the goal counter its value,
+ * events their ids and their file order (as `seq`), comments theirs,
+ * document lines theirs. Nothing under `from` is changed.
  *
- * A record that cannot be imported (unreadable, failing its contract, a
- * duplicate key) refuses the whole import before anything is written,
- * unless `skipDamaged` leaves those out.
+ * The refusals come in this order: `from` is no runtime root (UserError);
+ * the store is not empty (checked before a file is read, and again under
+ * the tables' locks); `options.beforeReading` throws; records are damaged
+ * (unreadable, failing their contract, a duplicate key): the whole import
+ * is refused before anything is written, unless `skipDamaged` leaves
+ * those out (`imported: false`, nothing thrown).
  *
  * @throws UserError naming `from` when it holds no pak2 records; StoreError
  *   IO_ERROR naming the store (no connection, the store is not empty, a
- *   failed insert), SCHEMA_TOO_NEW.
+ *   failed insert), SCHEMA_TOO_NEW; what `beforeReading` throws.
  */
-export async function importGarden(from: string, url: string, options: { skipDamaged?: boolean; by?: string } = {}): Promise<ImportResult> {
+export async function importGarden(from: string, url: string, options: ImportOptions = {}): Promise<ImportResult> {
   const root = path.resolve(from);
   const stat = fs.statSync(root, { throwIfNoEntry: false });
   if (!stat?.isDirectory()) throw new UserError(`${root}: ${stat ? 'not a directory' : 'no such directory'}`, { hint: 'give --from the runtime root of a file garden (the directory holding goals/, runs/, events/)' });
   if (RECORD_KINDS.every((kind) => kind.list(root).length === 0)) {
-    throw new UserError(`${root}: holds no pak2 records (no ${RECORD_KINDS.flatMap((k) => k.layout.map((l) => l.split(' ')[0])).join(', ')})`, {
+    const files = RECORD_KINDS.filter((k) => !k.document).flatMap((k) => k.layout.map((l) => l.split(' ')[0]));
+    throw new UserError(`${root}: holds no pak2 records (no ${files.join(', ')}, no documents)`, {
       hint: 'give --from the runtime root of a file garden (the directory holding goals/, runs/, events/)',
     });
   }
-  const reading: Reading = { root, damaged: [], notes: [] };
-  const startedRead = performance.now();
-  const staged = RECORD_KINDS.map((kind) => {
-    const began = performance.now();
-    const stage = kind.read(reading);
-    return { kind, stage, readMs: performance.now() - began };
-  });
-  const readMs = performance.now() - startedRead;
   const store = new PostgresStore(url, { max: 2, ...(options.by ? { by: options.by } : {}) });
-  const result: ImportResult = {
-    where: store.where,
-    from: root,
-    imported: false,
-    kinds: staged.map((s) => ({ kind: s.kind.name, records: s.stage.records, readMs: Math.round(s.readMs), ms: 0 })),
-    damaged: reading.damaged,
-    notes: reading.notes,
-    readMs: Math.round(readMs),
-    loadMs: 0,
-  };
-  if (reading.damaged.length > 0 && !options.skipDamaged) return result;
   try {
     const db = await store.open();
+    // A store that is not empty is said first: a second import of a garden is refused for that, whatever its files hold.
+    await inOneTransaction(db, 'READ ONLY', (client) => refuseUnlessEmpty(client, db.where));
+    await options.beforeReading?.();
+    const reading: Reading = { root, damaged: [], notes: [] };
+    const startedRead = performance.now();
+    const staged = RECORD_KINDS.map((kind) => {
+      const began = performance.now();
+      const stage = kind.read(reading);
+      return { kind, stage, readMs: performance.now() - began };
+    });
+    const result: ImportResult = {
+      where: store.where,
+      from: root,
+      imported: false,
+      kinds: staged.map((s) => ({ kind: s.kind.name, ...(s.kind.document ? { document: true as const } : {}), records: s.stage.records, readMs: Math.round(s.readMs), ms: 0 })),
+      damaged: reading.damaged,
+      notes: reading.notes,
+      readMs: Math.round(performance.now() - startedRead),
+      loadMs: 0,
+    };
+    if (reading.damaged.length > 0 && !options.skipDamaged) return result;
     const startedLoad = performance.now();
     await inOneTransaction(db, 'READ WRITE', async (client) => {
       await client.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-      const tables = [...new Set(RECORD_KINDS.flatMap((k) => k.tables)), 'documents', 'goal_counter'];
       // No pak2 writes while the records go in, and none can slip in between the check and the inserts.
-      await client.query(`LOCK TABLE ${tables.join(', ')} IN EXCLUSIVE MODE`);
+      await client.query(`LOCK TABLE ${[...RECORD_TABLES, 'goal_counter'].join(', ')} IN EXCLUSIVE MODE`);
       await refuseUnlessEmpty(client, db.where);
       for (const [index, { stage }] of staged.entries()) {
         const began = performance.now();
@@ -118,13 +136,15 @@ export async function importGarden(from: string, url: string, options: { skipDam
   }
 }
 
+/** The store tables records go to (goals, runs, events, leases, comments, documents, document_lines): an import fills them only when all are empty. */
+const RECORD_TABLES: readonly string[] = [...new Set(RECORD_KINDS.flatMap((k) => k.tables))];
+
 /** @throws StoreError IO_ERROR naming the store and what it holds when any record table has a row. */
 async function refuseUnlessEmpty(client: PoolClient, where: string): Promise<void> {
-  const tables = [...new Set([...RECORD_KINDS.flatMap((k) => k.tables), 'documents'])];
-  const { rows } = await client.query<Record<string, string>>(`SELECT ${tables.map((t) => `(SELECT count(*) FROM ${t}) AS ${t}`).join(', ')}`);
+  const { rows } = await client.query<Record<string, string>>(`SELECT ${RECORD_TABLES.map((t) => `(SELECT count(*) FROM ${t}) AS ${t}`).join(', ')}`);
   const held = Object.entries(rows[0]!)
     .filter(([, count]) => Number(count) > 0)
-    .map(([table, count]) => `${count} ${table}`);
+    .map(([table, count]) => `${count} ${table.replace(/_/g, ' ')}`);
   if (held.length > 0) {
     throw new StoreError('IO_ERROR', `store ${where} is not empty (${held.join(', ')}): pak2 store import fills an empty store only, it never merges; import into a new database`);
   }
@@ -166,7 +186,7 @@ export async function exportGarden(url: string, dir: string): Promise<ExportResu
       for (const kind of RECORD_KINDS) {
         const began = performance.now();
         const records = await kind.write(client, to);
-        kinds.push({ kind: kind.name, records, ms: Math.round(performance.now() - began) });
+        kinds.push({ kind: kind.name, ...(kind.document ? { document: true as const } : {}), records, ms: Math.round(performance.now() - began) });
       }
     });
     return { where: store.where, to, kinds, ms: Math.round(performance.now() - started) };
