@@ -106,7 +106,10 @@ export function registerStore(program: Command, io: CliIO): void {
       printNotes(io, 'left out', result.damaged);
       printNotes(io, 'note', result.notes);
       io.out(`imported ${figures(result.kinds)} from ${result.from} into ${result.where} (read ${result.readMs} ms, loaded ${result.loadMs} ms)`);
-      io.err(`pak2: the garden uses the store once its PAK2.toml says [store] url = "…" (or PAK2_STORE_URL is set); pak2 store export DIR writes the records back as files`);
+      // The files imported are a stale copy from now on: a process that names no store refuses them.
+      const { markMovedToStore } = await import('../../store/attach.js');
+      const marker = markMovedToStore(result.from, result.where);
+      io.err(`pak2: the garden uses the store where [store] url names it in PAK2.toml (or PAK2_STORE_URL); without either, pak2 now refuses the files under ${result.from} (${path.basename(marker)}); pak2 store export DIR writes the records back as files`);
     });
 
   store

@@ -69,9 +69,16 @@ export async function openDb(url: string, options: { max?: number } = {}): Promi
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StoreError('IO_ERROR', `store ${where}: cannot connect (${(error as Error).message})`, undefined, error);
+    throw new StoreError('IO_ERROR', `store ${where}: cannot connect (${connectProblem(error as Error)})`, undefined, error);
   }
   return { pool, where, committed: new Set() };
+}
+
+/** Why a connection failed, in the words a user can act on (the client's own words otherwise). */
+function connectProblem(error: Error): string {
+  // The pg client's words when the server asks for a password and none was given.
+  if (/client password must be a string/.test(error.message)) return 'the server asks for a password and none was given: set PGPASSWORD, or put it in PAK2_STORE_URL';
+  return error.message;
 }
 
 /** True inside a transaction of `db` ({@link inTransaction}). */
