@@ -30,6 +30,7 @@ import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact
 import { abandonLeaselessRun, expireLeases } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
+import { uploadLocalStreams } from './stream-upload.js';
 
 export { settleGoals } from './settle.js';
 import path from 'node:path';
@@ -382,7 +383,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     inFlight += 1;
     if (isGuarded(goal)) guardedLive = true;
     summary.dispatched.push(run.id);
-    const work = options.dispatch(goal, run.id).catch((error: unknown) => failRun(options, goal, run.id, error));
+    // On a garden with a store, every server tails the run's stream there: copied as the driver writes it (the close copies the rest).
+    const upload = uploadLocalStreams(paths, run.id);
+    const work = options
+      .dispatch(goal, run.id)
+      .catch((error: unknown) => failRun(options, goal, run.id, error))
+      .finally(() => upload?.stop());
     if (options.awaitDispatch) {
       await work;
       runOf.delete(goal.id);

@@ -17,3 +17,4 @@ export * from './budget.js';
 export * from './schedules.js';
 export * from './attention.js';
 export * from './backend.js';
+export * from './streams.js';

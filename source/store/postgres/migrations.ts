@@ -123,6 +123,29 @@ CREATE TABLE duties (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'run streams as byte chunks',
+    sql: `
+-- A run's agent streams (events.jsonl, stderr.log) as the bytes appended, so every server can tail them:
+-- one row per stream with the size held (the row an append locks to check its offset), one per chunk appended.
+DROP TABLE run_stream;
+CREATE TABLE run_streams (
+  run text NOT NULL REFERENCES runs (id),
+  stream text NOT NULL CHECK (stream IN ('events', 'stderr')),
+  size bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (run, stream)
+);
+CREATE TABLE run_stream_chunks (
+  run text NOT NULL,
+  stream text NOT NULL,
+  byte_offset bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY (run, stream, byte_offset),
+  FOREIGN KEY (run, stream) REFERENCES run_streams (run, stream)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */
