@@ -1,12 +1,14 @@
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { DirectoryWake } from '../watch.js';
 import { span, timed } from '../timing.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
-import { appendEvent, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner } from '../store/index.js';
+import { appendEvent, endLease, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner, readLease, storeOf, withLeaseLock, writeLease } from '../store/index.js';
+import { Leadership } from './leader.js';
 import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
@@ -98,6 +100,11 @@ export class Coordinator extends EventEmitter {
   private idleWaiters: (() => void)[] = [];
   private lander: Lander | undefined;
   private isolationValue: Isolation = { mode: 'tree' };
+  /** On a garden shared through a store: who leads, and the runs this coordinator launched (docs/store/level2.md). */
+  private leadership: Leadership | undefined;
+  private readonly mine = new Set<string>();
+  private leaseTimer: NodeJS.Timeout | undefined;
+  private unwatchStore: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: CoordinatorOptions) {
     super();
@@ -128,7 +135,11 @@ export class Coordinator extends EventEmitter {
     // Each run's spend is followed from its dispatch to its end (docs/budget/level2.md).
     this.dispatchFn = (goal, runId) => {
       this.budget.track(runId, goal);
-      return dispatch(goal, runId).finally(() => this.budget.untrack(runId));
+      return dispatch(goal, runId).finally(async () => {
+        this.budget.untrack(runId);
+        // A shared garden's run is closed: its lease ends with it (a late end after an expiry changes nothing).
+        if (this.leadership?.shared) await this.endOwnLease(runId).catch(() => undefined);
+      });
     };
   }
 
@@ -193,13 +204,34 @@ export class Coordinator extends EventEmitter {
     const { paths, config } = this.options.garden;
     await ensureRuntimeRoot(paths);
     fs.mkdirSync(paths.goalsDir, { recursive: true });
-    await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}` });
+    const store = storeOf(paths);
+    await appendEvent(paths, { type: 'CoordinatorStarted', detail: `pid ${process.pid}${store ? ` on ${os.hostname()}, garden in ${store.where}` : ''}` });
     this.startedEvent = true;
-    // A killed coordinator can leave a record written without its event: complete those first.
-    // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
-    const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);
-    if (recovered.length > 0) this.emit('recovered', recovered);
-    await reclaimOrphans(this.options.garden, this.options.now, this.scanner, this.faults);
+    if (store) {
+      // Many coordinators share the garden: one leads the once-per-garden duties (docs/store/level2.md).
+      this.leadership = new Leadership(this.options.garden, 'coordinator', (leader, term) => {
+        this.emit('leader', leader, term);
+        this.wake(0);
+      });
+      await this.leadership.start();
+      // Any process's commit wakes a pass (LISTEN/NOTIFY); the timer stays as the backstop.
+      this.unwatchStore = await store.watchEvents(() => this.wake());
+      this.leaseTimer = setInterval(() => void this.renewOwnLeases(), Math.max(1000, (this.options.garden.config.runners.leaseTtlSeconds * 1000) / 3));
+      this.leaseTimer.unref();
+    } else {
+      // A killed coordinator can leave a record written without its event: complete those first (a store's writes are atomic).
+      // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
+      const recovered = await recoverInterruptedWrites(this.options.garden, this.options.now, this.scanner);
+      if (recovered.length > 0) this.emit('recovered', recovered);
+    }
+    // On a shared garden only this checkout's runs (their process.json is here) are this coordinator's to reclaim.
+    const reclaimed = await reclaimOrphans(this.options.garden, this.options.now, this.scanner, this.faults);
+    if (store) {
+      for (const runId of reclaimed) {
+        this.mine.add(runId);
+        await this.endOwnLease(runId).catch(() => undefined);
+      }
+    }
     // Worktrees or the one tree: decided once, from what the repository is now.
     const env = this.options.env ?? process.env;
     this.isolationValue = await gardenIsolationNow(this.options.garden, env);
@@ -287,6 +319,16 @@ export class Coordinator extends EventEmitter {
           ...(this.options.now ? { now: this.options.now } : {}),
           ...(this.options.env ? { env: this.options.env } : {}),
           ...(this.options.submitScheduled ? { submitScheduled: this.options.submitScheduled } : {}),
+          ...(this.leadership?.shared
+            ? {
+                shared: {
+                  leader: this.leadership.leader,
+                  holder: this.leadership.holder,
+                  ownsRun: (runId: string) => this.mine.has(runId),
+                  claimed: (runId: string) => this.mine.add(runId),
+                },
+              }
+            : {}),
         });
         for (const work of summary.pending) {
           this.pending.add(work);
@@ -325,10 +367,60 @@ export class Coordinator extends EventEmitter {
   private async settle(): Promise<void> {
     const { paths } = this.options.garden;
     const now = this.options.now ?? (() => new Date());
-    const { goals } = await this.scanner.scan();
+    const scanned = (await this.scanner.scan()).goals;
+    // On a shared garden a stopping coordinator settles its own runs' goals; the rest are their owners' or the leader's.
+    const goals = this.leadership?.shared ? await this.ownGoals(scanned) : scanned;
     const settled = await settleGoals(paths, goals, (goal) => latestRun(paths, goal.id).catch(() => undefined), now, { garden: this.options.garden, env: this.options.env ?? process.env });
     // Closed by a settle no pass will follow (the last ones in flight, and this one): their tends are queued here.
     await tendsForClosed(this.options.garden, goals, [...this.settling.take().closedRuns, ...settled.closedRuns], now());
+  }
+
+  /** The goals whose latest run this coordinator launched. */
+  private async ownGoals(goals: Awaited<ReturnType<OpenGoalScanner['scan']>>['goals']): Promise<typeof goals> {
+    const { paths } = this.options.garden;
+    const out: typeof goals = [];
+    for (const goal of goals) {
+      const run = await latestRun(paths, goal.id).catch(() => undefined);
+      if (run && this.mine.has(run.id)) out.push(goal);
+    }
+    return out;
+  }
+
+  /**
+   * Renews the leases of this coordinator's live runs on a shared garden.
+   * A lease found expired was taken by the leader (this coordinator was cut
+   * off longer than the TTL): the run is closed `abandoned` already, so its
+   * agent is stopped and its late close changes nothing.
+   */
+  private async renewOwnLeases(): Promise<void> {
+    const { paths } = this.options.garden;
+    const now = this.options.now ?? (() => new Date());
+    for (const runId of this.mine) {
+      if (!this.live.get(runId)) continue;
+      try {
+        const fenced = await withLeaseLock(paths, runId, async () => {
+          const lease = await readLease(paths, runId);
+          if (!lease || lease.runner.instance !== this.leadership?.holder) return false;
+          if (lease.state !== 'active') return true;
+          const at = now();
+          await writeLease(paths, { ...lease, renewed_at: at.toISOString(), expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(), heartbeats: lease.heartbeats + 1 });
+          return false;
+        });
+        if (fenced) this.live.stop(runId, 'coordinator_stopped');
+      } catch (error) {
+        this.options.onError?.(new Error(`renewing the lease of ${runId}: ${(error as Error).message}`));
+      }
+    }
+  }
+
+  /** Ends the lease this coordinator holds on one of its runs (`finished`), when it is still active. */
+  private async endOwnLease(runId: string): Promise<void> {
+    const { paths } = this.options.garden;
+    const now = this.options.now ?? (() => new Date());
+    await withLeaseLock(paths, runId, async () => {
+      const lease = await readLease(paths, runId);
+      if (lease?.state === 'active' && lease.runner.name === 'coordinator') await endLease(paths, lease, 'finished', now());
+    });
   }
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
@@ -374,6 +466,9 @@ export class Coordinator extends EventEmitter {
     if (this.scheduleTimer) clearTimeout(this.scheduleTimer);
     this.watcher?.close();
     this.stopListening?.();
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    await this.unwatchStore?.().catch(() => undefined);
+    this.unwatchStore = undefined;
     await this.passing;
     this.live.stopAll('coordinator_stopped');
     await Promise.allSettled([...this.pending]);
@@ -382,6 +477,7 @@ export class Coordinator extends EventEmitter {
     // Put the interrupted goals back in the queue (and close finished ones) now, not at the next start.
     await this.settle().catch((error: Error) => this.options.onError?.(new Error(`settling goals at stop: ${error.message}`)));
     await appendEvent(paths, { type: 'CoordinatorStopped', detail: `pid ${process.pid}` }).catch(() => undefined);
+    await this.leadership?.stop();
     await this.release?.();
     this.release = undefined;
     this.setState('stopped');

@@ -10,7 +10,7 @@ import type { RunRecord } from '../contracts/index.js';
 import { finishInterruptedGuard, isGuarded } from '../guard/index.js';
 import { processAlive } from '../proc.js';
 import { markedProcesses } from '../driver/process-tree.js';
-import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, StoreError } from '../store/index.js';
+import { OpenGoalScanner, readRun, recoverRunRecord, runIdsForGoal, storeOf, StoreError } from '../store/index.js';
 
 /**
  * Ends the processes of a run no coordinator holds (an orphan): its process
@@ -75,6 +75,8 @@ export async function reclaimOrphans(garden: Garden, now: () => Date = () => new
     const runId = ids.at(-1);
     if (!runId) continue;
     const record = readProcessRecord(garden, runId);
+    // On a garden shared through a store, a run launched from another checkout (no process.json here) is its coordinator's; if that one died, its lease expires.
+    if (storeOf(paths) && !record) continue;
     let run: RunRecord;
     let rebuilt: string | undefined;
     try {

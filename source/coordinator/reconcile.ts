@@ -1,17 +1,22 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import pLimit from 'p-limit';
-import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
+import os from 'node:os';
+import { monotonicFactory } from 'ulid';
+import { isTerminalRunStatus, type GoalRecord, type LeaseRecord, type RunRecord } from '../contracts/index.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import {
   appendEvent,
   appendJsonLine,
   dispatchOrder,
   latestRun,
-  leaseFile,
   OpenGoalScanner,
   openRun,
   readGoal,
+  readLease,
+  transitionGoalLocked,
+  tryGoalLock,
+  writeLease,
+  type OpenRunInput,
   readPlant,
   readRun,
   runEventsFile,
@@ -27,7 +32,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
 import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
-import { abandonLeaselessRun, expireLeases } from './remote.js';
+import { abandonLeaselessRun, expireLeases, hasActiveLease } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
 import { uploadLocalStreams } from './stream-upload.js';
@@ -91,6 +96,27 @@ export interface ReconcileOptions {
    * runs no schedule step (no goal, no state written).
    */
   submitScheduled?: ScheduledSubmit;
+  /**
+   * A garden shared through a store (docs/store/level2.md, "Many processes,
+   * one garden"): other coordinators run too. This one counts, watches and
+   * settles only its own runs (`ownsRun`), claims a goal, its run and the
+   * run's lease in one transaction, and does the once-per-garden steps
+   * (schedules, lease expiry, tends for stuck goals, landing, the blocked
+   * report, settling what no live coordinator owns) only as the `leader`.
+   * Absent: the garden's only coordinator, which does everything.
+   */
+  shared?: SharedGarden;
+}
+
+/** What a coordinator of a shared garden tells a pass (see {@link ReconcileOptions.shared}). */
+export interface SharedGarden {
+  leader: boolean;
+  /** This coordinator's name in the leases of its runs (`coordinator@host#pid-ulid`). */
+  holder: string;
+  /** True for a run this coordinator launched (in this process). */
+  ownsRun(runId: string): boolean;
+  /** Called with each run this pass opens for this coordinator. */
+  claimed(runId: string): void;
 }
 
 /** What one pass did. Ids are goal ids unless named run. */
@@ -189,7 +215,9 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // 0. Schedules: before the scan, so a goal a firing submits is dispatched by this very pass.
   // A step that fails (a full disk) is a problem of the pass, never a pass without dispatch, watchdog and closes.
-  const scheduled = options.submitScheduled
+  const leads = !options.shared || options.shared.leader;
+  const shared = options.shared;
+  const scheduled = options.submitScheduled && leads
     ? await runSchedules(garden, options.submitScheduled, now()).catch((error: Error) => ({ firings: [], nextAt: undefined, problems: [{ file: schedulesFile(paths), message: `schedules: ${error.message}` }] }))
     : undefined;
   if (scheduled) {
@@ -217,12 +245,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // Repair what a crash can leave between two writes: a dispatched goal whose
   // run never opened goes back to queued; one whose run opened moves on.
-  summary.problems.push(
-    ...(await repairDispatched(paths, goals, (goal) => {
-      runOf.delete(goal.id);
-      return loadRun(goal);
-    }, now)),
-  );
+  // On a store a claim is one transaction, never seen half done: the leader alone repairs what older writes left.
+  if (leads) {
+    summary.problems.push(
+      ...(await repairDispatched(paths, goals, (goal) => {
+        runOf.delete(goal.id);
+        return loadRun(goal);
+      }, now)),
+    );
+  }
 
   // 1. Dispatch
   let inFlight = 0;
@@ -233,7 +264,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await loadRun(goal);
     // A remote run takes no local slot: it runs on its runner's machine (docs/runners/level2.md).
-    if (run && !isTerminalRunStatus(run.status) && !run.runner && !options.faults?.get(`run:${run.id}`)) {
+    // On a shared garden another coordinator's run takes its slot, not one of ours.
+    if (run && !isTerminalRunStatus(run.status) && !run.runner && !options.faults?.get(`run:${run.id}`) && (!shared || shared.ownsRun(run.id))) {
       inFlight += 1;
       if (isGuarded(goal)) guardedLive = true;
     }
@@ -331,6 +363,50 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     }
     // Before the goal's first dispatch write, so neither the run directory nor this run's events are in it (seed 000). A fresh worktree starts clean: no baseline.
     const worktreeBaseline = goal.type === 'converse' || ownTree ? undefined : await captureWorktreeBaseline(paths.gardenRoot, paths.runtimeRoot, options.env ?? process.env);
+    const runInput = async (): Promise<OpenRunInput> => {
+      // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
+      // A goal with a task_class runs on its routing tier, unless it pins its model (seed 001, routing).
+      const plan = goal.task_class ? await planRoute(paths, config, goal) : undefined;
+      const routed = plan && !plan.pinned ? { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) } : goal;
+      const settings = resolveSettings(routed, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
+      return {
+        plant: goal.assigned_to!,
+        driver: settings.driver,
+        model: settings.model ?? 'unknown',
+        ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
+        ...(worktreeBaseline ? { worktreeBaseline } : {}),
+        ...(base ? { worktree: base } : {}),
+      };
+    };
+    let run: RunRecord;
+    if (shared) {
+      // One transaction: the goal (SKIP LOCKED: a goal another claimer holds is passed over), its run, the run's lease, running.
+      let taken: { value: RunRecord | undefined } | undefined;
+      try {
+        taken = await tryGoalLock(paths, goal.id, () => claimShared(garden, goal, runInput, shared.holder, now));
+      } catch (error) {
+        if (!(error instanceof StoreError)) throw error;
+        options.faults?.note('dispatch', error, now().getTime(), `opening a run of ${goal.id} failed`, '; the goal stays in the queue and dispatch waits, retried with a growing backoff (at most 60 s)');
+        summary.rolledBack.push({ goal: goal.id, reason: error.message });
+        continue;
+      }
+      if (!taken?.value) continue; // another coordinator or a runner has it
+      run = taken.value;
+      options.faults?.clear('dispatch');
+      shared.claimed(run.id);
+      goal.status = 'running';
+      runOf.set(goal.id, run);
+      inFlight += 1;
+      if (isGuarded(goal)) guardedLive = true;
+      summary.dispatched.push(run.id);
+      const work = startDispatch(options, goal, run.id);
+      if (options.awaitDispatch) {
+        await work;
+        runOf.delete(goal.id);
+        inFlight -= 1;
+      } else summary.pending.push(work);
+      continue;
+    }
     // The claim re-reads the goal under its lock: the agent is told what the file says at dispatch.
     let claimed: GoalRecord;
     try {
@@ -345,26 +421,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       throw error;
     }
     Object.assign(goal, claimed);
-    let run: RunRecord;
     try {
-      // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
-      // A goal with a task_class runs on its routing tier, unless it pins its model (seed 001, routing).
-      const plan = goal.task_class ? await planRoute(paths, config, goal) : undefined;
-      const routed = plan && !plan.pinned ? { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) } : goal;
-      const settings = resolveSettings(routed, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
-      run = await openRun(
-        paths,
-        goal,
-        {
-          plant: goal.assigned_to,
-          driver: settings.driver,
-          model: settings.model ?? 'unknown',
-          ...(settings.reasoningEffort ? { reasoningEffort: settings.reasoningEffort } : {}),
-          ...(worktreeBaseline ? { worktreeBaseline } : {}),
-          ...(base ? { worktree: base } : {}),
-        },
-        now(),
-      );
+      run = await openRun(paths, goal, await runInput(), now());
     } catch (error) {
       const faults = options.faults;
       const fault = faults?.note('dispatch', error, now().getTime(), `opening a run of ${goal.id} failed`, '; the goal goes back to the queue and dispatch waits, retried with a growing backoff (at most 60 s)');
@@ -383,12 +441,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     inFlight += 1;
     if (isGuarded(goal)) guardedLive = true;
     summary.dispatched.push(run.id);
-    // On a garden with a store, every server tails the run's stream there: copied as the driver writes it (the close copies the rest).
-    const upload = uploadLocalStreams(paths, run.id);
-    const work = options
-      .dispatch(goal, run.id)
-      .catch((error: unknown) => failRun(options, goal, run.id, error))
-      .finally(() => upload?.stop());
+    const work = startDispatch(options, goal, run.id);
     if (options.awaitDispatch) {
       await work;
       runOf.delete(goal.id);
@@ -403,10 +456,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     const run = await loadRun(goal);
     // A remote run's liveness is its lease (expired below), watched by its runner's own watchdog; one without a lease file cannot be renewed.
     if (run?.runner && !isTerminalRunStatus(run.status)) {
-      if (!fs.existsSync(leaseFile(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) summary.abandoned.push(run.id);
+      if (leads && !(await hasActiveLease(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) summary.abandoned.push(run.id);
       continue;
     }
     if (!run || isTerminalRunStatus(run.status)) continue;
+    // Another coordinator's run is watched by it; if it died, the run's lease expires (the leader's step 2b).
+    if (shared && !shared.ownsRun(run.id)) continue;
     // A run whose close failed on I/O: closed again, with what was known then, once its backoff ends.
     const stranded = options.faults?.get(`run:${run.id}`);
     if (stranded) {
@@ -445,16 +500,18 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   }
 
   // 2b. Leases of remote runs: one past its TTL closes its run abandoned (docs/runners/level2.md).
-  summary.abandoned.push(...(await expireLeases(garden, now)));
+  if (leads) summary.abandoned.push(...(await expireLeases(garden, now)));
 
   // 3. Close completed goals
   runOf.clear(); // the dispatch may have closed runs meanwhile: read them fresh
+  // On a shared garden each coordinator settles its own runs' goals, and the leader those no live coordinator owns.
+  const settleable = shared ? await settleableShared(paths, goals, loadRun, shared, leads) : goals;
   let settled: SettleOut;
   if (options.settling && !options.awaitDispatch) {
     // Each goal's settle is work of its own (it wakes a pass when it ends): this pass takes what the settles that ended did.
-    summary.pending.push(...(await options.settling.start(paths, goals, loadRun, now, { garden, env: options.env ?? process.env })));
+    summary.pending.push(...(await options.settling.start(paths, settleable, loadRun, now, { garden, env: options.env ?? process.env })));
     settled = options.settling.take();
-  } else settled = await settleGoals(paths, goals, loadRun, now, { garden, env: options.env ?? process.env });
+  } else settled = await settleGoals(paths, settleable, loadRun, now, { garden, env: options.env ?? process.env });
   summary.closed = settled.closed;
   summary.requeued = settled.requeued;
   summary.problems.push(...settled.problems);
@@ -470,11 +527,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     // A goal a cap holds waits for the operator's budget, not a tend: a tend would spend the room a raised cap frees.
     ...summary.blocked.filter((b) => b.code !== 'budget'),
   ].filter((s) => !tendIds.has(s.goal));
-  const attentionCovered = await readAttentionCovered(paths);
-  if (stuck.length > 0 || closedRuns.length > 0 || attentionCovered.length > 0) {
+  // Stuck goals and attention are the garden's (the leader's); a closed run's tend is its closer's (one closer per run).
+  const attentionCovered = leads ? await readAttentionCovered(paths) : [];
+  if ((leads && stuck.length > 0) || closedRuns.length > 0 || attentionCovered.length > 0) {
     const decision = decideTends({
       closed: closedRuns,
-      stuck,
+      stuck: leads ? stuck : [],
       open: goals,
       attentionCovered,
       gardenerProblem: await gardenerProblem(paths),
@@ -495,7 +553,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     // Held for the operator (review, or their checkout in the way): not work in flight for `--until-idle`.
     if (landing.state === 'awaiting_review' || landing.state === 'waiting') held.add(goal.id);
   }
-  const next = options.lander && !options.lander.busy ? nextLanding(open.filter((l) => options.lander!.ready(l))) : undefined;
+  const next = leads && options.lander && !options.lander.busy ? nextLanding(open.filter((l) => options.lander!.ready(l))) : undefined;
   if (next && options.lander) {
     summary.landings.started = next.run;
     const work = options.lander.land(next);
@@ -503,7 +561,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     else summary.pending.push(work);
   }
 
-  await reportBlocked(paths, summary.blocked, now());
+  if (leads) await reportBlocked(paths, summary.blocked, now());
   // A run left for recovery after an I/O fault, or a goal whose settle waits one out, is no work in flight for `--until-idle`.
   if (options.faults && !options.faults.empty) {
     const nowMs = now().getTime();
@@ -550,6 +608,20 @@ async function lastEventOf(eventsFile: string): Promise<string> {
   } catch {
     return 'none';
   }
+}
+
+/**
+ * Starts the dispatch of an opened run (a driver failure closes it
+ * `driver_error`). On a garden with a store, every server tails the run's
+ * stream there: its files are copied as the driver writes them until the
+ * dispatch ends (the close itself copies the rest).
+ */
+function startDispatch(options: ReconcileOptions, goal: GoalRecord, runId: string): Promise<unknown> {
+  const upload = uploadLocalStreams(options.garden.paths, runId);
+  return options
+    .dispatch(goal, runId)
+    .catch((error: unknown) => failRun(options, goal, runId, error))
+    .finally(() => upload?.stop());
 }
 
 /**
@@ -622,4 +694,78 @@ export async function tendsForClosed(garden: Garden, goals: GoalRecord[], closed
   const attentionCovered = await readAttentionCovered(garden.paths);
   const decision = decideTends({ closed: closedRuns, stuck: [], open: goals, attentionCovered, gardenerProblem: await gardenerProblem(garden.paths) });
   return queueTends(garden, decision, attentionCovered, now);
+}
+
+/**
+ * The claim of one goal on a shared garden, run inside its lock's
+ * transaction ({@link tryGoalLock}): queued → dispatched, openRun (the run
+ * directory here, RunStarted), the run's lease held by this coordinator
+ * (`holder`; the leader expires it when this coordinator dies and stops
+ * renewing it), → running. A goal no longer queued is left (undefined).
+ * Anything that fails rolls the whole claim back: the goal stays queued.
+ */
+async function claimShared(garden: Garden, goal: GoalRecord, runInput: () => Promise<OpenRunInput>, holder: string, now: () => Date): Promise<RunRecord | undefined> {
+  const { paths, config } = garden;
+  let current: GoalRecord;
+  try {
+    current = await transitionGoalLocked(paths, goal.id, 'dispatched', { now: now() });
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+    throw error;
+  }
+  Object.assign(goal, current);
+  const run = await openRun(paths, current, await runInput(), now());
+  await writeLease(paths, coordinatorLease(run, holder, config.runners.leaseTtlSeconds, now()));
+  await transitionGoalLocked(paths, goal.id, 'running', { now: now() });
+  return run;
+}
+
+/** The lease a coordinator of a shared garden holds on a run of its own: renewed while it lives, expired by the leader when it does not. */
+export function coordinatorLease(run: RunRecord, holder: string, ttlSeconds: number, at: Date): LeaseRecord {
+  return {
+    id: nextLocalLeaseId(at.getTime()),
+    run: run.id,
+    goal: run.goal,
+    plant: run.plant,
+    runner: { name: 'coordinator', host: os.hostname(), instance: holder },
+    state: 'active',
+    ttl_seconds: ttlSeconds,
+    claimed_at: at.toISOString(),
+    renewed_at: at.toISOString(),
+    expires_at: new Date(at.getTime() + ttlSeconds * 1000).toISOString(),
+    heartbeats: 0,
+  };
+}
+
+const nextLocalLeaseId = monotonicFactory();
+
+
+/**
+ * The goals a coordinator of a shared garden settles: those whose latest run
+ * it owns; and, as the leader, those whose run nobody live owns (a remote
+ * run; a run whose coordinator's lease expired or is gone).
+ */
+async function settleableShared(paths: Garden['paths'], goals: GoalRecord[], loadRun: (goal: GoalRecord) => Promise<RunRecord | undefined>, shared: SharedGarden, leads: boolean): Promise<GoalRecord[]> {
+  const out: GoalRecord[] = [];
+  for (const goal of goals) {
+    if (goal.status === 'queued') continue;
+    const run = await loadRun(goal);
+    if (!run) {
+      if (leads) out.push(goal);
+      continue;
+    }
+    if (shared.ownsRun(run.id)) {
+      out.push(goal);
+      continue;
+    }
+    if (!leads) continue;
+    if (run.runner) {
+      out.push(goal);
+      continue;
+    }
+    const lease = await readLease(paths, run.id).catch(() => undefined);
+    // A coordinator's run: its owner settles it while its lease lives.
+    if (!lease || lease.runner.name !== 'coordinator' || lease.state === 'expired') out.push(goal);
+  }
+  return out;
 }

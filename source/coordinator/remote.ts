@@ -60,6 +60,9 @@ import {
   leaseFile,
   type CloseRunInput,
   type RunStreamName,
+  keepWrites,
+  storeOf,
+  tryGoalLock,
 } from '../store/index.js';
 import { buildPrompt, closeFromStream, pluginDefaults } from '../driver/index.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
@@ -189,7 +192,7 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.
     const isolation = await gardenIsolation(garden, env);
     const tip = isolation.mode === 'worktree' ? await branchTip(paths.gardenRoot, isolation.base!, env).catch(() => undefined) : undefined;
-    const claimed = await withGoalLock(paths, goal.id, async () => {
+    const taken = await tryGoalLock(paths, goal.id, async () => {
       // The whole claim under the goal's lock: a coordinator's crash repair of a `dispatched` goal takes the same lock, so it never sees a claim half done.
       let current: GoalRecord;
       try {
@@ -236,12 +239,15 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
       };
       await writeLease(paths, lease);
       current = await transitionGoalLocked(paths, goal.id, 'running', { now: now() });
+      // In the claim's transaction on a store: the claim and its event commit together.
+      await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: current.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s`, ...tokenFields(who) }, now());
       return { goal: current, run, lease, ttl, leaseId };
     });
+    // Another claimer holds it (SKIP LOCKED on a store): the next one.
+    const claimed = taken?.value;
     if (!claimed) continue;
-    const { run, lease, ttl, leaseId } = claimed;
+    const { run, lease } = claimed;
     goal = claimed.goal;
-    await appendEvent(paths, { type: 'LeaseClaimed', run: run.id, goal: goal.id, plant: plantName, detail: `runner ${who.name}@${who.host} lease ${leaseId} ttl ${ttl} s`, ...tokenFields(who) }, now());
     return { lease, goal, run, context: await claimContext(garden, goal, run, now()) };
   }
   return undefined;
@@ -315,17 +321,17 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
   if (!leaseId) throw new RemoteRefusal(400, 'lease: the lease id is required', '/lease');
   if (lease.id !== leaseId) {
     await refused(garden, lease, who, call, `names lease ${leaseId}, not the run's lease ${lease.id}`, now);
-    throw new RemoteRefusal(409, `lease ${leaseId}: not the lease of run ${runId}`, '/lease', { state: lease.state });
+    throw keepWrites(new RemoteRefusal(409, `lease ${leaseId}: not the lease of run ${runId}`, '/lease', { state: lease.state }));
   }
   if (lease.runner.name !== who.name) {
     await refused(garden, lease, who, call, `the lease is held by ${lease.runner.name}@${lease.runner.host}`, now);
-    throw new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state });
+    throw keepWrites(new RemoteRefusal(409, `lease ${leaseId}: held by runner ${lease.runner.name}, not ${who.name}`, 'Pak2-Runner', { state: lease.state }));
   }
   // A lease claimed with an instance is that process's: a call naming another instance, or none, is refused (leaving the header out skips nothing).
   if (lease.runner.instance && who.instance !== lease.runner.instance) {
     const other = who.instance ? `not ${who.instance}` : 'the call names no instance';
     await refused(garden, lease, who, call, `the lease is held by another instance of ${lease.runner.name} (${lease.runner.instance}, ${other})`, now);
-    throw new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, ${other}; send Pak2-Runner-Instance)`, 'Pak2-Runner-Instance', { state: lease.state });
+    throw keepWrites(new RemoteRefusal(409, `lease ${leaseId}: held by another process of runner ${lease.runner.name} (instance ${lease.runner.instance}, ${other}; send Pak2-Runner-Instance)`, 'Pak2-Runner-Instance', { state: lease.state }));
   }
   if (lease.state === 'active' && Date.parse(lease.expires_at) <= now.getTime()) {
     lease = await expireLeaseLocked(garden, lease, now);
@@ -334,7 +340,7 @@ async function activeLease(garden: Garden, runId: string, leaseId: string | unde
   }
   if (lease.state !== 'active') {
     await refused(garden, lease, who, call, `the lease ${lease.state === 'expired' ? `expired at ${lease.expires_at}` : 'finished'}`, now);
-    throw new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${runId} ${lease.state === 'expired' ? `expired at ${lease.expires_at} (the run is abandoned)` : 'is finished'}; nothing was changed`, '/lease', { state: lease.state });
+    throw keepWrites(new RemoteRefusal(409, `lease ${leaseId}: the lease of run ${runId} ${lease.state === 'expired' ? `expired at ${lease.expires_at} (the run is abandoned)` : 'is finished'}; nothing was changed`, '/lease', { state: lease.state }));
   }
   return lease;
 }
@@ -760,6 +766,13 @@ export async function abandonLeaselessRun(garden: Garden, run: RunRecord, now: (
   return closed;
 }
 
+/** Whether a run has an active lease (the file store: its active lease file); a damaged one counts as there (it is the reaper's to report, not to replace). */
+export async function hasActiveLease(paths: Garden['paths'], runId: string): Promise<boolean> {
+  if (!storeOf(paths)) return fs.existsSync(leaseFile(paths, runId));
+  const lease = await readLease(paths, runId).catch(() => 'damaged' as const);
+  return lease === 'damaged' || lease?.state === 'active';
+}
+
 /**
  * What the server's lease reaper does every few seconds, so a garden served
  * with no coordinator (`pak2 serve` alone) still keeps its remote runs
@@ -780,7 +793,7 @@ export async function superviseRemoteRuns(garden: Garden, scanner: OpenGoalScann
     const run = await latestRun(paths, goal.id).catch(() => undefined);
     if (!run?.runner) continue;
     if (!isTerminalRunStatus(run.status)) {
-      if (!fs.existsSync(leaseFile(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
+      if (!(await hasActiveLease(paths, run.id)) && (await abandonLeaselessRun(garden, run, now))) abandoned.push(run.id);
     } else if (goal.status === 'running') {
       // The finish closed the run but died before ending the lease and settling: both are done now, its work taken in first.
       // Under the lease's lock: a finish still in progress is waited for, so its work is in the worktree before anything settles.

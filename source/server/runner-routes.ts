@@ -589,11 +589,13 @@ export interface LeaseReaper {
  * the previous one. A failing check is said once through `onNotice` (one
  * line) and again only after a check succeeded; it never throws.
  */
-export function startLeaseReaper(garden: Garden, options: { intervalMs: number; onNotice?: (line: string) => void }): LeaseReaper {
+export function startLeaseReaper(garden: Garden, options: { intervalMs: number; onNotice?: (line: string) => void; leads?: () => boolean }): LeaseReaper {
   let running: Promise<void> | undefined;
   let failing = false;
   const scanner = new OpenGoalScanner(garden.paths);
   const check = async () => {
+    // On a garden shared through a store the leader reaps, once for every server (docs/store/level2.md).
+    if (options.leads && !options.leads()) return;
     try {
       await superviseRemoteRuns(garden, scanner);
       if (failing) options.onNotice?.('pak2 serve: checking leases works again');

@@ -9,6 +9,7 @@ import type { ServerView } from '../snapshot/index.js';
 import { decideAccess } from './access.js';
 import { checkHost, ensureToken, isLoopbackAddress } from './auth.js';
 import { LogTail } from './log-tail.js';
+import { Leadership } from '../coordinator/leader.js';
 import { scrubPayload } from './public-text.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
@@ -282,7 +283,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   webhookHealth = worker?.health();
   // Runner leases past their TTL are reaped here too, not only by a coordinator's pass (a garden whose goals only runners run).
   const checkMs = options.leaseCheckMs ?? leaseCheckMs(garden.config.runners.leaseTtlSeconds);
-  const reaper: LeaseReaper | undefined = checkMs === false ? undefined : startLeaseReaper(garden, { intervalMs: checkMs, onNotice: (line) => options.onNotice?.(line) });
+  // On a garden shared through a store, servers and coordinators elect one leader for the once-per-garden duties.
+  const leadership = new Leadership(garden, 'serve');
+  await leadership.start();
+  const reaper: LeaseReaper | undefined =
+    checkMs === false ? undefined : startLeaseReaper(garden, { intervalMs: checkMs, onNotice: (line) => options.onNotice?.(line), ...(leadership.shared ? { leads: () => leadership.leader } : {}) });
   // An open event stream lasts only as long as its token: a revoked one's streams end within a second (the check is a stat of tokens.json).
   const streamCheck = setInterval(() => {
     // One lookup per token, however many streams carry it.
@@ -316,6 +321,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         clearInterval(streamCheck);
         for (const stream of streams) stream.close();
         await reaper?.stop();
+        await leadership.stop();
         await worker?.stop();
         await app.close();
         await tail.stop();

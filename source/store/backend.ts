@@ -130,8 +130,37 @@ export interface GardenStore {
   streamBytes(runId: string, stream: RunStreamName, from: number, length: number): Promise<Buffer>;
   clearStream(runId: string, stream: RunStreamName): Promise<void>;
 
+  /**
+   * Takes or renews duty `duty` (e.g. `leader`) for `holder` until
+   * `ttlSeconds` from now on the database's clock, when it is free, expired
+   * or already `holder`'s. The term grows each time the duty changes hands.
+   *
+   * @returns who holds it now, its term, and when it expires (ISO 8601).
+   */
+  claimDuty(duty: string, holder: string, ttlSeconds: number): Promise<{ held: boolean; holder: string; term: number; expires_at: string }>;
+  /** Gives duty `duty` up when `holder` holds it (a clean stop: the next claimer need not wait for the expiry). */
+  releaseDuty(duty: string, holder: string): Promise<void>;
+
   /** Ends the store's connections. */
   close(): Promise<void>;
+}
+
+const KEEP_WRITES = Symbol.for('pak2.store.keepWrites');
+
+/**
+ * Marks `error` so that a store transaction it is thrown from commits what
+ * was written before it, then rethrows it: a refusal that is recorded (a
+ * LeaseRefused event, an expiry it found) must stay recorded though the call
+ * fails. The file store writes as it goes, so there it changes nothing.
+ */
+export function keepWrites<E extends Error>(error: E): E {
+  (error as E & { [KEEP_WRITES]?: true })[KEEP_WRITES] = true;
+  return error;
+}
+
+/** True for an error marked by {@link keepWrites}. */
+export function keepsWrites(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { [KEEP_WRITES]?: true })[KEEP_WRITES] === true;
 }
 
 const attached = new Map<string, GardenStore>();

@@ -275,6 +275,24 @@ export async function withGoalLock<T>(paths: GardenPaths, id: string, fn: () => 
 }
 
 /**
+ * {@link withGoalLock} for a claimer that takes the next goal when this one
+ * is taken: on a store, `SELECT … FOR UPDATE SKIP LOCKED` (a goal another
+ * transaction holds is passed over at once, undefined); on the files, the
+ * lock is waited for as withGoalLock does (the claimer then finds it no
+ * longer queued).
+ *
+ * @returns `{ value }` from `fn`, or undefined when another claimer holds the goal.
+ * @throws StoreError GOAL_NOT_FOUND.
+ */
+export async function tryGoalLock<T>(paths: GardenPaths, id: string, fn: () => Promise<T>): Promise<{ value: T } | undefined> {
+  const store = storeOf(paths);
+  if (!store) return { value: await withGoalLock(paths, id, fn) };
+  goalFile(paths, id); // refuses a malformed id
+  const held = await store.withGoalLock(id, fn, { skipLocked: true });
+  return held.locked ? { value: held.value } : undefined;
+}
+
+/**
  * Where a goal's lock is held: `<runtime-root>/.locks/goals/<id>.json.lock`,
  * outside goals/ (a lock made and removed there would change the goals
  * directory's mtime, which its listing is kept under).

@@ -185,7 +185,7 @@ describe('remote runners: artifacts the agent attaches through the runner', () =
     expect(listed.some((x: { name: string }) => x.name === 'secret')).toBe(false);
     expect(fs.readFileSync(path.join(runDirectory, 'artifacts', 'report.txt'), 'utf8')).toBe('all checks green\n');
     expect(events(s).filter((e) => e.type === 'ArtifactAttached' && e.run === `${goal}-r1`).map((e) => e.detail)).toEqual(expect.arrayContaining(['link pull-request http://127.0.0.1:9/pulls/7']));
-    const refusal = a.output().split('\n').filter((l) => l.includes('a3'));
+    const refusal = a.output().split('\n').filter((l) => l.includes('outbox a3'));
     expect(refusal).toHaveLength(1);
     expect(refusal[0]).toMatch(/outbox a3 not posted: "path" "\.\.\/outside\.txt" is outside the work directory/);
     expect(runRecord(s, `${goal}-r1`).status).toBe('success');

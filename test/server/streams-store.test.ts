@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LeaseRecord } from '../../source/contracts/index.js';
+import { expireLeases } from '../../source/coordinator/remote.js';
 import type { RunningServer } from '../../source/server/index.js';
 import { attachStore, createGoal, detachStore, readRun, runStreamFile } from '../../source/store/index.js';
 import { openPostgresStore } from '../../source/store/postgres/store.js';
@@ -97,5 +98,18 @@ describe('agent streams on a PostgreSQL garden with two servers', () => {
     // No server wrote the stream into a run directory of its own.
     for (const g of [a, b]) for (const stream of ['events', 'stderr'] as const) expect(fs.existsSync(runStreamFile(g.paths, runId, stream))).toBe(false);
     expect((await call(serverA, 'GET', `/runs/${runId}/events?limit=1`)).body).toMatchObject({ lines: [{ type: 'text', text: 'twö' }], truncated: true });
+  });
+
+  it('a lease that expires on the other server closes the run from the stream uploaded so far (its cost), read from the store', async () => {
+    const { a, b, serverA } = await twoServers();
+    await createGoal(a.paths, { type: 'spike', plant: 'gardener', body: 'a runner that dies' });
+    const claim = await call(serverA, 'POST', '/tasks/claim', {});
+    const lease = claim.body.lease as LeaseRecord;
+    const line = `${JSON.stringify({ type: 'result', status: 'success', text: 'half done', cost_usd: 0.5, session_id: 'sess-gone' })}\n`;
+    expect(await call(serverA, 'POST', `/runs/${lease.run}/log`, { lease: lease.id, stream: 'events', offset: 0, data: line })).toMatchObject({ status: 200 });
+    // Machine b's reaper finds it expired (its clock past the lease's end).
+    expect(await expireLeases(b, () => new Date(Date.parse(lease.expires_at) + 1000))).toEqual([lease.run]);
+    const run = await readRun(b.paths, lease.run);
+    expect(run).toMatchObject({ status: 'abandoned', failure_reason: 'lease_expired', cost: { usd: 0.5 }, session_id: 'sess-gone' });
   });
 });

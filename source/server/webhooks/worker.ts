@@ -2,6 +2,8 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import lockfile from 'proper-lockfile';
+import { takeDuty } from '../../coordinator/leader.js';
+import { storeOf } from '../../store/index.js';
 import type { EventRecord } from '../../contracts/index.js';
 import type { Garden } from '../../garden/index.js';
 import { PACKAGE_VERSION } from '../../package-root.js';
@@ -116,6 +118,16 @@ export class WebhookWorker {
 
   private async lock(dir: string): Promise<boolean> {
     if (this.stopping || this.running) return this.running;
+    if (storeOf(this.options.garden.paths)) {
+      // A garden shared through a store: one deliverer among every server and coordinator, chosen through the database.
+      const release = await takeDuty(this.options.garden, 'webhook-delivery', 'webhooks', () => {
+        this.notice('webhooks: another pak2 process took over delivering them; deliveries stop here');
+        void this.stop();
+      }).catch(() => undefined);
+      if (!release) return false;
+      this.release = release;
+      return this.begin();
+    }
     try {
       // The target is a name of its own: proper-lockfile keys its locks by target, and subscriptions.json's lock targets the directory.
       this.release = await lockfile.lock(path.join(dir, 'worker'), {
@@ -127,8 +139,13 @@ export class WebhookWorker {
     } catch {
       return false;
     }
+    return this.begin();
+  }
+
+  /** Starts delivering, holding the lock or duty. */
+  private async begin(): Promise<boolean> {
     if (this.stopping) {
-      await this.release().catch(() => undefined);
+      await this.release?.().catch(() => undefined);
       return false;
     }
     this.running = true;

@@ -8,6 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { validateEvent, type EventRecord } from '../../contracts/index.js';
 import { StoreError } from '../files.js';
+import { keepsWrites } from '../backend.js';
 import { redactStoreUrl } from '../../garden/store-url.js';
 import { nextEventId } from './event-ids.js';
 
@@ -127,6 +128,23 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
       for (const fn of tx.after) fn();
       return value;
     } catch (error) {
+      if (keepsWrites(error)) {
+        // A recorded refusal: what was written before it commits, then the caller hears the refusal.
+        try {
+          if (tx.events.length > 0) await stampEvents(tx);
+          await client.query('COMMIT');
+          if (tx.events.length > 0) for (const listener of db.committed) listener(tx.events);
+          for (const fn of tx.after) fn();
+        } catch (commitError) {
+          await client.query('ROLLBACK').catch(() => {
+            broken = true;
+          });
+          throw asStoreError(db, commitError);
+        } finally {
+          client.release(broken);
+        }
+        throw error;
+      }
       await client.query('ROLLBACK').catch(() => {
         broken = true;
       });

@@ -333,6 +333,28 @@ export class PostgresStore implements GardenStore {
     });
   }
 
+  async claimDuty(duty: string, holder: string, ttlSeconds: number): Promise<{ held: boolean; holder: string; term: number; expires_at: string }> {
+    // One statement: free, expired or already ours, it is ours (a new holder starts a new term); else it stays as it is.
+    const [row] = await query<{ holder: string; term: string; expires_at: Date }>(
+      await this.open(),
+      `INSERT INTO duties AS d (duty, holder, term, expires_at) VALUES ($1, $2, 1, now() + make_interval(secs => $3))
+       ON CONFLICT (duty) DO UPDATE SET
+         holder = EXCLUDED.holder,
+         term = CASE WHEN d.holder = EXCLUDED.holder THEN d.term ELSE d.term + 1 END,
+         expires_at = EXCLUDED.expires_at
+       WHERE d.holder = EXCLUDED.holder OR d.expires_at < now()
+       RETURNING holder, term, expires_at`,
+      [duty, holder, ttlSeconds],
+    );
+    if (row) return { held: true, holder: row.holder, term: Number(row.term), expires_at: row.expires_at.toISOString() };
+    const [current] = await query<{ holder: string; term: string; expires_at: Date }>(await this.open(), 'SELECT holder, term, expires_at FROM duties WHERE duty = $1', [duty]);
+    return { held: false, holder: current?.holder ?? '', term: Number(current?.term ?? 0), expires_at: current?.expires_at.toISOString() ?? '' };
+  }
+
+  async releaseDuty(duty: string, holder: string): Promise<void> {
+    await query(await this.open(), 'UPDATE duties SET expires_at = now() - interval \'1 second\' WHERE duty = $1 AND holder = $2', [duty, holder]);
+  }
+
   async close(): Promise<void> {
     const opening = this.opening;
     this.opening = undefined;
