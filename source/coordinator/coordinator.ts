@@ -2,7 +2,8 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Garden } from '../garden/index.js';
+import { runDir, type Garden } from '../garden/index.js';
+import { RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { DirectoryWake } from '../watch.js';
 import { span, timed } from '../timing.js';
 import { dispatch as driverDispatch, type DriverContext } from '../driver/index.js';
@@ -227,10 +228,8 @@ export class Coordinator extends EventEmitter {
     // On a shared garden only this checkout's runs (their process.json is here) are this coordinator's to reclaim.
     const reclaimed = await reclaimOrphans(this.options.garden, this.options.now, this.scanner, this.faults);
     if (store) {
-      for (const runId of reclaimed) {
-        this.mine.add(runId);
-        await this.endOwnLease(runId).catch(() => undefined);
-      }
+      for (const runId of reclaimed) this.mine.add(runId);
+      await this.adoptCheckoutRuns();
     }
     // Worktrees or the one tree: decided once, from what the repository is now.
     const env = this.options.env ?? process.env;
@@ -410,6 +409,24 @@ export class Coordinator extends EventEmitter {
       } catch (error) {
         this.options.onError?.(new Error(`renewing the lease of ${runId}: ${(error as Error).message}`));
       }
+    }
+  }
+
+  /**
+   * On a shared garden, at start: the runs an earlier coordinator of this
+   * checkout launched (their process.json is here; that coordinator is gone,
+   * this one holds the checkout's lock) are this one's to settle, and their
+   * leases are ended, so nobody waits out a TTL for a run already closed.
+   */
+  private async adoptCheckoutRuns(): Promise<void> {
+    const { paths } = this.options.garden;
+    const { goals } = await this.scanner.scan();
+    for (const goal of goals) {
+      if (goal.status === 'queued') continue;
+      const run = await latestRun(paths, goal.id).catch(() => undefined);
+      if (!run || run.runner || !fs.existsSync(path.join(runDir(paths, run.id), RUN_PROCESS_FILE))) continue;
+      this.mine.add(run.id);
+      await this.endOwnLease(run.id).catch(() => undefined);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { GoalRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
-import { latestRun, OpenGoalScanner, type GoalProblem } from '../store/index.js';
+import { latestRun, OpenGoalScanner, storeOf, type GoalProblem } from '../store/index.js';
 import { acquireCoordinatorLock } from './lock.js';
 import { reclaimOrphans } from './reclaim.js';
 import { recoverInterruptedWrites, repairDispatched, type Recovered } from './recover.js';
@@ -50,6 +50,12 @@ export async function repairAtStart(garden: Garden, options: { now?: () => Date;
   }
   try {
     const scanner = new OpenGoalScanner(paths);
+    if (storeOf(paths)) {
+      // A store's writes are whole (nothing half done to complete), and its open goals are settled by their coordinators
+      // and the leader (docs/store/level2.md): only this checkout's orphaned local runs are this process's to close.
+      out.reclaimed = await reclaimOrphans(garden, now, scanner);
+      return out;
+    }
     out.recovered = await recoverInterruptedWrites(garden, now, scanner);
     out.reclaimed = await reclaimOrphans(garden, now, scanner);
     const { goals, problems } = await scanner.scan();

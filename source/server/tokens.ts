@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FILE_TOKEN_NAME, TOKEN_NAME_PATTERN, TOKEN_ROLES, TokenFileSchema, tokenText, type TokenRecord, type TokenRole } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno, UserError } from '../errors.js';
-import { withLock, writeJsonAtomic } from '../store/index.js';
+import { storeOf, withLock, writeJsonAtomic } from '../store/index.js';
 import { bearerOf, bearerMatches, ensureServeDir, serveDir } from './auth.js';
 
 /** Who a request comes from: its token's name and role (docs/server/level2.md, "Tokens and roles"). */
@@ -24,6 +24,10 @@ declare module 'fastify' {
 export function tokensFile(paths: GardenPaths): string {
   return path.join(serveDir(paths), 'tokens.json');
 }
+
+/** The document holding a store garden's tokens (`{ tokens: [...] }`, as tokens.json). */
+const TOKENS_KIND = 'tokens';
+const TOKENS_KEY = 'tokens.json';
 
 /** SHA-256 of a token's text, hex: what tokens.json keeps instead of the text. */
 export function hashToken(text: string): string {
@@ -53,6 +57,12 @@ function parseTokens(file: string, text: string): TokenRecord[] {
  * @throws UserError naming the file and the field when it is malformed.
  */
 export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
+  const store = storeOf(paths);
+  // A garden in a store shares its tokens with every server (docs/store/level2.md); serve/token stays each checkout's own.
+  if (store) {
+    const value = await store.documentRecord(TOKENS_KIND, TOKENS_KEY);
+    return value === undefined ? [] : parseTokens(`${store.where} tokens`, JSON.stringify(value));
+  }
   const file = tokensFile(paths);
   try {
     return parseTokens(file, await fsp.readFile(file, 'utf8'));
@@ -64,6 +74,14 @@ export async function readTokens(paths: GardenPaths): Promise<TokenRecord[]> {
 
 /** Read-modify-write of tokens.json under its lock; the file is made 0600 before anything is written into it. */
 async function modify<T>(paths: GardenPaths, fn: (tokens: TokenRecord[]) => { tokens: TokenRecord[]; result: T }): Promise<T> {
+  const store = storeOf(paths);
+  if (store) {
+    return store.withDocumentLock(TOKENS_KIND, TOKENS_KEY, async () => {
+      const { tokens, result } = fn(await readTokens(paths));
+      await store.putDocument(TOKENS_KIND, TOKENS_KEY, { tokens });
+      return result;
+    });
+  }
   const dir = await ensureServeDir(paths);
   const file = tokensFile(paths);
   // Made new with mode 0600 (the atomic writer keeps the mode of the file it replaces); a wider mode is narrowed.
@@ -112,7 +130,8 @@ export async function createToken(paths: GardenPaths, input: { role: string; nam
     if (live) throw new UserError(`--name ${input.name}: a ${live.role} token of that name exists (made ${live.created_at}); revoke it first (pak2 token revoke ${input.name}) or choose another name`, { exitCode: 1 });
     return { tokens: [...tokens, record], result: undefined };
   });
-  return { token, record, file: tokensFile(paths) };
+  const store = storeOf(paths);
+  return { token, record, file: store ? `${store.where} (shared by every server of the garden)` : tokensFile(paths) };
 }
 
 /**
@@ -165,6 +184,7 @@ export class TokenBook {
   }
 
   private async refresh(): Promise<void> {
+    if (storeOf(this.paths)) return this.refreshStored();
     const file = tokensFile(this.paths);
     let version = 'none';
     let tokens: TokenRecord[] = [];
@@ -187,4 +207,26 @@ export class TokenBook {
     this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
     this.version = version;
   }
+
+  private storedAt = 0;
+
+  /** A store garden's tokens, read again at most once a second (a revoke on any server counts within a second). */
+  private async refreshStored(): Promise<void> {
+    if (Date.now() - this.storedAt < STORED_TOKENS_MS) return;
+    let tokens: TokenRecord[];
+    try {
+      tokens = await readTokens(this.paths);
+      this.version = 'stored';
+    } catch (error) {
+      const why = (error as Error).message;
+      if (this.version !== `error:${why}`) this.onProblem(`pak2 serve: ${why}; only the token in serve/token is accepted until it is fixed`);
+      this.version = `error:${why}`;
+      tokens = [];
+    }
+    this.storedAt = Date.now();
+    this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
+  }
 }
+
+/** How long a store garden's tokens are kept between reads, ms. */
+const STORED_TOKENS_MS = 1000;

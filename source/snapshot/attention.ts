@@ -3,7 +3,7 @@ import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type LandingR
 import { attentionItems, readBlocked } from '../coordinator/index.js';
 import type { Garden } from '../garden/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { closedEntriesNewestFirst, goalOfEntry, OpenGoalScanner, readAttentionAcks, readRun, runIdsForGoal, runMetaFile } from '../store/index.js';
+import { closedEntriesNewestFirst, goalOfEntry, OpenGoalScanner, readAttentionAcks, readRun, runIdsForGoal, runMetaFile, storeOf } from '../store/index.js';
 import { CLOSED_SHOWN } from './load.js';
 import { LandingReader } from './landings.js';
 import { QuestionReader } from './questions.js';
@@ -11,7 +11,9 @@ import { QuestionReader } from './questions.js';
 /** A goal's latest run; none while its directory has no record yet (a run being opened), as the snapshot reads it. */
 async function latestRunOf(paths: GardenPaths, goalId: string): Promise<RunRecord | undefined> {
   const id = (await runIdsForGoal(paths, goalId)).at(-1);
-  if (!id || !(await fsp.stat(runMetaFile(paths, id)).catch(() => undefined))) return undefined;
+  if (!id) return undefined;
+  if (storeOf(paths)) return readRun(paths, id).catch(() => undefined);
+  if (!(await fsp.stat(runMetaFile(paths, id)).catch(() => undefined))) return undefined;
   return readRun(paths, id);
 }
 

@@ -22,6 +22,7 @@ import {
   readRun,
   runIdsForGoal,
   runMetaFile,
+  storeOf,
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
@@ -126,6 +127,8 @@ export class SnapshotLoader {
     const ids = await runIdsForGoal(this.garden.paths, goalId);
     const id = ids.at(-1);
     if (!id) return undefined;
+    // A store's run is one row: read it (no file to stat).
+    if (storeOf(this.garden.paths)) return readRun(this.garden.paths, id).catch(() => undefined);
     const file = runMetaFile(this.garden.paths, id);
     const stat = await fsp.stat(file).catch(() => undefined);
     if (!stat) return undefined;

@@ -3,6 +3,9 @@ import type { Garden } from '../garden/index.js';
 import { landingsDir } from '../garden/index.js';
 import { leasesDir, replyDir, runEventsFile, runStreamReader, storeOf, type OpenGoalScanner } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
+
+/** On a garden in a store: a reload this often besides the commit notices, ms. */
+const STORE_BACKSTOP_MS = 3000;
 import { GuardFollower } from './guard.js';
 import { SnapshotLoader } from './load.js';
 import { RemoteFollower } from './remote.js';
@@ -67,6 +70,8 @@ export class SnapshotSource {
   private readonly listeners = new Set<() => void>();
   private readonly loader: SnapshotLoader;
   private wake: DirectoryWake | undefined;
+  private unwatchStore: (() => Promise<void>) | undefined;
+  private storeTimer: NodeJS.Timeout | undefined;
   private wakeKey = '';
   private timer: NodeJS.Timeout | undefined;
   private tailTimer: NodeJS.Timeout | undefined;
@@ -101,6 +106,14 @@ export class SnapshotSource {
   async start(): Promise<void> {
     await this.reload();
     this.rewatch();
+    const store = storeOf(this.options.garden.paths);
+    if (store) {
+      // A garden in a store changes on other machines too: every commit that leaves an event wakes a reload (LISTEN/NOTIFY),
+      // and a slow timer catches a write that left none.
+      this.unwatchStore = await store.watchEvents(() => this.schedule()).catch(() => undefined);
+      this.storeTimer = setInterval(() => this.schedule(), STORE_BACKSTOP_MS);
+      this.storeTimer.unref();
+    }
     this.options.coordinator?.on('state', this.onCoordinator);
     this.options.coordinator?.on('pass', this.onCoordinator);
     this.tailTimer = setInterval(() => this.pollTail(), this.options.tailPollMs ?? 500);
@@ -147,6 +160,8 @@ export class SnapshotSource {
     this.options.coordinator?.off('state', this.onCoordinator);
     this.options.coordinator?.off('pass', this.onCoordinator);
     this.wake?.close();
+    if (this.storeTimer) clearInterval(this.storeTimer);
+    await this.unwatchStore?.().catch(() => undefined);
     await this.loading;
   }
 

@@ -5,7 +5,7 @@ import { UserError } from '../../errors.js';
 import { sanitize } from '../../format.js';
 import { routingAttemptsMax, traceText } from '../../guard/describe.js';
 import { GUARD_RECORD_FILES, readGuardRecord } from '../../guard/read.js';
-import { readGoal, readRun, runIdsForGoal, runMetaFile } from '../../store/index.js';
+import { readGoal, readRun, runIdsForGoal, runMetaFile, storeOf } from '../../store/index.js';
 import type { Garden } from '../../garden/index.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
@@ -59,7 +59,8 @@ export function registerTrace(program: Command, io: CliIO): void {
         if (GOAL_ID_PATTERN.test(runId)) throw await goalIdError(garden, runId);
         throw new UserError(`RUN ${runId}: not a run id (N-slug-rN)`);
       }
-      if (!fs.existsSync(runMetaFile(garden.paths, runId))) {
+      const exists = storeOf(garden.paths) ? await readRun(garden.paths, runId).then(() => true, () => false) : fs.existsSync(runMetaFile(garden.paths, runId));
+      if (!exists) {
         // `3-fix-r2` may be a goal whose slug ends in r2.
         const asGoal = await goalIdError(garden, runId, true);
         throw asGoal ?? new UserError(`no run ${runId} in ${garden.paths.runtimeRoot}`);

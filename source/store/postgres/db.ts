@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { validateEvent, type EventRecord } from '../../contracts/index.js';
-import { StoreError } from '../files.js';
+import { crashPoint, StoreError } from '../files.js';
 import { keepsWrites } from '../backend.js';
 import { redactStoreUrl } from '../../garden/store-url.js';
 import { nextEventId } from './event-ids.js';
@@ -123,6 +123,8 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
       await client.query('BEGIN');
       const value = await current.run(tx, fn);
       if (tx.events.length > 0) await stampEvents(tx);
+      // The store's record-then-event crash point: everything written, nothing committed (test/store/contract/crash.test.ts).
+      for (const event of tx.events) crashPoint(`commit:${event.type}`);
       await client.query('COMMIT');
       if (tx.events.length > 0) for (const listener of db.committed) listener(tx.events);
       for (const fn of tx.after) fn();
@@ -140,8 +142,6 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
             broken = true;
           });
           throw asStoreError(db, commitError);
-        } finally {
-          client.release(broken);
         }
         throw error;
       }

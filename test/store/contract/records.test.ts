@@ -97,3 +97,24 @@ describe.each(STORE_KINDS)('store contract: records (%s)', (kind) => {
     expect(await readComments(paths, '9-nothing')).toEqual([]);
   });
 });
+
+describe.each(STORE_KINDS)('store contract: server tokens (%s)', (kind) => {
+  it('a token made on one server is accepted by another of the same garden, and a revoke ends it on both', async () => {
+    const { createToken, revokeToken, TokenBook } = await import('../../../source/server/tokens.js');
+    const garden = await gardenOn(kind);
+    try {
+      const made = await createToken(garden.paths, { role: 'runner', name: 'box-1' });
+      // Two servers' books: the same garden (on the files, the same runtime root).
+      const a = new TokenBook(garden.paths, 'file-token-a');
+      const b = new TokenBook(garden.paths, 'file-token-b');
+      expect(await a.callerOf(`Bearer ${made.token}`)).toEqual({ name: 'box-1', role: 'runner' });
+      expect(await b.callerOf(`Bearer ${made.token}`)).toEqual({ name: 'box-1', role: 'runner' });
+      await revokeToken(garden.paths, 'box-1');
+      const fresh = new TokenBook(garden.paths, 'file-token-c');
+      expect(await fresh.callerOf(`Bearer ${made.token}`)).toBeUndefined();
+      await expect(revokeToken(garden.paths, 'box-1')).rejects.toThrow(/already revoked/);
+    } finally {
+      await garden.cleanup();
+    }
+  });
+});
