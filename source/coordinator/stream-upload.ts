@@ -11,7 +11,7 @@ import type { GardenPaths } from '../garden/index.js';
 import { LocalStreamCopier, storeOf } from '../store/index.js';
 
 /** How often a live local run's stream files are looked at, ms. */
-export const STREAM_UPLOAD_INTERVAL_MS = 250;
+export const STREAM_UPLOAD_INTERVAL_MS = 500;
 
 /** A running upload of one run's streams. */
 export interface StreamUpload {

@@ -29,6 +29,7 @@ import {
   renderSupplements,
   replyDir,
   runEventsFile,
+  RUN_STREAM_FILES,
   RUNTIME_FILE_MODE,
   withRunStreamFile,
   setConversationContinuity,
@@ -147,7 +148,7 @@ export interface RunGuard {
 }
 
 /** File in the run directory that keeps the agent's stderr. */
-export const RUN_STDERR_FILE = 'stderr.log';
+export const RUN_STDERR_FILE = RUN_STREAM_FILES.stderr;
 /** File in the run directory naming the live agent process, so a later coordinator can reclaim an orphan. */
 export const RUN_PROCESS_FILE = 'process.json';
 

@@ -24,12 +24,12 @@ import { crashPoint, ensureRuntimeRoot, readJsonFile, RUNTIME_FILE_MODE, StoreEr
 import { makeRedactor, redactJsonValue, redactRunDir, runRedaction, type RedactionOptions } from '../redact.js';
 import { goalNumber } from './closed-index.js';
 import { storeOf, type GardenStore } from './backend.js';
-import { sealRunStreams } from './streams.js';
+import { RUN_STREAM_FILES, sealRunStreams } from './streams.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
 export const RUN_FILES = {
   meta: 'meta.json',
-  events: 'events.jsonl',
+  events: RUN_STREAM_FILES.events,
 } as const;
 
 /** `<runtime-root>/runs/<run-id>/meta.json`. Refuses ids that are not `N-slug-rN`. */

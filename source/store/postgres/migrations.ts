@@ -128,10 +128,11 @@ CREATE TABLE duties (
     name: 'run streams as byte chunks',
     sql: `
 -- A run's agent streams (events.jsonl, stderr.log) as the bytes appended, so every server can tail them:
--- one row per stream with the size held (the row an append locks to check its offset), one per chunk appended.
+-- one row per stream with the size held (an append moves it only from the offset it names), one per chunk appended.
+-- No foreign key to runs: an append never takes a lock on the run's row (the lease lock), the code checks the run exists.
 DROP TABLE run_stream;
 CREATE TABLE run_streams (
-  run text NOT NULL REFERENCES runs (id),
+  run text NOT NULL,
   stream text NOT NULL CHECK (stream IN ('events', 'stderr')),
   size bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (run, stream)

@@ -279,26 +279,23 @@ export class PostgresStore implements GardenStore {
 
   async appendStreamChunk(runId: string, stream: RunStreamName, offset: number, data: Buffer): Promise<{ appended: boolean; size: number }> {
     const db = await this.open();
-    try {
-      return await inTransaction(db, async () => {
-        // The stream's row is the lock: two appends at one offset are checked one after the other.
+    for (let attempt = 0; ; attempt += 1) {
+      // One statement: the size moves from `offset` only (a row lock and a re-check of the WHERE under a concurrent append), the chunk goes with it.
+      const [moved] = await query<{ size: string }>(
+        db,
+        `WITH moved AS (UPDATE run_streams SET size = size + $5 WHERE run = $1 AND stream = $2 AND size = $3 RETURNING size),
+              chunk AS (INSERT INTO run_stream_chunks (run, stream, byte_offset, data) SELECT $1, $2, $3, $4 FROM moved WHERE $5 > 0)
+         SELECT size FROM moved`,
+        [runId, stream, offset, data, data.length],
+      );
+      if (moved) return { appended: true, size: Number(moved.size) };
+      const [held] = await query<{ size: string }>(db, 'SELECT size FROM run_streams WHERE run = $1 AND stream = $2', [runId, stream]);
+      // Another offset: refused with the size held. (The size became `offset` meanwhile: a concurrent append; try again.)
+      if (held && (Number(held.size) !== offset || attempt >= 3)) return { appended: false, size: Number(held.size) };
+      if (!held) {
+        if ((await query(db, 'SELECT 1 FROM runs WHERE id = $1', [runId])).length === 0) throw new StoreError('RUN_NOT_FOUND', `no run ${runId} in ${this.where}`);
         await query(db, 'INSERT INTO run_streams (run, stream) VALUES ($1, $2) ON CONFLICT DO NOTHING', [runId, stream]);
-        const [row] = await query<{ size: string }>(db, 'SELECT size FROM run_streams WHERE run = $1 AND stream = $2 FOR UPDATE', [runId, stream]);
-        const size = Number(row!.size);
-        if (offset !== size) return { appended: false, size };
-        if (data.length === 0) return { appended: true, size };
-        await query(db, 'WITH chunk AS (INSERT INTO run_stream_chunks (run, stream, byte_offset, data) VALUES ($1, $2, $3, $4)) UPDATE run_streams SET size = $5 WHERE run = $1 AND stream = $2', [
-          runId,
-          stream,
-          size,
-          data,
-          size + data.length,
-        ]);
-        return { appended: true, size: size + data.length };
-      });
-    } catch (error) {
-      if (((error as StoreError).cause as { code?: string } | undefined)?.code === '23503') throw new StoreError('RUN_NOT_FOUND', `no run ${runId} in ${this.where}`);
-      throw error;
+      }
     }
   }
 
