@@ -148,6 +148,7 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'token', term: 'token', description: 'server tokens with a role (operator, runner, read): create, list, revoke', module: async () => (await import('./commands/token.js')).registerToken },
   { name: 'budget', term: 'budget [options]', description: 'budget caps in USD: what each allows, what is spent and reserved, what is left; set raises or lowers one', module: async () => (await import('./commands/budget.js')).registerBudget },
   { name: 'schedule', term: 'schedule', description: 'goals submitted on a cron line ([[schedule]] in PAK2.toml): list, add, remove', module: async () => (await import('./commands/schedule.js')).registerSchedule },
+  { name: 'store', term: 'store', description: "move a garden's records between its files and a PostgreSQL store: import, export DIR, status", module: async () => (await import('./commands/store.js')).registerStore },
   { name: 'webhook', term: 'webhook', description: 'webhook subscriptions: signed POSTs of events to a URL, delivered while a coordinator (pak2 cycle, the workbench) or pak2 serve runs', module: async () => (await import('./commands/webhook.js')).registerWebhook },
 ];
 

@@ -1,10 +1,17 @@
 import path from 'node:path';
 import type { GardenPaths } from '../garden/index.js';
-import { appendEvent, readJsonFile, writeJsonAtomic } from '../store/index.js';
+import { appendEvent, DOCUMENT_FILES, GARDEN_KEY, inStoreTransaction, readJsonFile, storedRead, storedWhere, storeOf, writeJsonAtomic, type JsonRead } from '../store/index.js';
 
 /** `<runtime-root>/coordinator.blocked.json`: goal id → why it cannot dispatch, as last reported. */
 export function blockedFile(paths: GardenPaths): string {
   return path.join(paths.runtimeRoot, 'coordinator.blocked.json');
+}
+
+/** The reported set as read (a store's document, else the file), and where it is, as a message names it. */
+async function readReported(paths: GardenPaths): Promise<{ read: JsonRead; where: string }> {
+  const store = storeOf(paths);
+  if (store) return { read: storedRead(await store.documentRecord('coordinator-blocked', GARDEN_KEY)), where: storedWhere(store.where, DOCUMENT_FILES['coordinator-blocked']()) };
+  return { read: await readJsonFile(blockedFile(paths)), where: blockedFile(paths) };
 }
 
 /**
@@ -17,11 +24,15 @@ export function blockedFile(paths: GardenPaths): string {
  * `dependency ` is reported `dependency`, docs/goal/level2.md,
  * "Dependencies"); `detail` the words of the event when they say more than
  * the stable `reason` (what is left of a cap moves, the block does not).
- * Writes nothing when nothing changed.
+ * Writes nothing when nothing changed. On a store, the events and the set
+ * commit together.
  */
 export async function reportBlocked(paths: GardenPaths, blocked: { goal: string; reason: string; code?: string; detail?: string }[], now: Date): Promise<void> {
-  const file = blockedFile(paths);
-  const read = await readJsonFile(file);
+  return inStoreTransaction(paths, () => report(paths, blocked, now));
+}
+
+async function report(paths: GardenPaths, blocked: { goal: string; reason: string; code?: string; detail?: string }[], now: Date): Promise<void> {
+  const { read } = await readReported(paths);
   const before: Record<string, string> = read.ok && typeof read.value === 'object' && read.value !== null ? (read.value as Record<string, string>) : {};
   const after: Record<string, string> = {};
   for (const { goal, reason, code, detail } of blocked) {
@@ -30,7 +41,10 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
     const kind = code ?? (blockKind(reason) === 'dependency' ? 'dependency' : undefined);
     await appendEvent(paths, { type: 'GoalBlocked', goal, ...(kind ? { reason: kind } : {}), detail: `cannot dispatch: ${detail ?? reason}; it waits in the queue` }, now);
   }
-  if (JSON.stringify(before) !== JSON.stringify(after) && (read.ok || blocked.length > 0)) await writeJsonAtomic(file, after);
+  if (JSON.stringify(before) === JSON.stringify(after) || (!read.ok && blocked.length === 0)) return;
+  const store = storeOf(paths);
+  if (store) await store.putDocument('coordinator-blocked', GARDEN_KEY, after);
+  else await writeJsonAtomic(blockedFile(paths), after);
 }
 
 /**
@@ -39,14 +53,14 @@ export async function reportBlocked(paths: GardenPaths, blocked: { goal: string;
  * line in `problems` when given).
  */
 export async function readBlocked(paths: GardenPaths, problems?: string[]): Promise<Record<string, string>> {
-  const read = await readJsonFile(blockedFile(paths));
+  const { read, where } = await readReported(paths);
   if (!read.ok) {
     if (!read.missing) problems?.push(read.message);
     return {};
   }
   const value = read.value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    problems?.push(`${blockedFile(paths)}: not a JSON object of goal id → reason`);
+    problems?.push(`${where}: not a JSON object of goal id → reason`);
     return {};
   }
   return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));

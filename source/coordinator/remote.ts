@@ -26,9 +26,10 @@ import {
 import { resolveSettings, runDir, type Garden } from '../garden/index.js';
 import {
   appendEvent,
-  appendJsonLine,
   appendRunStream,
-  artifactsFile,
+  appendArtifact,
+  hasArtifact,
+  writeArtifactContent,
   readArtifacts,
   closeRun,
   dispatchOrder,
@@ -476,10 +477,7 @@ export async function attachArtifact(
   }
   return withLeaseLock(garden.paths, runId, async () => {
     const lease = await activeLease(garden, runId, input.lease, who, 'artifact', now());
-    const dir = path.join(runDir(garden.paths, runId), 'artifacts');
-    const target = path.join(dir, input.name!);
-    const listed = await fsp.readFile(artifactsFile(garden.paths, runId), 'utf8').then((t) => t.split('\n').some((l) => l.includes(`"name":${JSON.stringify(input.name)}`)), () => false);
-    if (listed) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
+    if (await hasArtifact(garden.paths, runId, input.name!)) throw new RemoteRefusal(409, `name ${input.name}: an artifact of that name is already attached to run ${runId}`, '/name');
     const record: ArtifactRecord = {
       name: input.name!,
       kind,
@@ -490,11 +488,8 @@ export async function attachArtifact(
     };
     const issues = validateArtifact(record);
     if (issues.length > 0) throw new RemoteRefusal(400, `artifact: ${formatIssue(issues[0]!)}`, `/${issues[0]!.field ?? 'name'}`);
-    if (bytes) {
-      await fsp.mkdir(dir, { recursive: true });
-      await fsp.writeFile(target, bytes, { flag: 'wx' });
-    }
-    await appendJsonLine(artifactsFile(garden.paths, runId), record);
+    if (bytes) await writeArtifactContent(garden.paths, runId, input.name!, bytes);
+    await appendArtifact(garden.paths, record);
     await appendEvent(garden.paths, { type: 'ArtifactAttached', run: runId, goal: lease.goal, plant: lease.plant, detail: `${kind} ${input.name}${record.url ? ` ${record.url}` : ` (${record.bytes} bytes)`}`, ...tokenFields(who) }, now());
     return record;
   });

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { GoalRecord, RunRecord } from '../contracts/index.js';
 import { runDir, type Garden, type GardenPaths } from '../garden/index.js';
-import { createGoal, readPlant } from '../store/index.js';
+import { createGoal, GARDEN_KEY, inStoreTransaction, readPlant, storeOf } from '../store/index.js';
 import { TEND_TRIGGERS, tendMetadataOf, type TendMetadata, type TendOrigin, type TendTrigger } from '../contracts/index.js';
 
 export { TEND_TRIGGERS, tendMetadataOf, type TendMetadata, type TendOrigin, type TendTrigger } from '../contracts/index.js';
@@ -153,7 +153,8 @@ export function attentionStateFile(paths: GardenPaths): string {
 /** Reads the covered set; missing or unreadable reads as empty. */
 export async function readAttentionCovered(paths: GardenPaths): Promise<string[]> {
   try {
-    const value = JSON.parse(await fsp.readFile(attentionStateFile(paths), 'utf8')) as unknown;
+    const store = storeOf(paths);
+    const value = store ? await store.documentRecord('tend-attention', GARDEN_KEY) : (JSON.parse(await fsp.readFile(attentionStateFile(paths), 'utf8')) as unknown);
     return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
   } catch {
     return [];
@@ -195,15 +196,20 @@ export async function createTendGoal(garden: Garden, input: TendGoalInput, now: 
   );
 }
 
-/** The effect step: queues the decided tends and saves the covered set. */
+/** The effect step: queues the decided tends and saves the covered set (on a store, in one transaction). */
 export async function queueTends(garden: Garden, decision: TendDecision, previousCovered: string[], now: Date): Promise<{ goal: string; trigger: string; key: string }[]> {
-  const queued: { goal: string; trigger: string; key: string }[] = [];
-  for (const request of decision.queue) {
-    const goal = await createTendGoal(garden, request, now);
-    queued.push({ goal: goal.id, trigger: request.trigger, key: request.key });
-  }
-  const same = decision.attentionCovered.length === previousCovered.length && decision.attentionCovered.every((id, i) => id === previousCovered[i]);
-  if (!same) await fsp.writeFile(attentionStateFile(garden.paths), `${JSON.stringify(decision.attentionCovered)}\n`);
-  return queued;
+  return inStoreTransaction(garden.paths, async () => {
+    const queued: { goal: string; trigger: string; key: string }[] = [];
+    for (const request of decision.queue) {
+      const goal = await createTendGoal(garden, request, now);
+      queued.push({ goal: goal.id, trigger: request.trigger, key: request.key });
+    }
+    const same = decision.attentionCovered.length === previousCovered.length && decision.attentionCovered.every((id, i) => id === previousCovered[i]);
+    if (same) return queued;
+    const store = storeOf(garden.paths);
+    if (store) await store.putDocument('tend-attention', GARDEN_KEY, decision.attentionCovered);
+    else await fsp.writeFile(attentionStateFile(garden.paths), `${JSON.stringify(decision.attentionCovered)}\n`);
+    return queued;
+  });
 }
 

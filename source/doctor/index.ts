@@ -4,7 +4,9 @@
  * fixes and never deletes a record (docs/doctor/level2.md).
  */
 import path from 'node:path';
-import type { GardenPaths } from '../garden/index.js';
+import { storeUrlOf, type GardenPaths } from '../garden/index.js';
+import { attachStore, detachStore, storeOf } from '../store/index.js';
+import { PostgresStore } from '../store/postgres/store.js';
 import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
 import { checkEvents } from './events.js';
@@ -18,6 +20,7 @@ import { checkProcesses } from './processes.js';
 import { checkRuns } from './runs.js';
 import { checkRuntimeGit } from './runtime-git.js';
 import { checkSchedules } from './schedules.js';
+import { checkStore } from './store.js';
 import { checkWorktrees } from './worktrees.js';
 import { NotFixed, type DoctorContext, type Finding, type Problem } from './types.js';
 
@@ -66,7 +69,9 @@ function publicFinding(problem: Problem): Finding {
  * records against their seals and running runs, remote runners' leases
  * (and goals their finish left unsettled), plants, schedules.json, the event log,
  * orphan agent processes, the runtime git repository and whether git
- * ignores the runtime root. With `fix`, makes
+ * ignores the runtime root. On a PostgreSQL garden the store check (its
+ * schema version, stuck leases, orphaned runs) stands for the goal, ledger,
+ * run, lease and event checks. With `fix`, makes
  * each finding's safe fix in that order and marks it `fixed`; a fix that
  * fails leaves `fixed: false` and says why in `fix`.
  *
@@ -87,18 +92,44 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   };
   const problems: Problem[] = [];
   problems.push(...checkLock(ctx));
-  const goals = await checkGoals(ctx);
-  problems.push(...goals.problems);
-  problems.push(...(await checkLedger(ctx, goals.scan)));
-  problems.push(...(await checkRuns(ctx, goals.scan)));
-  problems.push(...(await checkLeases(ctx, goals.scan)));
-  problems.push(...(await checkPlants(ctx)));
-  problems.push(...(await checkSchedules(ctx)));
-  problems.push(...(await checkEvents(ctx)));
-  problems.push(...checkProcesses(ctx));
-  problems.push(...(await checkRuntimeGit(ctx)));
-  problems.push(...(await checkIgnore(ctx)));
-  problems.push(...(await checkWorktrees(ctx)));
+  const storeUrl = storeUrlOf(garden.config.storeUrl, ctx.env);
+  if (storeUrl) {
+    // A PostgreSQL garden: its goals, runs, leases and events are the store's, checked there; the file checks of those records do not apply.
+    const store = await checkStore(ctx, storeUrl.url, storeUrl.from);
+    problems.push(...store.problems);
+    problems.push(...(await checkPlants(ctx)));
+    problems.push(...(await checkSchedules(ctx)));
+    problems.push(...checkProcesses(ctx));
+    problems.push(...(await checkRuntimeGit(ctx)));
+    problems.push(...(await checkIgnore(ctx)));
+    // The worktrees check reads runs and goals through the store: only when it opens without a migration.
+    if (store.usable) {
+      // One attached already (doctor run in a process that uses the garden) is used as it is.
+      const own = storeOf(garden.paths) ? undefined : new PostgresStore(storeUrl.url, { max: 2 });
+      if (own) attachStore(garden.paths, own);
+      try {
+        problems.push(...(await checkWorktrees(ctx)));
+      } finally {
+        if (own) {
+          detachStore(garden.paths);
+          await own.close();
+        }
+      }
+    }
+  } else {
+    const goals = await checkGoals(ctx);
+    problems.push(...goals.problems);
+    problems.push(...(await checkLedger(ctx, goals.scan)));
+    problems.push(...(await checkRuns(ctx, goals.scan)));
+    problems.push(...(await checkLeases(ctx, goals.scan)));
+    problems.push(...(await checkPlants(ctx)));
+    problems.push(...(await checkSchedules(ctx)));
+    problems.push(...(await checkEvents(ctx)));
+    problems.push(...checkProcesses(ctx));
+    problems.push(...(await checkRuntimeGit(ctx)));
+    problems.push(...(await checkIgnore(ctx)));
+    problems.push(...(await checkWorktrees(ctx)));
+  }
 
   if (!options.fix) return { gardenRoot: garden.paths.gardenRoot, findings: problems.map(publicFinding), fixRan: false };
 
@@ -129,8 +160,10 @@ export function doctorFailed(report: DoctorReport): boolean {
   return report.findings.some((f) => f.fixed !== true);
 }
 
-/** A path for a person: relative to the garden root when inside it. */
+/** A path for a person: relative to the garden root when inside it; anything but an absolute path (a store's record) as it is. */
 export function displayPath(paths: Pick<GardenPaths, 'gardenRoot'> | string, file: string): string {
+  // A store's record is named by its (redacted) URL, not a path.
+  if (!path.isAbsolute(file)) return file;
   const root = typeof paths === 'string' ? paths : paths.gardenRoot;
   const rel = path.relative(root, file);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;

@@ -52,15 +52,19 @@ function goalOf(runId: string): string {
   return RUN_ID_PATTERN.exec(runId)![1]!;
 }
 
-/** Words for a running run's agent process, and whether any of it is alive on this host. */
-function agentProcess(dir: string): { alive: boolean | undefined; words: string } {
+/**
+ * Words for a running run's agent process (`<dir>/process.json`), and
+ * whether any of it is alive on this host: undefined when that cannot be
+ * told (no readable process.json; `elsewhere`: it ran on another host).
+ */
+export function agentProcess(dir: string): { alive: boolean | undefined; elsewhere?: boolean; words: string } {
   let record: ProcessRecord;
   try {
     record = JSON.parse(fs.readFileSync(path.join(dir, PROCESS_FILE), 'utf8')) as ProcessRecord;
   } catch {
     return { alive: undefined, words: `there is no readable ${PROCESS_FILE}` };
   }
-  if (record.host !== os.hostname()) return { alive: undefined, words: `its agent process ran on host ${record.host ?? '?'}, which doctor cannot see` };
+  if (record.host !== os.hostname()) return { alive: undefined, elsewhere: true, words: `its agent process ran on host ${record.host ?? '?'}, which doctor cannot see` };
   const pidAlive = typeof record.pid === 'number' && processAlive(record.pid);
   const marked = typeof record.mark === 'string' && record.mark ? markedProcesses(record.mark) : [];
   if (pidAlive || marked.length > 0) return { alive: true, words: `its agent processes are still alive (pid ${[...new Set([...(pidAlive ? [record.pid!] : []), ...marked])].join(', ')}; see the processes check)` };

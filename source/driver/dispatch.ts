@@ -37,6 +37,7 @@ import {
   unfollowRun,
   type ChatMessage,
   type CloseRunInput,
+  storeOf,
 } from '../store/index.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { bubblewrapSpec } from './sandbox.js';
@@ -605,11 +606,17 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     resumeSessionId,
   };
   const leftovers: string[] = [];
-  const { env: cleanedEnv, removed } = agentEnvironment(ctx.env ?? process.env);
+  const { env: cleanedEnv, removed } = agentEnvironment(ctx.env ?? process.env, { onStore: Boolean(storeOf(paths)) });
   const agentEnv = guard ? guard.environment(cleanedEnv) : cleanedEnv;
   if (removed.length > 0 && !cleanedReported.has(removed.join(','))) {
     cleanedReported.add(removed.join(','));
-    await appendEvent(paths, { type: 'AgentEnvironmentCleaned', run: runId, goal: goal.id, detail: `removed ${removed.join(', ')} from the agents' environment: agents work in the garden's own repository (set by a git hook or a wrapper?)` }, now()).catch(() => undefined);
+    const git = removed.filter((n) => (GIT_LOCATION_VARIABLES as readonly string[]).includes(n));
+    const store = removed.filter((n) => !git.includes(n));
+    const why = [
+      ...(git.length ? [`removed ${git.join(', ')} from the agents' environment: agents work in the garden's own repository (set by a git hook or a wrapper?)`] : []),
+      ...(store.length ? [`removed ${store.join(', ')} from the agents' environment: the store's credentials never reach an agent`] : []),
+    ];
+    await appendEvent(paths, { type: 'AgentEnvironmentCleaned', run: runId, goal: goal.id, detail: why.join('; ') }, now()).catch(() => undefined);
   }
   const runPhase = async (phase: 'main' | 'reflection', sessionId?: string): Promise<LaunchResult | string> => {
     const printed = new SanitizeStream();
@@ -806,10 +813,30 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
 export const GIT_LOCATION_VARIABLES = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_COMMON_DIR', 'GIT_PREFIX', 'GIT_ALTERNATE_OBJECT_DIRECTORIES'] as const;
 const cleanedReported = new Set<string>();
 
-/** The agents' environment: the coordinator's, less {@link GIT_LOCATION_VARIABLES}; `removed` names those that were set. */
-export function agentEnvironment(base: NodeJS.ProcessEnv): { env: NodeJS.ProcessEnv; removed: string[] } {
+/**
+ * The store's credentials (docs/store/level2.md): an agent that had them
+ * could write the garden's records itself, past every rule of pak2's. The
+ * store's URL always goes; the PostgreSQL client's password variables go
+ * when the garden is on a store (they are then the store's).
+ */
+export const STORE_CREDENTIAL_VARIABLES = ['PAK2_STORE_URL'] as const;
+export const STORE_PASSWORD_VARIABLES = ['PGPASSWORD', 'PGPASSFILE'] as const;
+
+/**
+ * The agents' environment: the coordinator's, less {@link GIT_LOCATION_VARIABLES}
+ * and the store's credentials ({@link STORE_CREDENTIAL_VARIABLES}; with
+ * `onStore`, {@link STORE_PASSWORD_VARIABLES} too); `removed` names those that were set.
+ */
+export function agentEnvironment(base: NodeJS.ProcessEnv, options: { onStore?: boolean } = {}): { env: NodeJS.ProcessEnv; removed: string[] } {
   const env = { ...base };
   const removed: string[] = [];
+  const credentials = [...STORE_CREDENTIAL_VARIABLES, ...(options.onStore || base.PAK2_STORE_URL ? STORE_PASSWORD_VARIABLES : [])];
+  for (const name of credentials) {
+    if (env[name] !== undefined) {
+      removed.push(name);
+      delete env[name];
+    }
+  }
   for (const name of GIT_LOCATION_VARIABLES) {
     if (env[name] !== undefined) {
       removed.push(name);

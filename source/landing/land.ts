@@ -4,7 +4,7 @@ import type { EventType, GoalRecord, LandingRecord, LandingVerify } from '../con
 import { agentEnvironment } from '../driver/index.js';
 import { landingsDir, worktreesDir, type Garden } from '../garden/index.js';
 import { runVerify } from '../guard/index.js';
-import { appendEvent, crashPoint, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
+import { appendEvent, crashPoint, inStoreTransaction, readGoal, readLanding, StoreError, withLandingLock, writeLanding } from '../store/index.js';
 import { branchTip, copyIntoWorktree, git, parkWorktree, plantsRelative, POOL_DIR, removeWorktree, runSetup, takeFromPool, WorktreeGitError } from '../worktree/index.js';
 import { moveBase } from './checkout.js';
 import { mergeOnto } from './merge.js';
@@ -49,15 +49,18 @@ export async function landOne(garden: Garden, start: LandingRecord, env: NodeJS.
   const repo = paths.gardenRoot;
   let record = start;
   const save = async (patch: Partial<LandingRecord>, event?: { type: EventType; detail: string }): Promise<LandingRecord | undefined> => {
-    try {
-      record = await writeLanding(paths, { ...record, ...patch, updated_at: now().toISOString() });
-    } catch (error) {
-      // Rejected (or ended) by the operator while this step ran: theirs stands.
-      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
-      throw error;
-    }
-    if (event) await appendEvent(paths, { type: event.type, run: record.run, goal: record.goal, plant: record.plant, status: record.state, detail: event.detail }, now());
-    return record;
+    // On a store, the record and its event commit together.
+    return inStoreTransaction(paths, async () => {
+      try {
+        record = await writeLanding(paths, { ...record, ...patch, updated_at: now().toISOString() });
+      } catch (error) {
+        // Rejected (or ended) by the operator while this step ran: theirs stands.
+        if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+        throw error;
+      }
+      if (event) await appendEvent(paths, { type: event.type, run: record.run, goal: record.goal, plant: record.plant, status: record.state, detail: event.detail }, now());
+      return record;
+    });
   };
   const fail = (reason: 'landing_error', message: string) => save({ state: 'failed', failure_reason: reason, message }, { type: 'LandingFailed', detail: `${reason}: ${message}` });
 

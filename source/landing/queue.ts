@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { GoalRecord, LandingRecord, RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
-import { appendEvent, crashPoint, readLanding, writeLanding } from '../store/index.js';
+import { appendEvent, crashPoint, inStoreTransaction, readLanding, writeLanding } from '../store/index.js';
 import { branchTip, commitRunWork, git, WorkOffBranchError } from '../worktree/index.js';
 
 /** What queueing a run's work did: a landing record, or nothing to land (the run changed nothing). */
@@ -44,8 +44,11 @@ export async function queueLanding(garden: Garden, goal: GoalRecord, run: RunRec
     if (!(error instanceof WorkOffBranchError)) throw error;
     // Work the branch does not hold is never landed as nothing: the landing fails, saying where the work is.
     const at = now().toISOString();
-    const landing = await writeLanding(paths, { run: run.id, goal: goal.id, plant: run.plant, state: 'failed', failure_reason: 'landing_error', message: error.message, branch: wt.branch, head_commit: error.tip, base_branch: wt.base_branch, base_commit: wt.base_commit, queued_at: at, updated_at: at, attempts: 0 });
-    await appendEvent(paths, { type: 'LandingFailed', run: run.id, goal: goal.id, plant: run.plant, status: 'failed', detail: `landing_error: ${error.message}` }, now());
+    const landing = await inStoreTransaction(paths, async () => {
+      const written = await writeLanding(paths, { run: run.id, goal: goal.id, plant: run.plant, state: 'failed', failure_reason: 'landing_error', message: error.message, branch: wt.branch, head_commit: error.tip, base_branch: wt.base_branch, base_commit: wt.base_commit, queued_at: at, updated_at: at, attempts: 0 });
+      await appendEvent(paths, { type: 'LandingFailed', run: run.id, goal: goal.id, plant: run.plant, status: 'failed', detail: `landing_error: ${error.message}` }, now());
+      return written;
+    });
     return { kind: 'queued', landing };
   }
   if (!head || head === wt.base_commit) return { kind: 'empty' };
@@ -53,21 +56,25 @@ export async function queueLanding(garden: Garden, goal: GoalRecord, run: RunRec
   if (files.length === 0) return { kind: 'empty' };
   const at = now().toISOString();
   const review = config.merge.mode === 'review';
-  const landing = await writeLanding(paths, {
-    run: run.id,
-    goal: goal.id,
-    plant: run.plant,
-    state: review ? 'awaiting_review' : 'queued',
-    branch: wt.branch,
-    head_commit: head,
-    base_branch: wt.base_branch,
-    base_commit: wt.base_commit,
-    queued_at: at,
-    updated_at: at,
-    files,
-    attempts: 0,
+  // On a store, the record and LandingQueued commit together (a crash between them leaves neither).
+  const landing = await inStoreTransaction(paths, async () => {
+    const written = await writeLanding(paths, {
+      run: run.id,
+      goal: goal.id,
+      plant: run.plant,
+      state: review ? 'awaiting_review' : 'queued',
+      branch: wt.branch,
+      head_commit: head,
+      base_branch: wt.base_branch,
+      base_commit: wt.base_commit,
+      queued_at: at,
+      updated_at: at,
+      files,
+      attempts: 0,
+    });
+    crashPoint('landing:after-queued');
+    await appendEvent(paths, { type: 'LandingQueued', run: run.id, goal: goal.id, plant: run.plant, status: written.state, detail: `${files.length} file(s) on ${wt.branch} at ${head.slice(0, 12)}${review ? '; awaiting review' : ''}` }, now());
+    return written;
   });
-  crashPoint('landing:after-queued');
-  await appendEvent(paths, { type: 'LandingQueued', run: run.id, goal: goal.id, plant: run.plant, status: landing.state, detail: `${files.length} file(s) on ${wt.branch} at ${head.slice(0, 12)}${review ? '; awaiting review' : ''}` }, now());
   return { kind: 'queued', landing };
 }

@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import type { RunRecord } from '../contracts/index.js';
-import { runDir, type Garden } from '../garden/index.js';
-import { appendEvent, readArtifacts, readLanding, writeLanding } from '../store/index.js';
+import type { Garden } from '../garden/index.js';
+import { appendEvent, inStoreTransaction, localArtifactContent, readArtifacts, readLanding, writeLanding } from '../store/index.js';
 import { createWorktree, gardenIsolationNow, git, plantsRelative, runtimeRelative, prepareRepository, type Isolation } from '../worktree/index.js';
 
 const decided = new Map<string, { at: number; isolation: Isolation }>();
@@ -38,8 +36,8 @@ export async function materializeRemoteWork(garden: Garden, run: RunRecord, env:
   const wt = run.worktree;
   if (!wt || run.status !== 'success' || (await readLanding(garden.paths, run.id))) return undefined;
   const artifact = (await readArtifacts(garden.paths, run.id)).filter((a) => a.name === 'diff.patch').at(-1);
-  const patch = path.join(runDir(garden.paths, run.id), 'artifacts', 'diff.patch');
-  if (!artifact || !fs.existsSync(patch)) return undefined;
+  const patch = artifact ? await localArtifactContent(garden.paths, run.id, 'diff.patch') : undefined;
+  if (!patch) return undefined;
   const repo = garden.paths.gardenRoot;
   await prepareRepository(repo, runtimeRelative(garden), env, plantsRelative(garden));
   await createWorktree(repo, wt, env);
@@ -50,22 +48,24 @@ export async function materializeRemoteWork(garden: Garden, run: RunRecord, env:
   const message = `the runner's diff.patch does not apply to ${wt.base_branch} at ${wt.base_commit.slice(0, 12)}: ${(applied.stderr.trim().split('\n')[0] ?? 'git apply failed').slice(0, 300)}`;
   await git(['reset', '--hard', '--quiet'], wt.path, env).catch(() => undefined);
   const at = now().toISOString();
-  await writeLanding(garden.paths, {
-    run: run.id,
-    goal: run.goal,
-    plant: run.plant,
-    state: 'conflict',
-    failure_reason: 'landing_conflict',
-    branch: wt.branch,
-    head_commit: wt.base_commit,
-    base_branch: wt.base_branch,
-    base_commit: wt.base_commit,
-    queued_at: at,
-    updated_at: at,
-    conflict: { paths },
-    message,
-    attempts: 0,
+  await inStoreTransaction(garden.paths, async () => {
+    await writeLanding(garden.paths, {
+      run: run.id,
+      goal: run.goal,
+      plant: run.plant,
+      state: 'conflict',
+      failure_reason: 'landing_conflict',
+      branch: wt.branch,
+      head_commit: wt.base_commit,
+      base_branch: wt.base_branch,
+      base_commit: wt.base_commit,
+      queued_at: at,
+      updated_at: at,
+      conflict: { paths },
+      message,
+      attempts: 0,
+    });
+    await appendEvent(garden.paths, { type: 'LandingConflict', run: run.id, goal: run.goal, plant: run.plant, status: 'conflict', detail: message }, now());
   });
-  await appendEvent(garden.paths, { type: 'LandingConflict', run: run.id, goal: run.goal, plant: run.plant, status: 'conflict', detail: message }, now());
   return message;
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { GardenPaths } from '../garden/index.js';
-import { appendEvent, writeJsonAtomic } from '../store/index.js';
+import { appendEvent, inStoreTransaction, storeOf, writeJsonAtomic } from '../store/index.js';
 
 /**
  * One dashboard session's measured cost: wall time, in seconds
@@ -35,8 +35,13 @@ export async function startDashboardInvocation(paths: GardenPaths, command = 'pa
       finished_at: finished.toISOString(),
       cost: { source: 'estimated', wall_seconds: Math.round((finished.getTime() - started.getTime()) / 10) / 100 },
     };
-    await writeJsonAtomic(path.join(paths.dashboardDir, 'invocations', `${id}.json`), record);
-    await appendEvent(paths, { type: 'DashboardFinished', detail: `invocation ${id}, ${record.cost.wall_seconds} s` }, finished);
+    // On a store, the record and DashboardFinished commit together.
+    await inStoreTransaction(paths, async () => {
+      const store = storeOf(paths);
+      if (store) await store.putDocument('dashboard-invocation', id, record);
+      else await writeJsonAtomic(path.join(paths.dashboardDir, 'invocations', `${id}.json`), record);
+      await appendEvent(paths, { type: 'DashboardFinished', detail: `invocation ${id}, ${record.cost.wall_seconds} s` }, finished);
+    });
     return record;
   };
 }

@@ -22,8 +22,12 @@ export class EventFollower {
     private readonly pollMs = 200,
   ) {}
 
-  /** Starts following from the log's current end (a store's: its newest event, then every commit wakes a read). */
-  start(): void {
+  /**
+   * Starts following from the log's current end (a store's: its newest
+   * event, then every commit wakes a read). Resolves once the starting point
+   * is taken, so an event appended after it is followed.
+   */
+  start(): Promise<void> {
     const store = storeOf(this.paths);
     if (store) {
       this.starting = (async () => {
@@ -32,7 +36,7 @@ export class EventFollower {
       })().catch(() => undefined);
       this.timer = setInterval(() => void this.flush(), this.pollMs);
       this.timer.unref();
-      return;
+      return this.starting;
     }
     try {
       this.offset = fs.statSync(this.paths.coordinatorLog).size;
@@ -41,6 +45,7 @@ export class EventFollower {
     }
     this.timer = setInterval(() => void this.flush(), this.pollMs);
     this.timer.unref();
+    return Promise.resolve();
   }
 
   /** Reads and delivers every complete event line appended since the last read (one read at a time). */

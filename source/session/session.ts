@@ -228,7 +228,7 @@ export class Session {
    */
   open(): Promise<void> {
     this.opening ??= (async () => {
-      this.follower.start();
+      await this.follower.start();
       await this.coordinator?.start();
       await this.source?.start();
       this.opened = true;

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import { isTerminalLandingState, type LandingRecord, type RunRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { landingFile, readLanding } from '../store/index.js';
+import { landingFile, readLanding, storeOf } from '../store/index.js';
 
 /**
  * The landings of the shown goals' latest runs (docs/landing/level2.md), for
@@ -21,10 +21,18 @@ export class LandingReader {
     if (!run?.worktree) return undefined;
     const cached = this.cache.get(run.id);
     if (cached?.landing && isTerminalLandingState(cached.landing.state)) return cached.landing;
-    const stat = await fsp.stat(landingFile(this.paths, run.id)).catch(() => undefined);
-    const stamp = stat ? `${stat.mtimeMs}:${stat.size}` : '-';
-    if (cached && cached.stamp === stamp) return cached.landing;
     try {
+      if (storeOf(this.paths)) {
+        // A store has no file to stat: the record is read, and kept when it is the same.
+        const landing = await readLanding(this.paths, run.id);
+        const stamp = landing ? JSON.stringify(landing) : '-';
+        if (cached && cached.stamp === stamp) return cached.landing;
+        this.cache.set(run.id, { stamp, landing });
+        return landing;
+      }
+      const stat = await fsp.stat(landingFile(this.paths, run.id)).catch(() => undefined);
+      const stamp = stat ? `${stat.mtimeMs}:${stat.size}` : '-';
+      if (cached && cached.stamp === stamp) return cached.landing;
       const landing = stat ? await readLanding(this.paths, run.id) : undefined;
       this.cache.set(run.id, { stamp, landing });
       return landing;

@@ -1,7 +1,7 @@
 import fsp from 'node:fs/promises';
 import type { ArtifactRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { artifactsFile, readArtifacts, readLease } from '../store/index.js';
+import { artifactsFile, readArtifacts, readLease, storeOf } from '../store/index.js';
 import type { RemoteView } from './types.js';
 
 /**
@@ -51,13 +51,24 @@ export class RemoteFollower {
       this.ended = undefined;
       this.endedRead = false;
     }
-    const stat = await fsp.stat(artifactsFile(this.paths, run.id)).catch(() => undefined);
-    const stamp = stat ? `${stat.mtimeMs}:${stat.size}` : '-';
     let changed = before?.runId !== run.id;
-    if (stamp !== this.stamp) {
-      this.stamp = stamp;
-      this.artifacts = stat ? await readArtifacts(this.paths, run.id) : [];
-      changed = true;
+    if (storeOf(this.paths)) {
+      // A store has no file to stat: the artifacts are read, and kept when they are the same.
+      const artifacts = await readArtifacts(this.paths, run.id);
+      const stamp = JSON.stringify(artifacts);
+      if (stamp !== this.stamp) {
+        this.stamp = stamp;
+        this.artifacts = artifacts;
+        changed = true;
+      }
+    } else {
+      const stat = await fsp.stat(artifactsFile(this.paths, run.id)).catch(() => undefined);
+      const stamp = stat ? `${stat.mtimeMs}:${stat.size}` : '-';
+      if (stamp !== this.stamp) {
+        this.stamp = stamp;
+        this.artifacts = stat ? await readArtifacts(this.paths, run.id) : [];
+        changed = true;
+      }
     }
     if (active) this.endedRead = false; // when it ends, its ended record is read (once)
     else if (!this.endedRead) {

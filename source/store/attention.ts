@@ -3,6 +3,9 @@ import { formatIssue, validateAttentionRecord, type AttentionAck, type Attention
 import type { GardenPaths } from '../garden/index.js';
 import { appendEvent } from './events.js';
 import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { storeOf } from './backend.js';
+import { GARDEN_KEY, storedWhere } from './documents.js';
+import { storedRead } from './goals.js';
 
 /** `<runtime-root>/attention.json`: the acknowledged "needs you" items (docs/attention/level2.md, "Acknowledging"). */
 export function attentionFile(paths: GardenPaths): string {
@@ -15,8 +18,9 @@ export function attentionFile(paths: GardenPaths): string {
  * @throws StoreError INVALID_RECORD naming the file and field when it is damaged.
  */
 export async function readAttentionAcks(paths: GardenPaths): Promise<Map<string, AttentionAck>> {
-  const file = attentionFile(paths);
-  const read = await readJsonFile(file);
+  const store = storeOf(paths);
+  const file = store ? storedWhere(store.where, 'attention.json') : attentionFile(paths);
+  const read = store ? storedRead(await store.documentRecord('attention', GARDEN_KEY)) : await readJsonFile(file);
   if (!read.ok) {
     if (read.missing) return new Map();
     throw new StoreError('INVALID_RECORD', read.message, file);
@@ -43,27 +47,28 @@ export async function acknowledgeAttention(
   by: { name: string; role?: string },
   now: Date = new Date(),
 ): Promise<string[]> {
-  return withLock(
-    paths.runtimeRoot,
-    async () => {
-      const acks = await readAttentionAcks(paths);
-      const added: { id: string; goal?: string; run?: string }[] = [];
-      for (const item of items) {
-        if (acks.has(item.id)) continue;
-        acks.set(item.id, { id: item.id, at: now.toISOString(), by: by.name });
-        added.push(item);
-      }
-      const kept = [...acks.values()].filter((ack) => current.has(ack.id));
-      const record: AttentionRecord = { acked: kept };
-      const issues = validateAttentionRecord(record);
-      if (issues.length > 0) throw new StoreError('INVALID_RECORD', `attention.json: ${formatIssue(issues[0]!)}`);
-      await writeJsonAtomic(attentionFile(paths), record);
-      for (const item of added) {
-        const about = { ...(item.goal ? { goal: item.goal } : {}), ...(item.run ? { run: item.run } : {}) };
-        await appendEvent(paths, { type: 'AttentionAcknowledged', ...about, detail: item.id, ...(by.role ? { token_name: by.name, token_role: by.role } : {}) }, now);
-      }
-      return added.map((item) => item.id);
-    },
-    path.join(paths.runtimeRoot, 'attention.lock'),
-  );
+  const store = storeOf(paths);
+  const acknowledge = async (): Promise<string[]> => {
+    const acks = await readAttentionAcks(paths);
+    const added: { id: string; goal?: string; run?: string }[] = [];
+    for (const item of items) {
+      if (acks.has(item.id)) continue;
+      acks.set(item.id, { id: item.id, at: now.toISOString(), by: by.name });
+      added.push(item);
+    }
+    const kept = [...acks.values()].filter((ack) => current.has(ack.id));
+    const record: AttentionRecord = { acked: kept };
+    const issues = validateAttentionRecord(record);
+    if (issues.length > 0) throw new StoreError('INVALID_RECORD', `attention.json: ${formatIssue(issues[0]!)}`);
+    if (store) await store.putDocument('attention', GARDEN_KEY, record);
+    else await writeJsonAtomic(attentionFile(paths), record);
+    for (const item of added) {
+      const about = { ...(item.goal ? { goal: item.goal } : {}), ...(item.run ? { run: item.run } : {}) };
+      await appendEvent(paths, { type: 'AttentionAcknowledged', ...about, detail: item.id, ...(by.role ? { token_name: by.name, token_role: by.role } : {}) }, now);
+    }
+    return added.map((item) => item.id);
+  };
+  // The store's lock is its transaction: the acknowledgements and their events commit together.
+  if (store) return store.withDocumentLock('attention', GARDEN_KEY, acknowledge);
+  return withLock(paths.runtimeRoot, acknowledge, path.join(paths.runtimeRoot, 'attention.lock'));
 }

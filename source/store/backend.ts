@@ -131,6 +131,18 @@ export interface GardenStore {
   clearStream(runId: string, stream: RunStreamName): Promise<void>;
 
   /**
+   * Document lines: the records of an append-only file (a JSONL file's
+   * lines: conversation messages, supplements, artifacts, operator messages,
+   * webhook deliveries), numbered 1, 2, … per `(kind, parent)` in the order
+   * appended. `appendDocumentLine` appends one under the lock
+   * {@link GardenStore.withDocumentLock} takes for `(kind, parent)` and
+   * returns its number; `documentLines` gives them in order: those after
+   * line `after`, or only the `last` ones.
+   */
+  appendDocumentLine(kind: string, parent: string, record: unknown): Promise<number>;
+  documentLines(kind: string, parent: string, options?: { after?: number; last?: number }): Promise<{ n: number; record: unknown }[]>;
+
+  /**
    * Takes or renews duty `duty` (e.g. `leader`) for `holder` until
    * `ttlSeconds` from now on the database's clock, when it is free, expired
    * or already `holder`'s. The term grows each time the duty changes hands.
@@ -182,4 +194,15 @@ export function detachStore(paths: Pick<GardenPaths, 'runtimeRoot'>): void {
 /** The store attached to the garden at `paths`, or undefined: its records are the seeds' files. */
 export function storeOf(paths: Pick<GardenPaths, 'runtimeRoot'>): GardenStore | undefined {
   return attached.size === 0 ? undefined : attached.get(paths.runtimeRoot);
+}
+
+/**
+ * Runs `fn` in one transaction of the store attached to the garden at
+ * `paths`, so a record written inside it and the event that says so commit
+ * together or not at all (seed 004); for a file garden, runs `fn` as it is
+ * (the files' record-then-event order, with its crash points between).
+ */
+export function inStoreTransaction<T>(paths: Pick<GardenPaths, 'runtimeRoot'>, fn: () => Promise<T>): Promise<T> {
+  const store = storeOf(paths);
+  return store ? store.transaction(fn) : fn();
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
 import { appendJsonLine, readJsonFile, readJsonLines, writeJsonAtomic } from './files.js';
+import { storeOf, type GardenStore } from './backend.js';
 
 /** Who wrote a conversation message. */
 export type ChatSender = 'operator' | 'garden' | 'system';
@@ -65,12 +66,24 @@ export async function openConversation(paths: GardenPaths, startedBy: Conversati
     channel: 'filesystem',
     ...(options.startup ? { startup: true } : {}),
   };
-  await writeJsonAtomic(path.join(conversationDir(paths, meta.id), 'meta.json'), meta);
+  const file = path.join(conversationDir(paths, meta.id), 'meta.json');
+  const store = storeOf(paths);
+  if (store) await store.putDocument('conversation', meta.id, meta);
+  else await writeJsonAtomic(file, meta);
   return meta;
+}
+
+/** A store's conversations, oldest first: the ids of the pattern whose record is an object (a meta.json that parses). */
+async function storedConversations(store: GardenStore): Promise<ConversationMeta[]> {
+  return (await store.documentRecords('conversation'))
+    .filter(({ key, record }) => CONVERSATION_ID_PATTERN.test(key) && typeof record === 'object' && record !== null)
+    .map(({ record }) => record as ConversationMeta);
 }
 
 /** The most recently started conversation, if any. */
 export async function latestConversation(paths: GardenPaths): Promise<ConversationMeta | undefined> {
+  const store = storeOf(paths);
+  if (store) return (await storedConversations(store)).at(-1);
   let names: string[];
   try {
     names = await fsp.readdir(paths.conversationsDir);
@@ -89,14 +102,21 @@ export async function latestConversation(paths: GardenPaths): Promise<Conversati
 /** Appends a message to a conversation's messages.jsonl. */
 export async function appendConversationMessage(paths: GardenPaths, id: string, message: Omit<ChatMessage, 'ts'> & { ts?: string }, now: Date = new Date()): Promise<ChatMessage> {
   const full: ChatMessage = { ...message, ts: message.ts ?? now.toISOString() };
-  await appendJsonLine(path.join(conversationDir(paths, id), 'messages.jsonl'), full);
+  const file = path.join(conversationDir(paths, id), 'messages.jsonl');
+  const store = storeOf(paths);
+  if (store) await store.appendDocumentLine('conversation-message', id, full);
+  else await appendJsonLine(file, full);
   return full;
 }
 
 /** The last `limit` messages of a conversation (malformed lines are skipped). */
 export async function readConversationMessages(paths: GardenPaths, id: string, limit = 200): Promise<ChatMessage[]> {
   const isMessage = (v: unknown) => typeof (v as ChatMessage)?.text === 'string' && typeof (v as ChatMessage)?.sender === 'string';
-  const messages = await readJsonLines<ChatMessage>(path.join(conversationDir(paths, id), 'messages.jsonl'), isMessage);
+  const file = path.join(conversationDir(paths, id), 'messages.jsonl');
+  const store = storeOf(paths);
+  const messages = store
+    ? ((await store.documentLines('conversation-message', id)).map((line) => line.record).filter(isMessage) as ChatMessage[])
+    : await readJsonLines<ChatMessage>(file, isMessage);
   return messages.slice(-limit);
 }
 
@@ -106,17 +126,22 @@ export async function readConversationMessages(paths: GardenPaths, id: string, l
  * @throws Error naming the conversation when it does not exist or is malformed.
  */
 export async function readConversation(paths: GardenPaths, id: string): Promise<ConversationMeta> {
-  const read = await readJsonFile(path.join(conversationDir(paths, id), 'meta.json'));
+  const file = path.join(conversationDir(paths, id), 'meta.json');
+  const store = storeOf(paths);
+  if (store) {
+    const record = await store.documentRecord('conversation', id);
+    if (record === undefined) throw new Error(`no conversation ${id}`);
+    if (typeof record !== 'object' || record === null) throw new Error(`${store.where}: conversations/${id}/meta.json: not a JSON object`);
+    return record as ConversationMeta;
+  }
+  const read = await readJsonFile(file);
   if (!read.ok) throw new Error(read.missing ? `no conversation ${id}` : read.message);
   return read.value as ConversationMeta;
 }
 
 /** Records the agent session a conversation continues on its next turn, with the thread's running total where the driver reports one. */
 export async function setConversationContinuity(paths: GardenPaths, id: string, driver: string, sessionId: string, now: Date = new Date(), plant?: string, threadUsage?: ThreadUsage): Promise<ConversationMeta> {
-  const meta = await readConversation(paths, id);
-  const next: ConversationMeta = { ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString(), ...(plant ? { plant } : {}), ...(threadUsage ? { thread_usage: threadUsage } : {}) } };
-  await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), next);
-  return next;
+  return updateConversation(paths, id, (meta) => ({ ...meta, continuity: { driver, session_id: sessionId, updated_at: now.toISOString(), ...(plant ? { plant } : {}), ...(threadUsage ? { thread_usage: threadUsage } : {}) } }));
 }
 
 /**
@@ -124,14 +149,28 @@ export async function setConversationContinuity(paths: GardenPaths, id: string, 
  * one (after a resume that can never succeed).
  */
 export async function clearConversationContinuity(paths: GardenPaths, id: string): Promise<ConversationMeta> {
-  const meta = await readConversation(paths, id);
-  const { continuity: _dropped, ...rest } = meta;
-  await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), rest);
-  return rest as ConversationMeta;
+  return updateConversation(paths, id, (meta) => {
+    const { continuity: _dropped, ...rest } = meta;
+    return rest as ConversationMeta;
+  });
+}
+
+/** Read-change-write of a conversation's meta.json; on a store under its lock (servers on one database). */
+async function updateConversation(paths: GardenPaths, id: string, change: (meta: ConversationMeta) => ConversationMeta): Promise<ConversationMeta> {
+  const store = storeOf(paths);
+  const update = async (): Promise<ConversationMeta> => {
+    const next = change(await readConversation(paths, id));
+    if (store) await store.putDocument('conversation', id, next);
+    else await writeJsonAtomic(path.join(conversationDir(paths, id), 'meta.json'), next);
+    return next;
+  };
+  return store ? store.withDocumentLock('conversation', id, update) : update();
 }
 
 /** Every conversation, oldest first (unreadable ones skipped). */
 export async function listConversations(paths: GardenPaths): Promise<ConversationMeta[]> {
+  const store = storeOf(paths);
+  if (store) return storedConversations(store);
   let names: string[];
   try {
     names = await fsp.readdir(paths.conversationsDir);

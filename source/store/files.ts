@@ -86,6 +86,20 @@ export async function ensureRuntimeRoot(paths: Pick<GardenPaths, 'runtimeRoot' |
 export const RUNTIME_FILE_MODE = 0o600;
 
 /**
+ * The text of a record file (a goal, a run's meta.json and seal, a lease):
+ * pretty JSON, two spaces, and a newline. Every writer of such a file uses
+ * it, `pak2 store export` too (its round trip is byte for byte).
+ */
+export function recordText(data: unknown): string {
+  return `${JSON.stringify(data, null, 2)}\n`;
+}
+
+/** One line of a JSON-lines file (the event log, a comment thread): compact JSON and a newline. */
+export function recordLine(data: unknown): string {
+  return `${JSON.stringify(data)}\n`;
+}
+
+/**
  * Writes `data` as pretty JSON atomically (temp file `*.tmp`, every byte
  * checked written, fsync, rename), so a reader never sees half a record: a
  * write that fails (ENOSPC, EROFS, EIO, a short write) leaves the old file
@@ -98,7 +112,7 @@ export const RUNTIME_FILE_MODE = 0o600;
 export async function writeJsonAtomic(file: string, data: unknown, mode?: number): Promise<void> {
   try {
     const writeFileAtomic = await loadWriteFileAtomic();
-    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`, { fsync: true, mkdir: true, ...(mode !== undefined ? { mode } : {}) });
+    await writeFileAtomic(file, recordText(data), { fsync: true, mkdir: true, ...(mode !== undefined ? { mode } : {}) });
   } catch (error) {
     throw new StoreError('IO_ERROR', `${file}: write failed (${(error as Error).message})`, file, error);
   }
@@ -117,7 +131,7 @@ export async function createJsonExclusive(file: string, data: unknown): Promise<
     const handle = await fsp.open(temp, 'wx', RUNTIME_FILE_MODE);
     try {
       await handle.chmod(RUNTIME_FILE_MODE);
-      await writeAll(handle, Buffer.from(`${JSON.stringify(data, null, 2)}\n`), temp);
+      await writeAll(handle, Buffer.from(recordText(data)), temp);
       await handle.sync();
     } finally {
       await handle.close();
@@ -254,7 +268,7 @@ async function appendNow(file: string, values: readonly unknown[]): Promise<void
         if (last[0] !== 0x0a) lead = '\n';
       }
       // All of it, or an error: a write that makes no progress fails instead of looping.
-      await writeAll(handle, Buffer.from(`${lead}${values.map((value) => `${JSON.stringify(value)}\n`).join('')}`), file);
+      await writeAll(handle, Buffer.from(`${lead}${values.map(recordLine).join('')}`), file);
     } finally {
       await handle.close();
     }

@@ -18,3 +18,4 @@ export * from './schedules.js';
 export * from './attention.js';
 export * from './backend.js';
 export * from './streams.js';
+export * from './documents.js';

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { formatIssue, isTerminalLandingState, validateLanding, type LandingRecord } from '../contracts/index.js';
 import { landingsDir, type GardenPaths } from '../garden/index.js';
 import { isErrno } from '../errors.js';
-import { readJsonFile, StoreError, withLock, writeJsonAtomic } from './files.js';
+import { readJsonFile, StoreError, withLock, writeJsonAtomic, type JsonRead } from './files.js';
+import { storeOf } from './backend.js';
+import { DOCUMENT_FILES, storedWhere } from './documents.js';
+import { storedRead } from './goals.js';
 
 /** `<runtime-root>/landings/<run-id>.json`: the landing record of a run (docs/landing/level2.md). */
 export function landingFile(paths: GardenPaths, runId: string): string {
@@ -17,8 +20,13 @@ export function landingFile(paths: GardenPaths, runId: string): string {
  * @throws StoreError INVALID_RECORD naming the file when it is damaged.
  */
 export async function readLanding(paths: GardenPaths, runId: string): Promise<LandingRecord | undefined> {
+  const store = storeOf(paths);
+  if (store) return landingOfRead(storedWhere(store.where, DOCUMENT_FILES.landing(runId)), storedRead(await store.documentRecord('landing', runId)));
   const file = landingFile(paths, runId);
-  const read = await readJsonFile(file);
+  return landingOfRead(file, await readJsonFile(file));
+}
+
+function landingOfRead(file: string, read: JsonRead): LandingRecord | undefined {
   if (!read.ok) {
     if (read.missing) return undefined;
     throw new StoreError('INVALID_RECORD', read.message, file);
@@ -38,6 +46,17 @@ export async function readLanding(paths: GardenPaths, runId: string): Promise<La
 export async function writeLanding(paths: GardenPaths, record: LandingRecord): Promise<LandingRecord> {
   const issues = validateLanding(record);
   if (issues.length > 0) throw new StoreError('INVALID_RECORD', `landing ${record.run}: ${formatIssue(issues[0]!)}`);
+  const store = storeOf(paths);
+  if (store) {
+    return store.withDocumentLock('landing', record.run, async () => {
+      const current = await readLanding(paths, record.run).catch(() => undefined);
+      if (current && isTerminalLandingState(current.state) && current.state !== record.state) {
+        throw new StoreError('INVALID_TRANSITION', `landing ${record.run} is ${current.state}; it is never rewritten`);
+      }
+      await store.putDocument('landing', record.run, record);
+      return record;
+    });
+  }
   const file = landingFile(paths, record.run);
   // One lock for the directory: the file may not exist yet, and proper-lockfile keys its state by target.
   await fsp.mkdir(landingsDir(paths), { recursive: true });
@@ -56,6 +75,20 @@ export async function writeLanding(paths: GardenPaths, record: LandingRecord): P
  * `problems`, never deleted.
  */
 export async function listLandings(paths: GardenPaths): Promise<{ landings: LandingRecord[]; problems: { file: string; message: string }[] }> {
+  const store = storeOf(paths);
+  if (store) {
+    const landings: LandingRecord[] = [];
+    const problems: { file: string; message: string }[] = [];
+    for (const { key, record } of await store.documentRecords('landing')) {
+      const file = storedWhere(store.where, DOCUMENT_FILES.landing(key));
+      try {
+        landings.push(landingOfRead(file, storedRead(record))!);
+      } catch (error) {
+        problems.push({ file, message: (error as Error).message });
+      }
+    }
+    return { landings: landings.sort(byQueued), problems };
+  }
   let names: string[];
   try {
     names = await fsp.readdir(landingsDir(paths));
@@ -73,16 +106,24 @@ export async function listLandings(paths: GardenPaths): Promise<{ landings: Land
       problems.push({ file: path.join(landingsDir(paths), name), message: (error as Error).message });
     }
   }
-  landings.sort((a, b) => (a.queued_at === b.queued_at ? (a.run < b.run ? -1 : 1) : a.queued_at < b.queued_at ? -1 : 1));
+  landings.sort(byQueued);
   return { landings, problems };
+}
+
+function byQueued(a: LandingRecord, b: LandingRecord): number {
+  return a.queued_at === b.queued_at ? (a.run < b.run ? -1 : 1) : a.queued_at < b.queued_at ? -1 : 1;
 }
 
 /**
  * Runs `fn` holding the lock of one run's landing (`<run-id>.json.lock`):
  * the merge queue's last step (moving the base branch and recording it)
  * and an operator's reject never interleave, so a landing is never both
- * on the base branch and recorded rejected. The record must exist.
+ * on the base branch and recorded rejected. The record must exist. On a
+ * store, `fn` runs in one transaction holding the landing's lock.
  */
 export async function withLandingLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
+  const store = storeOf(paths);
+  // The store's lock is a transaction: what `fn` writes (the landed record, its event) commits together.
+  if (store) return store.withDocumentLock('landing', runId, fn);
   return withLock(landingFile(paths, runId), fn);
 }

@@ -17,6 +17,8 @@ import { isErrno } from '../errors.js';
 import { appendJsonLine, loadWriteFileAtomic, StoreError, withLock } from './files.js';
 import { ensureReplyDir, replyDir } from './inbox.js';
 import { readRun } from './runs.js';
+import { storeOf, type GardenStore } from './backend.js';
+import { LINE_FILES, storedWhere, type StoredNote } from './documents.js';
 
 /**
  * The Operator Messages surface (seed 002, operator_messages.py;
@@ -32,8 +34,13 @@ export const OPERATOR_NOTES_DIR = 'operator';
 
 /** `<runtime-root>/runs/<run-id>/operator-messages.jsonl`. @throws StoreError RUN_NOT_FOUND for an id that is not `N-slug-rN`. */
 export function operatorMessagesFile(paths: GardenPaths, runId: string): string {
-  if (!RUN_ID_PATTERN.test(runId)) throw new StoreError('RUN_NOT_FOUND', `run id ${JSON.stringify(runId)} is not of the form N-slug-rN`);
+  refuseMalformedRunId(runId);
   return path.join(runDir(paths, runId), OPERATOR_MESSAGES_FILE);
+}
+
+/** @throws StoreError RUN_NOT_FOUND for an id that is not `N-slug-rN`. */
+function refuseMalformedRunId(runId: string): void {
+  if (!RUN_ID_PATTERN.test(runId)) throw new StoreError('RUN_NOT_FOUND', `run id ${JSON.stringify(runId)} is not of the form N-slug-rN`);
 }
 
 /** `<runtime-root>/inbox/<[garden].name>/operator/`: where operator messages are delivered. */
@@ -116,17 +123,32 @@ async function readLines(file: string): Promise<string[]> {
 
 /** The next sequence number: past every line and every id already recorded, so ids never repeat. */
 function nextNumber(lines: string[]): number {
-  let highest = lines.length;
-  for (const line of lines) {
-    try {
-      const id = (JSON.parse(line) as { id?: unknown }).id;
-      const parsed = typeof id === 'string' ? parseOperatorMessageId(id) : undefined;
-      if (parsed) highest = Math.max(highest, parsed.n);
-    } catch {
-      // a malformed line still took a number (counted above)
-    }
+  return nextNumberOf(
+    lines.map((line) => {
+      try {
+        return JSON.parse(line) as unknown;
+      } catch {
+        return undefined; // a malformed line still took a number
+      }
+    }),
+  );
+}
+
+/** {@link nextNumber} of parsed lines (undefined: one that did not parse). */
+function nextNumberOf(values: unknown[]): number {
+  let highest = values.length;
+  for (const value of values) {
+    const id = (value as { id?: unknown } | null | undefined)?.id;
+    const parsed = typeof id === 'string' ? parseOperatorMessageId(id) : undefined;
+    if (parsed) highest = Math.max(highest, parsed.n);
   }
   return highest + 1;
+}
+
+/** Where a store keeps a run's operator messages, as a message names it. */
+function storedMessagesWhere(store: GardenStore, runId: string): string {
+  refuseMalformedRunId(runId);
+  return storedWhere(store.where, LINE_FILES['operator-message'](runId));
 }
 
 function withRunLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
@@ -176,16 +198,29 @@ export async function emitOperatorMessage(garden: Garden, input: OperatorMessage
     throw new OperatorMessageError('NOT_GARDENER_RUN', `run ${input.run}: the run belongs to plant ${run.plant}; operator messages are ${OPERATOR_MESSAGE_OWNER}-owned`);
   }
 
-  const recordFile = operatorMessagesFile(paths, input.run);
-  const message = await withRunLock(paths, input.run, async () => {
+  const store = storeOf(paths);
+  const recordFile = store ? storedMessagesWhere(store, input.run) : operatorMessagesFile(paths, input.run);
+  const append = async (numbered: () => Promise<number>, write: (record: Record<string, unknown>) => Promise<unknown>): Promise<OperatorMessage> => {
     refuseUnlessLive((await readRun(paths, input.run)).status);
-    const n = nextNumber(await readLines(recordFile));
-    const record = candidate(input, operatorMessageId(input.run, n), run.plant, now);
+    const record = candidate(input, operatorMessageId(input.run, await numbered()), run.plant, now);
     const issues = validateOperatorMessage(record);
     if (issues.length > 0) throw invalid(issues);
-    await appendJsonLine(recordFile, record);
+    await write(record);
     return record as OperatorMessage;
-  });
+  };
+  const message = store
+    ? await store.withDocumentLock('operator-message', input.run, () =>
+        append(
+          async () => nextNumberOf((await store.documentLines('operator-message', input.run)).map((line) => line.record)),
+          (record) => store.appendDocumentLine('operator-message', input.run, record),
+        ),
+      )
+    : await withRunLock(paths, input.run, () =>
+        append(
+          async () => nextNumber(await readLines(recordFile)),
+          (record) => appendJsonLine(recordFile, record),
+        ),
+      );
   const notePath = await deliverOperatorMessage(garden, message);
   return { message, recordFile, notePath };
 }
@@ -202,6 +237,12 @@ export async function deliverOperatorMessage(garden: Garden, message: OperatorMe
   if (!OPERATOR_MESSAGE_ID_PATTERN.test(message.id)) throw new StoreError('INVALID_RECORD', `operator message id ${JSON.stringify(message.id)} is not om-<run-id>-<n>`);
   const dir = operatorNotesDir(garden.paths, garden.config);
   const file = path.join(dir, `${message.id}.md`);
+  const store = storeOf(garden.paths);
+  if (store) {
+    // Where the note's file would be: the note is the store's, written when this runs (as a file's mtime).
+    await store.putDocument('operator-note', `${garden.config.gardenName}/${message.id}`, { text: renderOperatorNote(message), modified_at: new Date().toISOString() } satisfies StoredNote);
+    return file;
+  }
   try {
     await ensureReplyDir(garden.paths, garden.config);
     await fsp.mkdir(dir, { recursive: true });
@@ -267,6 +308,18 @@ export interface OperatorMessageProblem {
  * @throws StoreError RUN_NOT_FOUND for an id that is not `N-slug-rN`; IO_ERROR.
  */
 export async function listOperatorMessages(paths: GardenPaths, runId: string): Promise<{ messages: OperatorMessage[]; problems: OperatorMessageProblem[] }> {
+  const store = storeOf(paths);
+  if (store) {
+    const where = storedMessagesWhere(store, runId);
+    const messages: OperatorMessage[] = [];
+    const problems: OperatorMessageProblem[] = [];
+    for (const { n, record } of await store.documentLines('operator-message', runId)) {
+      const issues = validateOperatorMessage(record);
+      if (issues.length > 0) problems.push({ file: where, line: n, message: `${where}:${n}: ${formatIssue(issues[0]!)}` });
+      else messages.push(record as OperatorMessage);
+    }
+    return { messages, problems };
+  }
   const file = operatorMessagesFile(paths, runId);
   let text: string;
   try {
@@ -314,6 +367,18 @@ export interface OperatorNote {
  */
 export async function listOperatorNotes(paths: GardenPaths, config: Pick<GardenConfig, 'gardenName'>, maxBody = 4000): Promise<OperatorNote[]> {
   const dir = operatorNotesDir(paths, config);
+  const store = storeOf(paths);
+  if (store) {
+    const notes: OperatorNote[] = [];
+    for (const { key, record } of await store.documentRecords('operator-note', `${config.gardenName}/`)) {
+      const id = key.slice(config.gardenName.length + 1);
+      const note = record as Partial<StoredNote> | null;
+      if (!OPERATOR_MESSAGE_ID_PATTERN.test(id) || typeof note?.text !== 'string' || typeof note.modified_at !== 'string') continue;
+      const first = note.text.split('\n').find((l) => l.trim()) ?? `${id}.md`;
+      notes.push({ id, name: `${id}.md`, path: path.join(dir, `${id}.md`), title: first.replace(/^#+\s*/, '').trim(), body: note.text.slice(0, maxBody), modifiedAt: note.modified_at });
+    }
+    return notes.sort((a, b) => (a.modifiedAt === b.modifiedAt ? b.name.localeCompare(a.name) : b.modifiedAt.localeCompare(a.modifiedAt)));
+  }
   let names: string[];
   try {
     names = (await fsp.readdir(dir)).filter((n) => n.endsWith('.md') && OPERATOR_MESSAGE_ID_PATTERN.test(n.slice(0, -3)));

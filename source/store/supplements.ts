@@ -1,8 +1,9 @@
 import path from 'node:path';
 import type { GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
-import { appendJsonLine, readJsonLines, StoreError, writeJsonAtomic } from './files.js';
-import { goalFile, readGoal } from './goals.js';
+import { appendJsonLine, readJsonFile, readJsonLines, StoreError, writeJsonAtomic } from './files.js';
+import { goalFile, readGoal, storedRead } from './goals.js';
+import { storeOf } from './backend.js';
 
 /** One supplement: more context for a queued goal, added after it was submitted (docs/goal-supplement/level2.md). */
 export interface GoalSupplement {
@@ -54,13 +55,30 @@ export async function appendGoalSupplement(paths: GardenPaths, goalId: string, t
   if (goal.status !== 'queued') throw new StoreError('INVALID_TRANSITION', `goal ${goalId} is ${goal.status}; supplements are added before dispatch`);
   if (!text.trim()) throw new StoreError('INVALID_RECORD', 'supplement text is empty');
   const supplement: GoalSupplement = { ts: now.toISOString(), text: text.trim(), source, conversation_id: goal.conversation_id! };
-  await appendJsonLine(supplementsFile(paths, goalId), supplement);
+  const store = storeOf(paths);
+  if (store) await store.appendDocumentLine('supplement', goalId, supplement);
+  else await appendJsonLine(supplementsFile(paths, goalId), supplement);
   return supplement;
 }
 
 /** A goal's supplements, oldest first (torn lines skipped). */
 export async function readSupplements(paths: GardenPaths, goalId: string): Promise<GoalSupplement[]> {
-  return readJsonLines<GoalSupplement>(supplementsFile(paths, goalId), (v) => typeof (v as GoalSupplement)?.text === 'string');
+  const isSupplement = (v: unknown) => typeof (v as GoalSupplement)?.text === 'string';
+  const file = supplementsFile(paths, goalId); // refuses a malformed id
+  const store = storeOf(paths);
+  if (store) return (await store.documentLines('supplement', goalId)).map((line) => line.record).filter(isSupplement) as GoalSupplement[];
+  return readJsonLines<GoalSupplement>(file, isSupplement);
+}
+
+/**
+ * The dispatch packet frozen for a run ({@link freezeDispatchPacket}), or
+ * undefined when none was (a goal that takes no supplements, a run not yet
+ * dispatched). Unvalidated beyond being an object.
+ */
+export async function readDispatchPacket(paths: GardenPaths, runId: string): Promise<DispatchPacket | undefined> {
+  const store = storeOf(paths);
+  const read = store ? storedRead(await store.documentRecord('dispatch-packet', runId)) : await readJsonFile(path.join(runDir(paths, runId), 'dispatch-packet.json'));
+  return read.ok && typeof read.value === 'object' && read.value !== null ? (read.value as DispatchPacket) : undefined;
 }
 
 /**
@@ -72,7 +90,9 @@ export async function readSupplements(paths: GardenPaths, goalId: string): Promi
 export async function freezeDispatchPacket(paths: GardenPaths, goal: GoalRecord, runId: string, now: Date = new Date()): Promise<DispatchPacket | undefined> {
   if (!isSupplementEligible(goal)) return undefined;
   const packet: DispatchPacket = { goal: goal.id, run: runId, conversation_id: goal.conversation_id!, frozen_at: now.toISOString(), supplements: await readSupplements(paths, goal.id) };
-  await writeJsonAtomic(path.join(runDir(paths, runId), 'dispatch-packet.json'), packet);
+  const store = storeOf(paths);
+  if (store) await store.putDocument('dispatch-packet', runId, packet);
+  else await writeJsonAtomic(path.join(runDir(paths, runId), 'dispatch-packet.json'), packet);
   return packet;
 }
 

@@ -1,7 +1,7 @@
 import { isTerminalLandingState, RUN_ID_PATTERN, type LandingRecord, type RunRecord } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
-import { appendComment, appendEvent, latestRun, listLandings, readGoal, readLanding, readRun, StoreError, transitionGoal, withLandingLock, writeLanding } from '../store/index.js';
+import { appendComment, appendEvent, inStoreTransaction, latestRun, listLandings, readGoal, readLanding, readRun, StoreError, transitionGoal, withLandingLock, writeLanding } from '../store/index.js';
 
 /** Who acts, for the record: `operator` unless a name is given. */
 export interface ReviewActor {
@@ -60,8 +60,12 @@ export async function landRun(garden: Garden, runId: string, actor: ReviewActor 
   let { landing } = await landingOf(garden, runId);
   if (isTerminalLandingState(landing.state)) throw new UserError(`RUN ${runId}: its landing is ${landing.state}${landing.message ? ` (${landing.message})` : ''}; nothing to land`, { exitCode: 1 });
   if (landing.state === 'awaiting_review') {
-    landing = await writeLanding(paths, { ...landing, state: 'queued', review: { decision: 'accepted', by: actor.by ?? 'operator', at: now.toISOString() }, updated_at: now.toISOString() });
-    await appendEvent(paths, { type: 'LandingAccepted', run: runId, goal: landing.goal, plant: landing.plant, status: landing.state, detail: `accepted by ${actor.by ?? 'operator'}` }, now);
+    const accepted = { ...landing, state: 'queued' as const, review: { decision: 'accepted' as const, by: actor.by ?? 'operator', at: now.toISOString() }, updated_at: now.toISOString() };
+    landing = await inStoreTransaction(paths, async () => {
+      const written = await writeLanding(paths, accepted);
+      await appendEvent(paths, { type: 'LandingAccepted', run: runId, goal: written.goal, plant: written.plant, status: written.state, detail: `accepted by ${actor.by ?? 'operator'}` }, now);
+      return written;
+    });
   }
   const [{ coordinatorSocketName, requestCoordinator }] = await Promise.all([import('../coordinator/lock.js')]);
   const reply = await requestCoordinator(coordinatorSocketName(paths), { op: 'wake' });
@@ -104,7 +108,7 @@ export async function rejectRun(garden: Garden, runId: string, options: ReviewAc
   const landing = await withLandingLock(paths, runId, async () => {
     const current = (await readLanding(paths, runId))!;
     if (isTerminalLandingState(current.state)) throw new UserError(`RUN ${runId}: its landing is ${current.state}${current.message ? ` (${current.message})` : ''}; nothing to reject`, { exitCode: 1 });
-    return writeLanding(paths, {
+    const written = await writeLanding(paths, {
       ...current,
       state: 'rejected',
       failure_reason: 'landing_rejected',
@@ -112,8 +116,10 @@ export async function rejectRun(garden: Garden, runId: string, options: ReviewAc
       review: { decision: 'rejected', by: options.by ?? 'operator', at: now.toISOString(), ...(comment ? { comment } : {}), ...(options.requeue ? { requeue: true } : {}) },
       updated_at: now.toISOString(),
     });
+    // Under the lock: on a store, the record and its event commit together.
+    await appendEvent(paths, { type: 'LandingRejected', run: runId, goal: written.goal, plant: written.plant, status: 'rejected', detail: `${options.requeue ? 'requeued' : 'goal closed'} by ${options.by ?? 'operator'}${comment ? `: ${comment}` : ''}` }, now);
+    return written;
   });
-  await appendEvent(paths, { type: 'LandingRejected', run: runId, goal: landing.goal, plant: landing.plant, status: 'rejected', detail: `${options.requeue ? 'requeued' : 'goal closed'} by ${options.by ?? 'operator'}${comment ? `: ${comment}` : ''}` }, now);
   if (comment) await appendComment(paths, { goal: landing.goal, run: runId, author: options.by ?? 'operator', blocking: false, body: `Review of ${runId}, rejected: ${comment}` }, now);
   let where: 'queued' | 'closed' = options.requeue ? 'queued' : 'closed';
   try {

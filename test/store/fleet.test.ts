@@ -59,7 +59,8 @@ describe('a fleet on one PostgreSQL garden', { timeout: 600_000 }, () => {
   }
 
   it(`${GOALS} goals, two servers, two coordinators, three runners: each goal runs once, no double claim, SSE across servers gets every event once in order`, async () => {
-    const checkouts = [0, 1, 2, 3].map(() => makeCheckout(db.url, { plantsFrom: seedRoot }));
+    // Leases of 20 s: a loaded machine's late heartbeat is not a death (the kill -9 test waits them out).
+    const checkouts = [0, 1, 2, 3].map(() => makeCheckout(db.url, { plantsFrom: seedRoot, ttl: 20 }));
     dirs.push(...checkouts);
     const serveA = await startServe(checkouts[0]!, 'serve-a', ENV);
     const serveB = await startServe(checkouts[1]!, 'serve-b', ENV);
@@ -81,7 +82,9 @@ describe('a fleet on one PostgreSQL garden', { timeout: 600_000 }, () => {
     expect(goals.filter((g) => g.status !== 'closed' || g.reason !== 'success')).toEqual([]);
     // Exactly one run each: no goal ran twice, no goal was claimed twice.
     const runs = await sql<{ goal: string; n: number }>(db.url, 'SELECT goal, count(*)::int AS n FROM runs WHERE goal = ANY($1) GROUP BY goal', [ids]);
-    expect(runs.filter((r) => r.n !== 1)).toEqual([]);
+    const twice = runs.filter((r) => r.n !== 1).map((r) => r.goal);
+    const why = await sql<{ id: string; status: string; reason: string; error: string }>(db.url, "SELECT id, status, record->>'failure_reason' AS reason, record->'outputs'->>'error' AS error FROM runs WHERE goal = ANY($1) ORDER BY id", [twice]);
+    expect(twice, JSON.stringify(why, null, 1)).toEqual([]);
     expect(runs).toHaveLength(GOALS);
     const starts = await sql<{ goal: string; n: number }>(db.url, "SELECT goal, count(*)::int AS n FROM events WHERE type = 'RunStarted' AND goal = ANY($1) GROUP BY goal", [ids]);
     expect(starts.filter((s) => s.n !== 1)).toEqual([]);

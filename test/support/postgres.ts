@@ -62,11 +62,13 @@ function asPostgres(bin: string, args: string[]): void {
 }
 
 /**
- * Starts a new cluster on 127.0.0.1 and a free port.
+ * Starts a new cluster on 127.0.0.1 and a free port. Throwaway data needs no
+ * durability: fsync, synchronous commit and full page writes are off unless
+ * `durable` (bench/store.mjs measures a cluster as a team would run it too).
  *
  * @throws Error naming the missing package when PostgreSQL's server is not installed, or the failing step.
  */
-export async function startCluster(): Promise<Cluster> {
+export async function startCluster(options: { durable?: boolean } = {}): Promise<Cluster> {
   const bin = postgresBinDir();
   if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql: apt-get install postgresql (.ci/run does)');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-pg-'));
@@ -76,9 +78,10 @@ export async function startCluster(): Promise<Cluster> {
   // A port can be taken between the probe and the start: try a few.
   for (let attempt = 0; ; attempt += 1) {
     const port = await freePort();
-    const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dataDir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+    const speed = options.durable ? '' : ' -c fsync=off -c synchronous_commit=off -c full_page_writes=off';
+    const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dataDir}${speed} -c max_connections=300`;
     try {
-      asPostgres(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
+      asPostgres(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-o', serverOptions, '-w', '-t', '60', 'start']);
     } catch (error) {
       if (attempt < 3) continue;
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { UserError } from '../../errors.js';
 import { table, truncateColumns } from '../../format.js';
-import { addSubscription, readDeliveries, readSubscriptions, removeSubscription, webhookPaths, type Subscription } from '../../server/webhooks/store.js';
+import { addSubscription, deliveriesWhere, readDeliveries, readSubscriptions, removeSubscription, type Subscription } from '../../server/webhooks/store.js';
 import { redeliver } from '../../server/webhooks/redeliver.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
@@ -113,7 +113,7 @@ export function registerWebhook(program: Command, io: CliIO): void {
         for (const record of records) io.out(JSON.stringify(record));
         return;
       }
-      if (records.length === 0) return io.out(`no deliveries yet (${webhookPaths(garden.paths).deliveries})`);
+      if (records.length === 0) return io.out(`no deliveries yet (${deliveriesWhere(garden.paths)})`);
       io.out(
         table(
           ['TIME', 'WEBHOOK', 'EVENT', 'TYPE', 'TRY', 'STATUS', 'MS', 'OUTCOME', 'NEXT RETRY', 'ERROR'],

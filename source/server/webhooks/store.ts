@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { EVENT_TYPES, ULID_PATTERN } from '../../contracts/index.js';
 import type { GardenPaths } from '../../garden/index.js';
 import { isErrno, UserError } from '../../errors.js';
-import { appendJsonLine, eventKey, eventLogLineStart, withLock, writeJsonAtomic } from '../../store/index.js';
+import { appendJsonLine, DOCUMENT_FILES, eventKey, eventLogLineStart, GARDEN_KEY, LINE_FILES, storedWhere, storeOf, withLock, writeJsonAtomic, type StoredNote } from '../../store/index.js';
 import { endOfLog, scanEvents } from '../log-tail.js';
 import { checkWebhookAddress, type WebhookTargetRules } from './target.js';
 
@@ -83,19 +83,27 @@ export interface DeliveryRecord {
  * @throws UserError naming the file and the field when it is malformed.
  */
 export async function readSubscriptions(paths: GardenPaths): Promise<Subscription[]> {
-  const file = webhookPaths(paths).subscriptions;
-  let text: string;
-  try {
-    text = await fsp.readFile(file, 'utf8');
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return [];
-    throw error;
-  }
+  const store = storeOf(paths);
+  let file: string;
   let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new UserError(`${file}: malformed JSON (${(error as Error).message})`, { exitCode: 1 });
+  if (store) {
+    file = storedWhere(store.where, DOCUMENT_FILES['webhook-subscriptions']());
+    value = await store.documentRecord('webhook-subscriptions', GARDEN_KEY);
+    if (value === undefined) return [];
+  } else {
+    file = webhookPaths(paths).subscriptions;
+    let text: string;
+    try {
+      text = await fsp.readFile(file, 'utf8');
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) return [];
+      throw error;
+    }
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new UserError(`${file}: malformed JSON (${(error as Error).message})`, { exitCode: 1 });
+    }
   }
   const parsed = FileSchema.safeParse(value);
   if (!parsed.success) {
@@ -107,6 +115,14 @@ export async function readSubscriptions(paths: GardenPaths): Promise<Subscriptio
 
 /** Read-modify-write of subscriptions.json under the webhooks lock (the CLI and the worker both write it). */
 async function modify<T>(paths: GardenPaths, fn: (subs: Subscription[]) => { subs: Subscription[]; result: T }): Promise<T> {
+  const store = storeOf(paths);
+  if (store) {
+    return store.withDocumentLock('webhook-subscriptions', GARDEN_KEY, async () => {
+      const { subs, result } = fn(await readSubscriptions(paths));
+      await store.putDocument('webhook-subscriptions', GARDEN_KEY, { subscriptions: subs });
+      return result;
+    });
+  }
   const wp = webhookPaths(paths);
   await fsp.mkdir(wp.dir, { recursive: true });
   return withLock(
@@ -122,6 +138,12 @@ async function modify<T>(paths: GardenPaths, fn: (subs: Subscription[]) => { sub
 
 /** The key of the last event in the log, or null for an empty log. */
 export async function lastEventId(paths: GardenPaths): Promise<string | null> {
+  const store = storeOf(paths);
+  if (store) {
+    const seq = await store.lastEventSeq();
+    const [last] = seq > 0 ? await store.eventsAfter(seq - 1, 1) : [];
+    return last ? eventKey(last.event) || null : null;
+  }
   const end = await endOfLog(paths);
   let last: string | null = null;
   // Read back from a little before the end, further only when that holds no valid event.
@@ -147,6 +169,8 @@ export interface SubscriptionInput {
 /**
  * Adds a subscription whose cursor is the log's last event (it is told of
  * what happens from now on), and writes its secret to `secrets/<id>` (0600).
+ * On a store, the secret is the store's too (any server may deliver); the
+ * file is the operator's copy.
  *
  * @throws UserError naming `URL` (not http(s), credentials in it, a
  *   link-local or metadata address: {@link checkWebhookAddress}) or `--events`.
@@ -192,6 +216,7 @@ export async function addSubscription(paths: GardenPaths, input: SubscriptionInp
   // The runtime root is a git repo (runtime history commits it): secrets never go in.
   await fsp.writeFile(path.join(wp.secrets, '.gitignore'), '*\n!.gitignore\n', { flag: 'wx' }).catch(() => undefined);
   await fsp.writeFile(secretFile, `${secret.trim()}\n`, { mode: 0o600 });
+  await storeOf(paths)?.putDocument('webhook-secret', subscription.id, { text: `${secret.trim()}\n`, modified_at: now.toISOString() } satisfies StoredNote);
   return { subscription, secretFile };
 }
 
@@ -204,6 +229,7 @@ export async function removeSubscription(paths: GardenPaths, id: string): Promis
   const removed = await modify(paths, (subs) => ({ subs: subs.filter((s) => s.id !== id), result: subs.find((s) => s.id === id) }));
   if (!removed) throw new UserError(`ID ${id}: no such webhook (pak2 webhook list shows them)`);
   await fsp.rm(path.join(webhookPaths(paths).secrets, id), { force: true });
+  await storeOf(paths)?.deleteDocument('webhook-secret', id);
   return removed;
 }
 
@@ -216,21 +242,48 @@ export async function updateSubscription(paths: GardenPaths, id: string, patch: 
   });
 }
 
-/** A subscription's signing secret. */
+/**
+ * A subscription's signing secret.
+ *
+ * @throws Error naming the secret when there is none.
+ */
 export async function readSecret(paths: GardenPaths, id: string): Promise<string> {
+  const store = storeOf(paths);
+  if (store) {
+    const record = (await store.documentRecord('webhook-secret', id)) as Partial<StoredNote> | undefined;
+    if (typeof record?.text !== 'string') throw new Error(`${storedWhere(store.where, DOCUMENT_FILES['webhook-secret'](id))}: no signing secret`);
+    return record.text.trim();
+  }
   return (await fsp.readFile(path.join(webhookPaths(paths).secrets, id), 'utf8')).trim();
 }
 
 /** Appends one delivery record to deliveries.jsonl. */
 export async function appendDelivery(paths: GardenPaths, record: DeliveryRecord): Promise<void> {
-  await appendJsonLine(webhookPaths(paths).deliveries, record);
+  const store = storeOf(paths);
+  if (store) await store.appendDocumentLine('webhook-delivery', GARDEN_KEY, record);
+  else await appendJsonLine(webhookPaths(paths).deliveries, record);
+}
+
+/** Where the delivery records are, as a message says it. */
+export function deliveriesWhere(paths: GardenPaths): string {
+  const store = storeOf(paths);
+  return store ? storedWhere(store.where, LINE_FILES['webhook-delivery']()) : webhookPaths(paths).deliveries;
 }
 
 /** How much of the end of deliveries.jsonl {@link readDeliveries} reads at most. */
 const DELIVERIES_WINDOW = 8 * 1024 * 1024;
+/** On a store, the same window in records (a record is some 300 bytes). */
+const DELIVERIES_WINDOW_RECORDS = 25_000;
 
 /** The latest delivery records (of one subscription, when given), oldest first, at most `limit`. */
 export async function readDeliveries(paths: GardenPaths, options: { subscription?: string; limit?: number } = {}): Promise<DeliveryRecord[]> {
+  const store = storeOf(paths);
+  if (store) {
+    const out = (await store.documentLines('webhook-delivery', GARDEN_KEY, { last: DELIVERIES_WINDOW_RECORDS }))
+      .map((line) => line.record as DeliveryRecord)
+      .filter((record) => !options.subscription || record?.subscription === options.subscription);
+    return options.limit ? out.slice(-options.limit) : out;
+  }
   const file = webhookPaths(paths).deliveries;
   let text: string;
   try {
@@ -262,8 +315,16 @@ export async function readDeliveries(paths: GardenPaths, options: { subscription
   return options.limit ? out.slice(-options.limit) : out;
 }
 
-/** The subscriptions file's modification time in ms (0 when absent): the worker re-reads it when it changes. */
+let storedStamp = 0;
+
+/**
+ * The subscriptions file's modification time in ms (0 when absent): the
+ * worker re-reads it when it changes. On a store, a new stamp at each call:
+ * the worker reads the stored subscriptions each time (another server may
+ * have changed them; one query a reload).
+ */
 export function subscriptionsStamp(paths: GardenPaths): number {
+  if (storeOf(paths)) return (storedStamp -= 1);
   try {
     return fs.statSync(webhookPaths(paths).subscriptions).mtimeMs;
   } catch {

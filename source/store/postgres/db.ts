@@ -58,16 +58,27 @@ export async function openDb(url: string, options: { max?: number } = {}): Promi
     // A command ends when its work does: idle connections do not hold the process open.
     allowExitOnIdle: true,
   });
-  // An idle client's error (the server restarted) must not crash the process: the next query reconnects.
+  // A connection that drops (the server restarted, an administrator ended it) must never crash the process: an idle
+  // one is dropped by the pool, a checked-out one fails its query (said where it is used), and the next call reconnects.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   try {
     const client = await pool.connect();
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StoreError('IO_ERROR', `store ${where}: cannot connect (${(error as Error).message})`, undefined, error);
+    throw new StoreError('IO_ERROR', `store ${where}: cannot connect (${connectProblem(error as Error)})`, undefined, error);
   }
   return { pool, where, committed: new Set() };
+}
+
+/** Why a connection failed, in the words a user can act on (the client's own words otherwise). */
+function connectProblem(error: Error): string {
+  // The pg client's words when the server asks for a password and none was given.
+  if (/client password must be a string/.test(error.message)) return 'the server asks for a password and none was given: set PGPASSWORD, or put it in PAK2_STORE_URL';
+  return error.message;
 }
 
 /** True inside a transaction of `db` ({@link inTransaction}). */
@@ -196,8 +207,9 @@ export async function addEvent(db: Db, event: EventRecord): Promise<EventRecord>
 async function stampEvents(tx: Tx): Promise<void> {
   const { client, events } = tx;
   await client.query('SELECT pg_advisory_xact_lock($1)', [EVENT_STAMP_LOCK]);
-  const last = await client.query<{ id: string; seq: string }>('SELECT id, seq FROM events ORDER BY seq DESC LIMIT 1');
-  let lastId = last.rows[0]?.id;
+  // The highest id, not the last seq's: an imported log's ids need not follow its order.
+  const last = await client.query<{ id: string | null; seq: string | null }>('SELECT (SELECT max(id) FROM events) AS id, (SELECT max(seq) FROM events) AS seq');
+  let lastId = last.rows[0]?.id ?? undefined;
   let seq = Number(last.rows[0]?.seq ?? 0);
   const ids: string[] = [];
   const seqs: number[] = [];

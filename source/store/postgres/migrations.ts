@@ -63,7 +63,8 @@ CREATE TRIGGER runs_sealed BEFORE UPDATE OR DELETE ON runs FOR EACH ROW EXECUTE 
 
 CREATE TABLE events (
   seq bigint PRIMARY KEY,
-  id text NOT NULL UNIQUE,
+  -- ULIDs compare byte by byte whatever the database's locale.
+  id text COLLATE "C" NOT NULL UNIQUE,
   type text NOT NULL,
   goal text,
   run text,
@@ -125,6 +126,21 @@ CREATE TABLE duties (
   },
   {
     version: 2,
+    name: 'document lines',
+    sql: `
+-- The lines of an append-only record file (conversation messages, supplements, artifacts, operator messages,
+-- webhook deliveries): line n of (kind, parent), 1 first, in the order appended.
+CREATE TABLE document_lines (
+  kind text NOT NULL,
+  parent text NOT NULL,
+  n bigint NOT NULL,
+  record json NOT NULL,
+  PRIMARY KEY (kind, parent, n)
+);
+`,
+  },
+  {
+    version: 3,
     name: 'run streams as byte chunks',
     sql: `
 -- A run's agent streams (events.jsonl, stderr.log) as the bytes appended, so every server can tail them:
@@ -203,7 +219,10 @@ export async function migrate(db: Db, by = 'pak2'): Promise<number[]> {
 /** The database's schema version (0: pak2 never set it up). */
 export async function schemaVersion(db: Db): Promise<number> {
   try {
-    const { rows } = await db.pool.query<{ version: number }>("SELECT CASE WHEN to_regclass('pak2_schema') IS NULL THEN 0 ELSE (SELECT coalesce(max(version), 0)::int FROM pak2_schema) END AS version");
+    // Two statements: one naming pak2_schema fails to plan where the table does not exist, whatever a CASE around it says.
+    const { rows: table } = await db.pool.query<{ present: boolean }>("SELECT to_regclass('pak2_schema') IS NOT NULL AS present");
+    if (!table[0]!.present) return 0;
+    const { rows } = await db.pool.query<{ version: number }>('SELECT coalesce(max(version), 0)::int AS version FROM pak2_schema');
     return rows[0]!.version;
   } catch (error) {
     throw asStoreError(db, error);

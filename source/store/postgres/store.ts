@@ -192,24 +192,79 @@ export class PostgresStore implements GardenStore {
   }
 
   async watchEvents(listener: (lastSeq: number) => void): Promise<() => Promise<void>> {
-    let client: import('pg').PoolClient;
-    try {
-      client = await (await this.open()).pool.connect();
-    } catch (error) {
-      throw asStoreError((await this.open()), error);
-    }
+    const db = await this.open();
+    let current: import('pg').PoolClient | undefined;
+    let connectedOnce = false;
+    let ended = false;
+    let retry: NodeJS.Timeout | undefined;
+    let delayMs = 250;
     const onNotification = (message: { channel: string; payload?: string }): void => {
       if (message.channel === EVENTS_CHANNEL) listener(Number(message.payload ?? 0));
     };
-    client.on('notification', onNotification);
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-    let ended = false;
+    const schedule = (): void => {
+      if (ended || retry) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        void listen().catch(() => schedule());
+      }, delayMs);
+      retry.unref();
+      delayMs = Math.min(delayMs * 2, 10_000);
+    };
+    const lost = (gone: import('pg').PoolClient): void => {
+      gone.off('notification', onNotification);
+      if (current === gone) current = undefined;
+      // A broken connection goes back to be discarded, never reused.
+      try {
+        gone.release(true);
+      } catch {
+        // released already
+      }
+      schedule();
+    };
+    // LISTEN on a connection of its own. When it drops (the server restarted, an administrator ended it), listen
+    // again with a growing delay (at most 10 s) and wake the listener once back: what committed meanwhile is read
+    // by its cursor, not lost.
+    const listen = async (): Promise<void> => {
+      if (ended) return;
+      const next = await db.pool.connect();
+      next.on('notification', onNotification);
+      next.once('error', () => lost(next));
+      try {
+        await next.query(`LISTEN ${EVENTS_CHANNEL}`);
+      } catch (error) {
+        lost(next);
+        throw error;
+      }
+      if (ended) {
+        next.release();
+        return;
+      }
+      current = next;
+      delayMs = 250;
+      if (connectedOnce) listener(0);
+      connectedOnce = true;
+    };
+    try {
+      await listen();
+    } catch (error) {
+      ended = true;
+      if (retry) clearTimeout(retry);
+      throw asStoreError(db, error);
+    }
     return async () => {
       if (ended) return;
       ended = true;
-      client.off('notification', onNotification);
-      await client.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
-      client.release();
+      if (retry) clearTimeout(retry);
+      const held = current;
+      current = undefined;
+      if (!held) return;
+      held.off('notification', onNotification);
+      await held.query(`UNLISTEN ${EVENTS_CHANNEL}`).catch(() => undefined);
+      try {
+        held.release();
+      } catch {
+        // released already (its connection dropped)
+      }
     };
   }
 
@@ -328,6 +383,29 @@ export class PostgresStore implements GardenStore {
       await query(db, 'UPDATE run_streams SET size = 0 WHERE run = $1 AND stream = $2', [runId, stream]);
       await query(db, 'DELETE FROM run_stream_chunks WHERE run = $1 AND stream = $2', [runId, stream]);
     });
+  }
+
+  async appendDocumentLine(kind: string, parent: string, record: unknown): Promise<number> {
+    const db = await this.open();
+    return inTransaction(db, async () => {
+      // withDocumentLock's lock: a read-compute-append under it (the next operator message number) is never interleaved.
+      await query(db, 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [kind, parent]);
+      const [row] = await query<{ n: string }>(
+        db,
+        'INSERT INTO document_lines (kind, parent, n, record) SELECT $1, $2, coalesce(max(n), 0) + 1, $3 FROM document_lines WHERE kind = $1 AND parent = $2 RETURNING n',
+        [kind, parent, JSON.stringify(record)],
+      );
+      return Number(row!.n);
+    });
+  }
+
+  async documentLines(kind: string, parent: string, options: { after?: number; last?: number } = {}): Promise<{ n: number; record: unknown }[]> {
+    const db = await this.open();
+    const rows =
+      options.last !== undefined
+        ? await query<{ n: string; record: unknown }>(db, 'SELECT n, record FROM (SELECT n, record FROM document_lines WHERE kind = $1 AND parent = $2 AND n > $3 ORDER BY n DESC LIMIT $4) AS tail ORDER BY n', [kind, parent, options.after ?? 0, options.last])
+        : await query<{ n: string; record: unknown }>(db, 'SELECT n, record FROM document_lines WHERE kind = $1 AND parent = $2 AND n > $3 ORDER BY n', [kind, parent, options.after ?? 0]);
+    return rows.map((r) => ({ n: Number(r.n), record: r.record }));
   }
 
   async claimDuty(duty: string, holder: string, ttlSeconds: number): Promise<{ held: boolean; holder: string; term: number; expires_at: string }> {

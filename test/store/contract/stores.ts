@@ -4,6 +4,8 @@
  * throwaway cluster (test/global-setup.ts). A contract test is written once
  * with `describe.each(STORE_KINDS)` and passes against both.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Garden } from '../../../source/garden/index.js';
 import { attachStore, detachStore } from '../../../source/store/index.js';
 import { openPostgresStore, type PostgresStore } from '../../../source/store/postgres/store.js';
@@ -32,4 +34,35 @@ export async function gardenOn(kind: StoreKind, options: Parameters<typeof makeT
       garden.cleanup();
     },
   };
+}
+
+/**
+ * Puts `value` where a record lives, bypassing the store functions (a record
+ * damaged by hand or by another tool): for a file garden, the JSON file at
+ * `file` (relative to the runtime root); for a store, document `(kind, key)`.
+ */
+export async function putRaw(garden: { paths: { runtimeRoot: string }; store?: PostgresStore }, where: { kind: string; key: string; file: string }, value: unknown): Promise<void> {
+  if (garden.store) {
+    await garden.store.putDocument(where.kind, where.key, value);
+    return;
+  }
+  const file = path.join(garden.paths.runtimeRoot, where.file);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Appends `value` as one more line of an append-only record, bypassing the
+ * store functions (a foreign line written by another tool): for a file
+ * garden, a line of the JSONL file at `file` (relative to the runtime
+ * root); for a store, the next line of `(kind, parent)`.
+ */
+export async function appendRaw(garden: { paths: { runtimeRoot: string }; store?: PostgresStore }, where: { kind: string; parent: string; file: string }, value: unknown): Promise<void> {
+  if (garden.store) {
+    await garden.store.appendDocumentLine(where.kind, where.parent, value);
+    return;
+  }
+  const file = path.join(garden.paths.runtimeRoot, where.file);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.appendFileSync(file, `${JSON.stringify(value)}\n`);
 }
