@@ -115,16 +115,36 @@ export async function runStreamSize(paths: GardenPaths, runId: string, stream: R
   return store ? store.streamSize(runId, stream) : fileSize(file);
 }
 
+/** A run's stream where a reader finds it: its size now, and its bytes. */
+interface StreamSource {
+  size: number;
+  read(from: number, length: number): Promise<Buffer>;
+}
+
 /**
- * The bytes of a run's stream from `from`, at most `length` of them (default:
- * to its end as it is now). Fewer, or none, past its end.
+ * Where a reader finds a run's stream: on a garden with a store, the
+ * store's copy, unless it holds none of it and this machine's run directory
+ * has the file (a run imported from a file garden: its stream stayed in the
+ * runtime root; a local run before its first copy: the same bytes); else
+ * the file.
  */
-export async function readRunStream(paths: GardenPaths, runId: string, stream: RunStreamName, from = 0, length?: number): Promise<Buffer> {
+async function sourceOf(paths: GardenPaths, runId: string, stream: RunStreamName): Promise<StreamSource> {
   const file = runStreamFile(paths, runId, stream);
   const store = storeOf(paths);
-  const want = length ?? Math.max(0, (await runStreamSize(paths, runId, stream)) - from);
-  if (want <= 0) return Buffer.alloc(0);
-  return store ? store.streamBytes(runId, stream, from, want) : readRange(file, from, want);
+  const stored = store ? await store.streamSize(runId, stream) : 0;
+  if (store && stored > 0) return { size: stored, read: (from, length) => store.streamBytes(runId, stream, from, length) };
+  return { size: await fileSize(file), read: (from, length) => readRange(file, from, length) };
+}
+
+/**
+ * The bytes of a run's stream from `from`, at most `length` of them (default:
+ * to its end as it is now), where a reader finds it ({@link sourceOf}).
+ * Fewer, or none, past its end.
+ */
+export async function readRunStream(paths: GardenPaths, runId: string, stream: RunStreamName, from = 0, length?: number): Promise<Buffer> {
+  const source = await sourceOf(paths, runId, stream);
+  const want = Math.min(length ?? Number.POSITIVE_INFINITY, source.size - from);
+  return want > 0 ? source.read(from, want) : Buffer.alloc(0);
 }
 
 /**
@@ -133,24 +153,29 @@ export async function readRunStream(paths: GardenPaths, runId: string, stream: R
  * dropped). `truncated`: lines were left out; `size`: the stream's size.
  */
 export async function tailRunStream(paths: GardenPaths, runId: string, stream: RunStreamName, options: { lines: number; maxBytes: number }): Promise<{ lines: string[]; truncated: boolean; size: number }> {
-  const size = await runStreamSize(paths, runId, stream);
+  const source = await sourceOf(paths, runId, stream);
+  const { size } = source;
   const from = Math.max(0, size - options.maxBytes);
-  let text = (await readRunStream(paths, runId, stream, from, size - from)).toString('utf8');
+  let text = (size > from ? await source.read(from, size - from) : Buffer.alloc(0)).toString('utf8');
   if (from > 0) text = text.slice(text.indexOf('\n') + 1);
   const all = text.split('\n').filter((l) => l.trim());
   const kept = all.slice(-options.lines);
   return { lines: kept, truncated: from > 0 || all.length > kept.length, size };
 }
 
-/** Reads one run's stream as it grows (a run tail on a store garden): its size, and bytes from an offset. */
+/** Reads one run's stream as it grows (a run tail on a store garden): its size, then bytes from an offset of what that size measured. */
 export interface RunStreamReader {
   size(): Promise<number>;
   read(from: number, length: number): Promise<Buffer>;
 }
 
-/** A {@link RunStreamReader} of a run's stream where it is held (the store's copy on a garden with one). */
+/** A {@link RunStreamReader} of a run's stream where a reader finds it ({@link sourceOf}, decided again at each `size()`). */
 export function runStreamReader(paths: GardenPaths, runId: string, stream: RunStreamName): RunStreamReader {
-  return { size: () => runStreamSize(paths, runId, stream), read: (from, length) => readRunStream(paths, runId, stream, from, length) };
+  let source: StreamSource | undefined;
+  return {
+    size: async () => (source = await sourceOf(paths, runId, stream)).size,
+    read: async (from, length) => (source ?? (await sourceOf(paths, runId, stream))).read(from, length),
+  };
 }
 
 /**

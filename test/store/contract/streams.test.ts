@@ -103,6 +103,18 @@ describe.each(STORE_KINDS)('store contract: run streams (%s)', (kind) => {
     expect(await tailRunStream(paths, run.id, 'stderr', { lines: 5, maxBytes: 100 })).toEqual({ lines: [], truncated: false, size: 0 });
   });
 
+  it('a stream the store holds none of is read from this machine’s run directory (a run imported from a file garden)', async () => {
+    const garden = await gardenOn(kind);
+    cleanup = garden.cleanup;
+    const { paths } = garden;
+    const run = await runOf(paths);
+    fs.writeFileSync(runStreamFile(paths, run.id, 'events'), '{"n":1}\n{"n":2}\n');
+    expect(text(await readRunStream(paths, run.id, 'events', 8))).toBe('{"n":2}\n');
+    expect(await tailRunStream(paths, run.id, 'events', { lines: 1, maxBytes: 100 })).toEqual({ lines: ['{"n":2}'], truncated: true, size: 16 });
+    // What the garden holds for appends is the store's (nothing yet there), the file's on the files.
+    expect(await runStreamSize(paths, run.id, 'events')).toBe(kind === 'postgres' ? 0 : 16);
+  });
+
   it('an append to a run that does not exist is RUN_NOT_FOUND; a malformed run id too', async () => {
     const garden = await gardenOn(kind);
     cleanup = garden.cleanup;
