@@ -1,7 +1,6 @@
 import fsp from 'node:fs/promises';
 import pLimit from 'p-limit';
 import os from 'node:os';
-import { monotonicFactory } from 'ulid';
 import { isTerminalRunStatus, type GoalRecord, type LeaseRecord, type RunRecord } from '../contracts/index.js';
 import { resolveSettings, type Garden } from '../garden/index.js';
 import {
@@ -32,7 +31,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
 import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
-import { abandonLeaselessRun, expireLeases, hasActiveLease } from './remote.js';
+import { abandonLeaselessRun, expireLeases, hasActiveLease, newLease, nextLeaseId } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
 import { uploadLocalStreams } from './stream-upload.js';
@@ -394,48 +393,37 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       run = taken.value;
       options.faults?.clear('dispatch');
       shared.claimed(run.id);
-      goal.status = 'running';
-      runOf.set(goal.id, run);
-      inFlight += 1;
-      if (isGuarded(goal)) guardedLive = true;
-      summary.dispatched.push(run.id);
-      const work = startDispatch(options, goal, run.id);
-      if (options.awaitDispatch) {
-        await work;
-        runOf.delete(goal.id);
-        inFlight -= 1;
-      } else summary.pending.push(work);
-      continue;
-    }
-    // The claim re-reads the goal under its lock: the agent is told what the file says at dispatch.
-    let claimed: GoalRecord;
-    try {
-      claimed = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
-    } catch (error) {
-      // A runner claimed it between the read and the claim: it is theirs, not a problem.
-      if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') continue;
-      if (error instanceof StoreError) {
-        summary.problems.push({ file: goal.id, message: error.message });
+    } else {
+      // The claim re-reads the goal under its lock: the agent is told what the file says at dispatch.
+      let claimed: GoalRecord;
+      try {
+        claimed = await transitionGoal(paths, goal.id, 'dispatched', { now: now() });
+      } catch (error) {
+        // A runner claimed it between the read and the claim: it is theirs, not a problem.
+        if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') continue;
+        if (error instanceof StoreError) {
+          summary.problems.push({ file: goal.id, message: error.message });
+          continue;
+        }
+        throw error;
+      }
+      Object.assign(goal, claimed);
+      try {
+        run = await openRun(paths, goal, await runInput(), now());
+      } catch (error) {
+        const faults = options.faults;
+        const fault = faults?.note('dispatch', error, now().getTime(), `opening a run of ${goal.id} failed`, '; the goal goes back to the queue and dispatch waits, retried with a growing backoff (at most 60 s)');
+        // On a full disk the rollback may fail too: the goal stays dispatched and a later pass repairs it.
+        const rolled = await transitionGoal(paths, goal.id, 'queued', { now: now() }).then(
+          () => true,
+          (again: unknown) => (fault && faults!.note('dispatch', again, now().getTime(), `putting ${goal.id} back in the queue failed`) ? false : Promise.reject(again)),
+        );
+        if (rolled) summary.rolledBack.push({ goal: goal.id, reason: (error as Error).message });
         continue;
       }
-      throw error;
+      options.faults?.clear('dispatch');
+      await transitionGoal(paths, goal.id, 'running', { now: now() });
     }
-    Object.assign(goal, claimed);
-    try {
-      run = await openRun(paths, goal, await runInput(), now());
-    } catch (error) {
-      const faults = options.faults;
-      const fault = faults?.note('dispatch', error, now().getTime(), `opening a run of ${goal.id} failed`, '; the goal goes back to the queue and dispatch waits, retried with a growing backoff (at most 60 s)');
-      // On a full disk the rollback may fail too: the goal stays dispatched and a later pass repairs it.
-      const rolled = await transitionGoal(paths, goal.id, 'queued', { now: now() }).then(
-        () => true,
-        (again: unknown) => (fault && faults!.note('dispatch', again, now().getTime(), `putting ${goal.id} back in the queue failed`) ? false : Promise.reject(again)),
-      );
-      if (rolled) summary.rolledBack.push({ goal: goal.id, reason: (error as Error).message });
-      continue;
-    }
-    options.faults?.clear('dispatch');
-    await transitionGoal(paths, goal.id, 'running', { now: now() });
     goal.status = 'running';
     runOf.set(goal.id, run);
     inFlight += 1;
@@ -722,22 +710,8 @@ async function claimShared(garden: Garden, goal: GoalRecord, runInput: () => Pro
 
 /** The lease a coordinator of a shared garden holds on a run of its own: renewed while it lives, expired by the leader when it does not. */
 export function coordinatorLease(run: RunRecord, holder: string, ttlSeconds: number, at: Date): LeaseRecord {
-  return {
-    id: nextLocalLeaseId(at.getTime()),
-    run: run.id,
-    goal: run.goal,
-    plant: run.plant,
-    runner: { name: 'coordinator', host: os.hostname(), instance: holder },
-    state: 'active',
-    ttl_seconds: ttlSeconds,
-    claimed_at: at.toISOString(),
-    renewed_at: at.toISOString(),
-    expires_at: new Date(at.getTime() + ttlSeconds * 1000).toISOString(),
-    heartbeats: 0,
-  };
+  return newLease(nextLeaseId(at.getTime()), run, { name: 'coordinator', host: os.hostname(), instance: holder }, ttlSeconds, at);
 }
-
-const nextLocalLeaseId = monotonicFactory();
 
 
 /**

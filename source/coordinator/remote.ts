@@ -106,7 +106,7 @@ export class RemoteRefusal extends Error {
   }
 }
 
-const nextLeaseId = monotonicFactory();
+export const nextLeaseId = monotonicFactory();
 
 /** The most decoded bytes one log upload may carry. */
 export const MAX_LOG_CHUNK_BYTES = 1024 * 1024;
@@ -150,6 +150,27 @@ export interface Claim {
   goal: GoalRecord;
   run: RunRecord;
   context: ClaimContext;
+}
+
+/**
+ * A new active lease `id` on `run`, held by `holder` for `ttlSeconds` from
+ * `at` (docs/runners/level2.md, "Leases"): a runner's claim, or on a garden
+ * in a store a coordinator's own run (docs/store/level2.md).
+ */
+export function newLease(id: string, run: RunRecord, holder: LeaseRecord['runner'], ttlSeconds: number, at: Date): LeaseRecord {
+  return {
+    id,
+    run: run.id,
+    goal: run.goal,
+    plant: run.plant,
+    runner: holder,
+    state: 'active',
+    ttl_seconds: ttlSeconds,
+    claimed_at: at.toISOString(),
+    renewed_at: at.toISOString(),
+    expires_at: new Date(at.getTime() + ttlSeconds * 1000).toISOString(),
+    heartbeats: 0,
+  };
 }
 
 /** True when a runner may take this goal: not a conversation reply, not guarded, not routed (docs/runners/level2.md, "Who runs what"). */
@@ -223,21 +244,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
         await transitionGoalLocked(paths, goal.id, 'queued', { now: now() });
         throw error;
       }
-      const at = now();
       const ttl = config.runners.leaseTtlSeconds;
-      const lease: LeaseRecord = {
-        id: leaseId,
-        run: run.id,
-        goal: current.id,
-        plant: plantName,
-        runner: { name: who.name, host: who.host, ...(who.instance ? { instance: who.instance } : {}) },
-        state: 'active',
-        ttl_seconds: ttl,
-        claimed_at: at.toISOString(),
-        renewed_at: at.toISOString(),
-        expires_at: new Date(at.getTime() + ttl * 1000).toISOString(),
-        heartbeats: 0,
-      };
+      const lease = newLease(leaseId, run, { name: who.name, host: who.host, ...(who.instance ? { instance: who.instance } : {}) }, ttl, now());
       await writeLease(paths, lease);
       current = await transitionGoalLocked(paths, goal.id, 'running', { now: now() });
       // In the claim's transaction on a store: the claim and its event commit together.
