@@ -104,6 +104,8 @@ export class Coordinator extends EventEmitter {
   /** On a garden shared through a store: who leads, and the runs this coordinator launched (docs/store/level2.md). */
   private leadership: Leadership | undefined;
   private readonly mine = new Set<string>();
+  /** Runs whose dispatch is under way here (between turns and through the close too, not only while an agent lives). */
+  private readonly dispatching = new Set<string>();
   private leaseTimer: NodeJS.Timeout | undefined;
   private unwatchStore: (() => Promise<void>) | undefined;
 
@@ -136,7 +138,9 @@ export class Coordinator extends EventEmitter {
     // Each run's spend is followed from its dispatch to its end (docs/budget/level2.md).
     this.dispatchFn = (goal, runId) => {
       this.budget.track(runId, goal);
+      this.dispatching.add(runId);
       return dispatch(goal, runId).finally(async () => {
+        this.dispatching.delete(runId);
         this.budget.untrack(runId);
         // A shared garden's run is closed: its lease ends with it (a late end after an expiry changes nothing).
         if (this.leadership?.shared) await this.endOwnLease(runId).catch(() => undefined);
@@ -386,7 +390,7 @@ export class Coordinator extends EventEmitter {
   }
 
   /**
-   * Renews the leases of this coordinator's live runs on a shared garden.
+   * Renews the leases of this coordinator's runs in dispatch on a shared garden.
    * A lease found expired was taken by the leader (this coordinator was cut
    * off longer than the TTL): the run is closed `abandoned` already, so its
    * agent is stopped and its late close changes nothing.
@@ -394,8 +398,8 @@ export class Coordinator extends EventEmitter {
   private async renewOwnLeases(): Promise<void> {
     const { paths } = this.options.garden;
     const now = this.options.now ?? (() => new Date());
-    for (const runId of this.mine) {
-      if (!this.live.get(runId)) continue;
+    // Every run whose dispatch is under way: its close (reflection, redaction, the stream's last upload) can outlast a TTL.
+    for (const runId of this.dispatching) {
       try {
         const fenced = await withLeaseLock(paths, runId, async () => {
           const lease = await readLease(paths, runId);

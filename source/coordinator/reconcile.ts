@@ -34,6 +34,7 @@ import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact
 import { abandonLeaselessRun, expireLeases, hasActiveLease, newLease, nextLeaseId } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
+import { uploadLocalStreams } from './stream-upload.js';
 
 export { settleGoals } from './settle.js';
 import path from 'node:path';
@@ -428,7 +429,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     inFlight += 1;
     if (isGuarded(goal)) guardedLive = true;
     summary.dispatched.push(run.id);
-    const work = options.dispatch(goal, run.id).catch((error: unknown) => failRun(options, goal, run.id, error));
+    const work = startDispatch(options, goal, run.id);
     if (options.awaitDispatch) {
       await work;
       runOf.delete(goal.id);
@@ -595,6 +596,20 @@ async function lastEventOf(eventsFile: string): Promise<string> {
   } catch {
     return 'none';
   }
+}
+
+/**
+ * Starts the dispatch of an opened run (a driver failure closes it
+ * `driver_error`). On a garden with a store, every server tails the run's
+ * stream there: its files are copied as the driver writes them until the
+ * dispatch ends (the close itself copies the rest).
+ */
+function startDispatch(options: ReconcileOptions, goal: GoalRecord, runId: string): Promise<unknown> {
+  const upload = uploadLocalStreams(options.garden.paths, runId);
+  return options
+    .dispatch(goal, runId)
+    .catch((error: unknown) => failRun(options, goal, runId, error))
+    .finally(() => upload?.stop());
 }
 
 /**

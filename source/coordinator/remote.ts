@@ -26,6 +26,7 @@ import {
 import { resolveSettings, runDir, type Garden } from '../garden/index.js';
 import {
   appendEvent,
+  appendRunStream,
   appendArtifact,
   hasArtifact,
   writeArtifactContent,
@@ -48,7 +49,8 @@ import {
   readRun,
   runIdsForGoal,
   renderSupplements,
-  runEventsFile,
+  RUN_STREAM_FILES,
+  runStreamSize,
   seedFile,
   StoreError,
   transitionGoal,
@@ -58,11 +60,12 @@ import {
   writeLease,
   leaseFile,
   type CloseRunInput,
+  type RunStreamName,
   keepWrites,
   storeOf,
   tryGoalLock,
 } from '../store/index.js';
-import { buildPrompt, closeFromStream, pluginDefaults, RUN_STDERR_FILE } from '../driver/index.js';
+import { buildPrompt, closeFromStream, pluginDefaults } from '../driver/index.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
 import { isGuarded } from '../guard/index.js';
 import { settleGoals } from './settle.js';
@@ -424,10 +427,12 @@ export async function openLeases(garden: Garden, runnerName?: string): Promise<L
 
 /**
  * Log upload: appends `data` to the garden's copy of the run's
- * `events.jsonl` or `stderr.log` when `offset` (bytes) is the garden's
- * size, so uploads are idempotent and never reorder.
+ * `events.jsonl` or `stderr.log` (the run directory's file, or the store's
+ * copy on a garden with one: any server of the garden continues where
+ * another left off) when `offset` (bytes) is the garden's size, so uploads
+ * are idempotent and never reorder.
  *
- * @returns the file's size after the append, bytes.
+ * @returns the stream's size after the append, bytes.
  * @throws RemoteRefusal 400 (bad stream, encoding or size), 409 `{size}` at another offset, and activeLease's.
  */
 export async function appendRunLog(garden: Garden, runId: string, input: { lease?: string; stream?: string; offset?: number; data?: string; encoding?: string }, who: RunnerIdentity, now: () => Date = () => new Date()): Promise<{ size: number }> {
@@ -437,11 +442,10 @@ export async function appendRunLog(garden: Garden, runId: string, input: { lease
   if (bytes.length > MAX_LOG_CHUNK_BYTES) throw new RemoteRefusal(400, `data: ${bytes.length} bytes; at most ${MAX_LOG_CHUNK_BYTES} per call`, '/data');
   return withLeaseLock(garden.paths, runId, async () => {
     await activeLease(garden, runId, input.lease, who, 'log upload', now());
-    const file = input.stream === 'events' ? runEventsFile(garden.paths, runId) : path.join(runDir(garden.paths, runId), RUN_STDERR_FILE);
-    const size = await fsp.stat(file).then((s) => s.size, () => 0);
-    if (input.offset !== size) throw new RemoteRefusal(409, `offset ${input.offset}: the garden holds ${size} bytes of ${path.basename(file)}; upload from there`, '/offset', { size });
-    if (bytes.length > 0) await fsp.appendFile(file, bytes);
-    return { size: size + bytes.length };
+    const stream = input.stream as RunStreamName;
+    const { appended, size } = await appendRunStream(garden.paths, runId, stream, input.offset!, bytes);
+    if (!appended) throw new RemoteRefusal(409, `offset ${input.offset}: the garden holds ${size} bytes of ${RUN_STREAM_FILES[stream]}; upload from there`, '/offset', { size });
+    return { size };
   });
 }
 
@@ -594,10 +598,7 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
       ...(typeof input.stop_reason === 'string' ? { stop_reason: input.stop_reason } : {}),
       ...(typeof input.terminal_reason === 'string' ? { terminal_reason: input.terminal_reason } : {}),
     };
-    const held = {
-      events: await fsp.stat(runEventsFile(paths, runId)).then((s) => s.size, () => 0),
-      stderr: await fsp.stat(path.join(runDir(paths, runId), RUN_STDERR_FILE)).then((s) => s.size, () => 0),
-    };
+    const held = { events: await runStreamSize(paths, runId, 'events'), stderr: await runStreamSize(paths, runId, 'stderr') };
     const claimed = { events: input.stream_bytes?.events ?? 0, stderr: input.stream_bytes?.stderr ?? 0 };
     if (claimed.events > held.events || claimed.stderr > held.stderr) {
       throw new RemoteRefusal(409, `stream_bytes: the runner has ${claimed.events} bytes of events.jsonl and ${claimed.stderr} of stderr.log, the garden ${held.events} and ${held.stderr}; upload the rest first`, '/stream_bytes', { size: held });

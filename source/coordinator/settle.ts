@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import { isTerminalRunStatus, type GoalRecord, type RunRecord } from '../contracts/index.js';
 import type { Garden } from '../garden/index.js';
-import { appendComment, readComments, readGoal, readLanding, StoreError, transitionGoal } from '../store/index.js';
+import { appendComment, readComments, readGoal, readLanding, runIdsForGoal, StoreError, transitionGoal, transitionGoalLocked, withGoalLock, type TransitionOptions } from '../store/index.js';
 import { goalAfterLanding, queueLanding, retireWorktree, workMessage } from '../landing/index.js';
 import { commitRunWork, git } from '../worktree/index.js';
 import { routingContinues } from '../guard/index.js';
@@ -182,7 +182,7 @@ async function settleWorktreeRun(ctx: LandingContext, goal: GoalRecord, run: Run
     return;
   }
   if (goal.status === 'running') {
-    await transitionGoal(paths, goal.id, 'completed', { now: now() });
+    await transitionIfLatest(paths, goal.id, run.id, 'completed', { now: now() });
     goal.status = 'completed';
   }
   let landing = await readLanding(paths, run.id);
@@ -211,10 +211,26 @@ async function settleWorktreeRun(ctx: LandingContext, goal: GoalRecord, run: Run
       );
     }
   }
-  await transitionGoal(paths, goal.id, 'queued', { now: now() });
+  await transitionIfLatest(paths, goal.id, run.id, 'queued', { now: now() });
   goal.status = 'queued';
   out.requeued.push(goal.id);
   await retireWorktree(garden, run, env, now);
+}
+
+/**
+ * A running goal's first settling step, taken only while `runId` is still
+ * its latest run (under the goal's lock): a settle decided on a run read
+ * before a runner or another coordinator claimed the goal again must not
+ * requeue or close the new claim's goal.
+ *
+ * @throws StoreError INVALID_TRANSITION when a later run began (the caller's "settled meanwhile by someone else").
+ */
+async function transitionIfLatest(paths: Garden['paths'], goalId: string, runId: string, to: 'queued' | 'completed', options: TransitionOptions): Promise<void> {
+  await withGoalLock(paths, goalId, async () => {
+    const latest = (await runIdsForGoal(paths, goalId)).at(-1);
+    if (latest !== runId) throw new StoreError('INVALID_TRANSITION', `goal ${goalId}: run ${latest ?? '(none)'} began after ${runId}; that run's holder settles it`);
+    await transitionGoalLocked(paths, goalId, to, options);
+  });
 }
 
 /** One goal whose latest run is terminal: requeued, or completed then closed; `out` collects what was done. */
@@ -229,21 +245,21 @@ async function settleOne(
   const cancelled = run.operator_stop !== undefined && !run.operator_stop.requeue;
   if (goal.status === 'running' && !cancelled && (run.failure_reason === 'coordinator_stopped' || run.status === 'abandoned' || (run.failure_reason === 'operator_stopped' && run.operator_stop?.requeue))) {
     // Interrupted by a shutdown, or its runner vanished (seed 004: abandoned, not done): back to the queue for the next attempt.
-    await transitionGoal(paths, goal.id, 'queued', { now: now() });
+    await transitionIfLatest(paths, goal.id, run.id, 'queued', { now: now() });
     goal.status = 'queued';
     out.requeued.push(goal.id);
     return;
   }
   if (goal.status === 'running' && !cancelled && run.status !== 'success' && goal.task_class && (await routingContinues(paths, run.id))) {
     // A routed goal whose attempt escalates (or runs its tier again): back to the queue for the next attempt.
-    await transitionGoal(paths, goal.id, 'queued', { now: now() });
+    await transitionIfLatest(paths, goal.id, run.id, 'queued', { now: now() });
     goal.status = 'queued';
     out.requeued.push(goal.id);
     return;
   }
   // An operator stop without requeue is the operator ending the work: cancelled, not failed.
   const reason = run.status === 'success' ? 'success' : run.failure_reason === 'operator_stopped' || (run.status === 'abandoned' && cancelled) ? 'cancelled' : 'failure';
-  if (goal.status === 'running') await transitionGoal(paths, goal.id, 'completed', { now: now() });
+  if (goal.status === 'running') await transitionIfLatest(paths, goal.id, run.id, 'completed', { now: now() });
   await transitionGoal(paths, goal.id, 'closed', { closedReason: reason, now: now() });
   goal.status = 'closed';
   out.closed.push({ goal: goal.id, reason });

@@ -29,7 +29,9 @@ import {
   renderSupplements,
   replyDir,
   runEventsFile,
+  RUN_STREAM_FILES,
   RUNTIME_FILE_MODE,
+  withRunStreamFile,
   setConversationContinuity,
   StoreError,
   unfollowRun,
@@ -147,7 +149,7 @@ export interface RunGuard {
 }
 
 /** File in the run directory that keeps the agent's stderr. */
-export const RUN_STDERR_FILE = 'stderr.log';
+export const RUN_STDERR_FILE = RUN_STREAM_FILES.stderr;
 /** File in the run directory naming the live agent process, so a later coordinator can reclaim an orphan. */
 export const RUN_PROCESS_FILE = 'process.json';
 
@@ -372,9 +374,22 @@ export async function closeFromStream(
   now: Date = new Date(),
   prepare?: (input: CloseRunInput) => Promise<CloseRunInput>,
 ): Promise<RunRecord | undefined> {
+  // The run directory's stream, or the store's copy when it is not here (a remote run's upload, a run of another machine).
+  return withRunStreamFile(garden.paths, run.id, 'events', (eventsFile) => closeFromStreamFile(garden, run, goalType, input, now, eventsFile, prepare));
+}
+
+async function closeFromStreamFile(
+  garden: Garden,
+  run: RunRecord,
+  goalType: string,
+  input: Omit<CloseRunInput, 'cost'> & { cost?: Cost },
+  now: Date,
+  eventsFile: string,
+  prepare?: (input: CloseRunInput) => Promise<CloseRunInput>,
+): Promise<RunRecord | undefined> {
   const { paths, config } = garden;
   const plugin = getDriverPlugin(run.driver, config);
-  const phases = readPhases(runEventsFile(paths, run.id));
+  const phases = readPhases(eventsFile);
   // A fresh-session retry (its marker) left a main phase on a new thread: nothing was resumed.
   const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession ? await readGoal(paths, run.goal).then((goal) => resumedSession(paths, goal, run), () => ({})) : {};
   const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model, ...('threadBefore' in resumed ? { threadBefore: resumed.threadBefore } : {}) });
@@ -406,12 +421,16 @@ export async function closeFromStream(
  * caller closes it as it would), or another closer won.
  */
 export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date = new Date(), options: { agentEnded?: boolean } = {}): Promise<RunRecord | undefined> {
-  const { paths, config } = garden;
-  const plugin = getDriverPlugin(run.driver, config);
-  const phases = readPhases(runEventsFile(paths, run.id));
+  const plugin = getDriverPlugin(run.driver, garden.config);
   if (!plugin) return undefined;
+  return withRunStreamFile(garden.paths, run.id, 'events', (eventsFile) => closeAfterMainTurnFrom(garden, run, goalType, why, now, options, plugin, eventsFile));
+}
+
+async function closeAfterMainTurnFrom(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date, options: { agentEnded?: boolean }, plugin: DriverPlugin, eventsFile: string): Promise<RunRecord | undefined> {
+  const { paths } = garden;
+  const phases = readPhases(eventsFile);
   const dir = runDir(paths, run.id);
-  if (!phases.reflectionBegan) return options.agentEnded ? closeEndedMainTurn(garden, run, goalType, why, now, plugin, phases.main) : undefined;
+  if (!phases.reflectionBegan) return options.agentEnded ? closeEndedMainTurn(garden, run, goalType, why, now, plugin, phases.main, eventsFile) : undefined;
   const main = plugin.parseEvents(phases.main, { phase: 'main', runDir: dir, model: run.model });
   const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: dir, model: run.model, ...(main.threadTotal ? { threadBefore: main.threadTotal } : {}) });
   const text = reflected.reported && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
@@ -419,7 +438,7 @@ export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalTyp
   const input = text
     ? { status: 'success' as const, reflection: text, by: 'coordinator' }
     : { status: 'failure' as const, failureReason: 'reflection_failed' as const, errorText: `${why} during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded`, by: 'coordinator' };
-  return closeFromStream(garden, run, goalType, input, now, async (full) => ({ ...full, cost: addCosts(full.cost, reflected.cost) }));
+  return closeFromStreamFile(garden, run, goalType, input, now, eventsFile, async (full) => ({ ...full, cost: addCosts(full.cost, reflected.cost) }));
 }
 
 /**
@@ -431,15 +450,15 @@ export async function closeAfterMainTurn(garden: Garden, run: RunRecord, goalTyp
  * `reflection_failed` (none was asked for), the main turn kept; any other
  * verdict is the stream's own. Undefined when the stream shows no result.
  */
-async function closeEndedMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date, plugin: NonNullable<ReturnType<typeof getDriverPlugin>>, main: Iterable<unknown>): Promise<RunRecord | undefined> {
+async function closeEndedMainTurn(garden: Garden, run: RunRecord, goalType: string, why: string, now: Date, plugin: DriverPlugin, main: Iterable<unknown>, eventsFile: string): Promise<RunRecord | undefined> {
   const parsed = plugin.parseEvents(main, { phase: 'main', runDir: runDir(garden.paths, run.id), model: run.model });
   if (!parsed.reported) return undefined;
   // Its exit was not observed: what it reported decides, as for an agent pak2 ended after its result.
   const verdict = judge(parsed, { exitCode: 0, lingered: true, stderrTail: '' });
   if (verdict.status === 'success' && (REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) {
-    return closeFromStream(garden, run, goalType, { status: 'failure', failureReason: 'reflection_failed', errorText: `${why} after the agent's main turn had ended (success, kept) and before its reflection was asked for; no reflection was recorded`, by: 'coordinator' }, now);
+    return closeFromStreamFile(garden, run, goalType, { status: 'failure', failureReason: 'reflection_failed', errorText: `${why} after the agent's main turn had ended (success, kept) and before its reflection was asked for; no reflection was recorded`, by: 'coordinator' }, now, eventsFile);
   }
-  return closeFromStream(garden, run, goalType, { ...verdict, by: 'coordinator' }, now);
+  return closeFromStreamFile(garden, run, goalType, { ...verdict, by: 'coordinator' }, now, eventsFile);
 }
 
 /**

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
-import type { GardenConfig } from '../garden/index.js';
+import type { GardenConfig, GardenPaths } from '../garden/index.js';
+import { readRunStream, runEventsFile, storeOf } from '../store/index.js';
 import type { RunRecord } from '../contracts/index.js';
 import { getDriverPlugin } from './plugins/index.js';
 import type { SpendMeter } from './plugins/types.js';
@@ -16,14 +17,31 @@ import { sumSpends } from './pricing.js';
  * @returns the spend in USD and its source; `unknown` (0) for a driver with no meter or no figure yet.
  */
 export function streamSpend(run: Pick<RunRecord, 'driver' | 'model'>, eventsFile: string, config?: Pick<GardenConfig, 'drivers'>): SpendMeter['spend'] {
-  const plugin = getDriverPlugin(run.driver, config);
-  if (!plugin?.spendMeter) return { usd: 0, source: 'unknown' };
+  if (!getDriverPlugin(run.driver, config)?.spendMeter) return { usd: 0, source: 'unknown' };
   let text: string;
   try {
     text = fs.readFileSync(eventsFile, 'utf8');
   } catch {
     return { usd: 0, source: 'unknown' };
   }
+  return streamTextSpend(run, text, config);
+}
+
+/**
+ * {@link streamSpend} of a run of the garden at `paths`, its stream read
+ * where it is held: the store's copy on a garden with one (the run may be
+ * another machine's), else the run directory's events.jsonl.
+ */
+export async function runStreamSpend(paths: GardenPaths, run: Pick<RunRecord, 'id' | 'driver' | 'model'>, config?: Pick<GardenConfig, 'drivers'>): Promise<SpendMeter['spend']> {
+  if (!storeOf(paths)) return streamSpend(run, runEventsFile(paths, run.id), config);
+  if (!getDriverPlugin(run.driver, config)?.spendMeter) return { usd: 0, source: 'unknown' };
+  return streamTextSpend(run, (await readRunStream(paths, run.id, 'events')).toString('utf8'), config);
+}
+
+/** {@link streamSpend} of a stream's text. */
+export function streamTextSpend(run: Pick<RunRecord, 'driver' | 'model'>, text: string, config?: Pick<GardenConfig, 'drivers'>): SpendMeter['spend'] {
+  const plugin = getDriverPlugin(run.driver, config);
+  if (!plugin?.spendMeter) return { usd: 0, source: 'unknown' };
   const done: SpendMeter['spend'][] = [];
   let meter = plugin.spendMeter({ model: run.model });
   for (const raw of text.split('\n')) {

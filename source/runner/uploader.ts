@@ -1,34 +1,11 @@
 import fs from 'node:fs';
+import { cutPoint, MAX_STREAM_CHUNK_BYTES } from '../store/index.js';
 import { RunnerApiError, type LogStream, type RunnerClient } from './client.js';
 
 /** The most `data` one log upload carries, bytes (docs/runners/level2.md, "Log upload"). */
-export const MAX_UPLOAD_BYTES = 1024 * 1024;
+export const MAX_UPLOAD_BYTES = MAX_STREAM_CHUNK_BYTES;
 
-/**
- * Where to cut `bytes` (read from a file at some offset) for one upload: at
- * most `max` bytes. While the writer may still append (`final` false), only
- * whole lines go (up to the last newline); a line longer than `max`, or the
- * final rest, is cut at a UTF-8 character boundary so the text sent is the
- * same bytes as the file. Returns 0 when nothing should go yet.
- */
-export function cutPoint(bytes: Buffer, final: boolean, max = MAX_UPLOAD_BYTES): number {
-  const window = Math.min(bytes.length, max);
-  if (window === 0) return 0;
-  if (final && bytes.length <= max) return utf8Boundary(bytes, window);
-  const nl = bytes.lastIndexOf(0x0a, window - 1);
-  if (nl >= 0) return nl + 1;
-  if (bytes.length < max && !final) return 0; // an unfinished short line: wait for its end
-  return utf8Boundary(bytes, window);
-}
-
-/** The largest cut ≤ `end` that does not split a UTF-8 character. */
-function utf8Boundary(bytes: Buffer, end: number): number {
-  if (end >= bytes.length) return bytes.length;
-  let cut = end;
-  // Step back over continuation bytes (10xxxxxx) to the start of the character that `end` falls in.
-  while (cut > 0 && (bytes[cut]! & 0xc0) === 0x80) cut -= 1;
-  return cut === 0 ? end : cut;
-}
+export { cutPoint };
 
 function sizeOf(file: string): number {
   try {

@@ -1,5 +1,4 @@
 import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
-import fsp from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BUDGET_CAP_KEYS,
@@ -16,7 +15,7 @@ import {
   type GoalRecord,
   type RunRecord,
 } from '../contracts/index.js';
-import type { Garden } from '../garden/index.js';
+import type { Garden, GardenPaths } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { gardenLandings, listSchedules, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
 import { budgetReport, readAttention, type BudgetReport } from '../snapshot/index.js';
@@ -34,7 +33,7 @@ import {
   matchesEvent,
   readGoal,
   readRun,
-  runEventsFile,
+  tailRunStream,
   runIdsForGoal,
   StoreError,
   type EventFilter,
@@ -191,34 +190,17 @@ function goalSort(a: GoalRecord, b: GoalRecord): number {
   return (b.closed_at ?? b.submitted_at).localeCompare(a.closed_at ?? a.submitted_at) || compareGoalIds(b.id, a.id);
 }
 
-/** The last `limit` lines of a run's events.jsonl, reading at most `maxBytes` from its end. */
-async function runEventsTail(file: string, limit: number, maxBytes: number): Promise<{ lines: unknown[]; truncated: boolean; size: number }> {
-  let handle: fsp.FileHandle;
-  try {
-    handle = await fsp.open(file, 'r');
-  } catch {
-    return { lines: [], truncated: false, size: 0 };
-  }
-  try {
-    const { size } = await handle.stat();
-    const from = Math.max(0, size - maxBytes);
-    const buffer = Buffer.alloc(size - from);
-    await handle.read(buffer, 0, buffer.length, from);
-    let text = buffer.toString('utf8');
-    if (from > 0) text = text.slice(text.indexOf('\n') + 1);
-    const all = text.split('\n').filter((l) => l.trim());
-    const kept = all.slice(-limit);
-    const lines = kept.map((line) => {
-      try {
-        return JSON.parse(line) as unknown;
-      } catch {
-        return line;
-      }
-    });
-    return { lines, truncated: from > 0 || all.length > kept.length, size };
-  } finally {
-    await handle.close();
-  }
+/** The last `limit` lines of a run's events.jsonl (the store's copy on a garden with one), each parsed when it is JSON, reading at most `maxBytes` from its end. */
+async function runEventsTail(paths: GardenPaths, runId: string, limit: number, maxBytes: number): Promise<{ lines: unknown[]; truncated: boolean; size: number }> {
+  const tail = await tailRunStream(paths, runId, 'events', { lines: limit, maxBytes });
+  const lines = tail.lines.map((line) => {
+    try {
+      return JSON.parse(line) as unknown;
+    } catch {
+      return line;
+    }
+  });
+  return { lines, truncated: tail.truncated, size: tail.size };
 }
 
 /** The most a run events tail reads from the end of events.jsonl. */
@@ -778,7 +760,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     },
     async (request: FastifyRequest<{ Params: { id: string }; Querystring: { limit: number } }>) => {
       const run = await readRun(paths, request.params.id).catch(storeFailure);
-      return { run: run.id, ...(await runEventsTail(runEventsFile(paths, run.id), request.query.limit, RUN_EVENTS_MAX_BYTES)) };
+      return { run: run.id, ...(await runEventsTail(paths, run.id, request.query.limit, RUN_EVENTS_MAX_BYTES)) };
     },
   );
 

@@ -1,8 +1,8 @@
 import { BUDGET_CAPS, BudgetBook, CAP_KEYS, capsFor, periodOf, spentAgainst, type BudgetCapName } from '../budget/index.js';
 import { blockKind, readBlocked } from '../coordinator/blocked.js';
-import { streamSpend } from '../driver/index.js';
+import { runStreamSpend } from '../driver/index.js';
 import type { Garden } from '../garden/index.js';
-import { latestRun, OpenGoalScanner, runEventsFile } from '../store/index.js';
+import { latestRun, OpenGoalScanner } from '../store/index.js';
 
 /** One cap as `pak2 budget` shows it (USD). `usd` null: no such cap. */
 export interface BudgetCapRow {
@@ -51,7 +51,7 @@ export async function budgetReport(garden: Garden, now = new Date()): Promise<Bu
     if (goal.status !== 'running' && goal.status !== 'blocked') continue;
     const run = await latestRun(paths, goal.id).catch(() => undefined);
     if (!run || run.status !== 'running' || run.runner) continue;
-    const spend = streamSpend(run, runEventsFile(paths, run.id), config);
+    const spend = await runStreamSpend(paths, run, config);
     live.push({ run: run.id, goal: goal.id, plant: run.plant, usd: spend.usd, source: spend.source });
     book.setLive({ run: run.id, goal: goal.id, plant: run.plant, usd: spend.usd });
   }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Garden } from '../garden/index.js';
 import { landingsDir } from '../garden/index.js';
-import { leasesDir, replyDir, runEventsFile, storeOf, type OpenGoalScanner } from '../store/index.js';
+import { leasesDir, replyDir, runEventsFile, runStreamReader, storeOf, type OpenGoalScanner } from '../store/index.js';
 import { DirectoryWake } from '../watch.js';
 
 /** On a garden in a store: a reload this often besides the commit notices, ms. */
@@ -182,8 +182,9 @@ export class SnapshotSource {
 
   private retarget(base: Omit<Snapshot, 'tail' | 'version'>): void {
     const target = this.tailTarget(base);
-    if (target !== this.tail?.runId) this.tail = target ? new RunTail(target, runEventsFile(this.options.garden.paths, target)) : undefined;
+    if (target !== this.tail?.runId) this.tail = target ? this.tailOf(target) : undefined;
     this.tail?.read();
+    if (this.tail?.stored) void this.refreshTail();
     const { guard: _old, remote: _oldRemote, ...rest } = base as Omit<Snapshot, 'tail' | 'version'>;
     const guard = this.guard.viewOf(target);
     const remote = this.remote.viewOf(target);
@@ -208,8 +209,22 @@ export class SnapshotSource {
     }
   }
 
+  /** A tail of run `runId`'s events.jsonl: the file, or the store's copy on a garden with one (the run may be another machine's). */
+  private tailOf(runId: string): RunTail {
+    const { paths } = this.options.garden;
+    return new RunTail(runId, runEventsFile(paths, runId), storeOf(paths) ? runStreamReader(paths, runId, 'events') : undefined);
+  }
+
+  /** Reads what is new in a stored tail and publishes it, unless the tail followed meanwhile is another. */
+  private async refreshTail(): Promise<void> {
+    const tail = this.tail;
+    if (!tail || !(await tail.refresh()) || tail !== this.tail || this.snapshot.version === 0) return;
+    this.publish({ ...this.snapshot, tail: tail.state() });
+  }
+
   private pollTail(): void {
-    if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
+    if (this.tail?.stored) void this.refreshTail();
+    else if (this.tail?.read()) this.publish({ ...this.snapshot, tail: this.tail.state() });
     void this.pollGuard();
     void this.pollRemote();
   }

@@ -12,6 +12,9 @@
 import type { CommentRecord, EventRecord, GoalRecord, LeaseRecord, LeaseState, RunRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 
+/** A run's two agent streams: `events` (events.jsonl, the agent's stdout) and `stderr` (stderr.log). */
+export type RunStreamName = 'events' | 'stderr';
+
 /** What a listing returns: the readable records and, for each unreadable one, where and why. */
 export interface RecordList<T> {
   records: T[];
@@ -107,6 +110,25 @@ export interface GardenStore {
   deleteDocument(kind: string, key: string): Promise<boolean>;
   /** Runs `fn` in a transaction holding the lock of document `(kind, key)` (it need not exist), so a read-change-write is never interleaved. */
   withDocumentLock<T>(kind: string, key: string, fn: () => Promise<T>): Promise<T>;
+
+  /**
+   * A run's agent streams (docs/runners/level2.md, "Log upload"): the bytes
+   * of its `events.jsonl` (`events`) and `stderr.log` (`stderr`), appended
+   * at byte offsets. `appendStreamChunk` appends `data` when `offset` is the
+   * size held (an empty chunk appends nothing), else appends nothing:
+   * `appended` says which, `size` is the size held after it (bytes), so a
+   * retried chunk is never stored twice and never out of order.
+   * `streamSize` is the size held (0 for a stream never appended to);
+   * `streamBytes` the bytes from `from` (at most `length` of them);
+   * `clearStream` empties a stream (a rewrite starts there, in one
+   * transaction with its appends).
+   *
+   * @throws StoreError RUN_NOT_FOUND (appending to a run the store does not hold).
+   */
+  appendStreamChunk(runId: string, stream: RunStreamName, offset: number, data: Buffer): Promise<{ appended: boolean; size: number }>;
+  streamSize(runId: string, stream: RunStreamName): Promise<number>;
+  streamBytes(runId: string, stream: RunStreamName, from: number, length: number): Promise<Buffer>;
+  clearStream(runId: string, stream: RunStreamName): Promise<void>;
 
   /**
    * Document lines: the records of an append-only file (a JSONL file's

@@ -17,4 +17,5 @@ export * from './budget.js';
 export * from './schedules.js';
 export * from './attention.js';
 export * from './backend.js';
+export * from './streams.js';
 export * from './documents.js';

@@ -24,11 +24,12 @@ import { crashPoint, ensureRuntimeRoot, readJsonFile, RUNTIME_FILE_MODE, StoreEr
 import { makeRedactor, redactJsonValue, redactRunDir, runRedaction, type RedactionOptions } from '../redact.js';
 import { goalNumber } from './closed-index.js';
 import { storeOf, type GardenStore } from './backend.js';
+import { RUN_STREAM_FILES, sealRunStreams } from './streams.js';
 
 /** File names inside a run directory (seed 000, "Run directory"). */
 export const RUN_FILES = {
   meta: 'meta.json',
-  events: 'events.jsonl',
+  events: RUN_STREAM_FILES.events,
 } as const;
 
 /** `<runtime-root>/runs/<run-id>/meta.json`. Refuses ids that are not `N-slug-rN`. */
@@ -512,12 +513,16 @@ async function closeRunNow(paths: GardenPaths, runId: string, goalType: string, 
 /**
  * Redacts the run directory (every file but meta.json, {@link redactRunDir})
  * and the close input's text (final text, reflection, error, the strings of
- * `extra`) with the input's {@link CloseRunInput.redaction}.
+ * `extra`) with the input's {@link CloseRunInput.redaction}. On a garden with
+ * a store, the run's streams there are completed from the local files and
+ * redacted alike first ({@link sealRunStreams}).
  */
 async function redactRun(paths: GardenPaths, runId: string, input: CloseRunInput): Promise<CloseRunInput> {
   const { redaction, ...rest } = input;
-  const redact = makeRedactor(redaction ?? runRedaction(process.env));
-  await timed('closeRun: redact the run directory', () => redactRunDir(runDir(paths, runId), redact, new Set([RUN_FILES.meta])));
+  const options = redaction ?? runRedaction(process.env);
+  const redact = makeRedactor(options);
+  const redactDir = () => timed('closeRun: redact the run directory', () => redactRunDir(runDir(paths, runId), redact, new Set([RUN_FILES.meta])));
+  await sealRunStreams(paths, runId, { redactDir, ...(options.enabled ? { redact } : {}) });
   return {
     ...rest,
     ...(rest.finalText !== undefined ? { finalText: redact(rest.finalText) } : {}),

@@ -110,6 +110,13 @@ export function asStoreError(db: Db, error: unknown): Error {
 
 const RETRYABLE = new Set(['40001', '40P01']); // serialization failure, deadlock
 
+/** True for an error of the database (pg's DatabaseError, with its severity and SQLSTATE) or of the connection to it. */
+function fromDatabase(error: unknown): boolean {
+  if (error instanceof StoreError) return false;
+  const e = error as { severity?: unknown; name?: unknown; message?: unknown };
+  return typeof e.severity === 'string' || e.name === 'DatabaseError' || /Connection terminated|connection error|Client was closed/i.test(String(e.message ?? ''));
+}
+
 /**
  * Runs `fn` in one transaction: every store call inside it joins it, and
  * the events it appends are stamped and written just before COMMIT
@@ -161,7 +168,8 @@ export async function inTransaction<T>(db: Db, fn: () => Promise<T>): Promise<T>
       });
       const code = (error as { code?: string }).code ?? ((error as { cause?: { code?: string } }).cause?.code);
       if (code && RETRYABLE.has(code) && attempt < 3) continue;
-      throw asStoreError(db, error);
+      // The caller's own refusal (a 409, a UserError) passes through as it is; the database's is said as a store error.
+      throw fromDatabase(error) ? asStoreError(db, error) : error;
     } finally {
       client.release(broken);
     }

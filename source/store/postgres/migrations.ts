@@ -139,6 +139,30 @@ CREATE TABLE document_lines (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'run streams as byte chunks',
+    sql: `
+-- A run's agent streams (events.jsonl, stderr.log) as the bytes appended, so every server can tail them:
+-- one row per stream with the size held (an append moves it only from the offset it names), one per chunk appended.
+-- No foreign key to runs: an append never takes a lock on the run's row (the lease lock), the code checks the run exists.
+DROP TABLE run_stream;
+CREATE TABLE run_streams (
+  run text NOT NULL,
+  stream text NOT NULL CHECK (stream IN ('events', 'stderr')),
+  size bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (run, stream)
+);
+CREATE TABLE run_stream_chunks (
+  run text NOT NULL,
+  stream text NOT NULL,
+  byte_offset bigint NOT NULL,
+  data bytea NOT NULL,
+  PRIMARY KEY (run, stream, byte_offset),
+  FOREIGN KEY (run, stream) REFERENCES run_streams (run, stream)
+);
+`,
+  },
 ];
 
 /** The newest schema version this code knows. */

@@ -5,7 +5,7 @@
  * joins that transaction.
  */
 import type { CommentRecord, EventRecord, GoalRecord, LeaseRecord, LeaseState, RunRecord } from '../../contracts/index.js';
-import type { GardenStore } from '../backend.js';
+import type { GardenStore, RunStreamName } from '../backend.js';
 import { StoreError } from '../files.js';
 import { addEvent, afterCommit, asStoreError, closeDb, EVENTS_CHANNEL, inTransaction, openDb, query, type Db } from './db.js';
 import { migrate } from './migrations.js';
@@ -329,6 +329,59 @@ export class PostgresStore implements GardenStore {
       // A transaction-scoped advisory lock on the pair: it works before the row exists.
       await query(db, 'SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [kind, key]);
       return fn();
+    });
+  }
+
+  async appendStreamChunk(runId: string, stream: RunStreamName, offset: number, data: Buffer): Promise<{ appended: boolean; size: number }> {
+    const db = await this.open();
+    for (let attempt = 0; ; attempt += 1) {
+      // One statement: the size moves from `offset` only (a row lock and a re-check of the WHERE under a concurrent append), the chunk goes with it.
+      const [moved] = await query<{ size: string }>(
+        db,
+        `WITH moved AS (UPDATE run_streams SET size = size + $5 WHERE run = $1 AND stream = $2 AND size = $3 RETURNING size),
+              chunk AS (INSERT INTO run_stream_chunks (run, stream, byte_offset, data) SELECT $1, $2, $3, $4 FROM moved WHERE $5 > 0)
+         SELECT size FROM moved`,
+        [runId, stream, offset, data, data.length],
+      );
+      if (moved) return { appended: true, size: Number(moved.size) };
+      const [held] = await query<{ size: string }>(db, 'SELECT size FROM run_streams WHERE run = $1 AND stream = $2', [runId, stream]);
+      // Another offset: refused with the size held. (The size became `offset` meanwhile: a concurrent append; try again.)
+      if (held && (Number(held.size) !== offset || attempt >= 3)) return { appended: false, size: Number(held.size) };
+      if (!held) {
+        if ((await query(db, 'SELECT 1 FROM runs WHERE id = $1', [runId])).length === 0) throw new StoreError('RUN_NOT_FOUND', `no run ${runId} in ${this.where}`);
+        await query(db, 'INSERT INTO run_streams (run, stream) VALUES ($1, $2) ON CONFLICT DO NOTHING', [runId, stream]);
+      }
+    }
+  }
+
+  async streamSize(runId: string, stream: RunStreamName): Promise<number> {
+    const [row] = await query<{ size: string }>(await this.open(), 'SELECT size FROM run_streams WHERE run = $1 AND stream = $2', [runId, stream]);
+    return Number(row?.size ?? 0);
+  }
+
+  async streamBytes(runId: string, stream: RunStreamName, from: number, length: number): Promise<Buffer> {
+    if (length <= 0) return Buffer.alloc(0);
+    // The chunk that holds `from` (the last starting at or before it) and those after it, up to `from + length`.
+    const rows = await query<{ byte_offset: string; data: Buffer }>(
+      await this.open(),
+      `SELECT byte_offset, data FROM run_stream_chunks
+        WHERE run = $1 AND stream = $2 AND byte_offset < $3::bigint + $4::bigint
+          AND byte_offset >= coalesce((SELECT max(byte_offset) FROM run_stream_chunks WHERE run = $1 AND stream = $2 AND byte_offset <= $3), 0)
+        ORDER BY byte_offset`,
+      [runId, stream, from, length],
+    );
+    if (rows.length === 0) return Buffer.alloc(0);
+    const start = Number(rows[0]!.byte_offset);
+    const all = rows.length === 1 ? rows[0]!.data : Buffer.concat(rows.map((r) => r.data));
+    return all.subarray(Math.max(0, from - start), Math.max(0, from - start) + length);
+  }
+
+  async clearStream(runId: string, stream: RunStreamName): Promise<void> {
+    const db = await this.open();
+    await inTransaction(db, async () => {
+      // The row first: an append waits on its lock, then finds the size 0.
+      await query(db, 'UPDATE run_streams SET size = 0 WHERE run = $1 AND stream = $2', [runId, stream]);
+      await query(db, 'DELETE FROM run_stream_chunks WHERE run = $1 AND stream = $2', [runId, stream]);
     });
   }
 
