@@ -14,6 +14,7 @@ import type { GoalRecord, LeaseRecord, RunRecord } from '../../source/contracts/
 import { runDir } from '../../source/garden/index.js';
 import { attachStore, createGoal, detachStore, endLease, openRun, transitionGoal, writeLease } from '../../source/store/index.js';
 import { openPostgresStore } from '../../source/store/postgres/store.js';
+import { SCHEMA_VERSION } from '../../source/store/postgres/migrations.js';
 import { runCli } from '../support/cli.js';
 import { makeTestGarden } from '../support/garden.js';
 import { testDatabase } from '../support/pg-test.js';
@@ -45,12 +46,12 @@ describe('pak2 doctor on a PostgreSQL garden', () => {
     const { garden, url } = await setup();
     const before = await doctor(garden.paths.gardenRoot, url);
     expect(storeFindings(before.findings)).toEqual([
-      { check: 'store', file: url, field: 'schema', message: 'has no pak2 schema yet: the next pak2 command that opens it migrates it to version 1 first (the leases and runs are checked once it is current)', fix: 'migrate it to version 1 now' },
+      { check: 'store', file: url, field: 'schema', message: `has no pak2 schema yet: the next pak2 command that opens it migrates it to version ${SCHEMA_VERSION} first (the leases and runs are checked once it is current)`, fix: `migrate it to version ${SCHEMA_VERSION} now` },
     ]);
     expect(before.code).toBe(1);
     expect(before.text).toContain(`store: ${url}: schema: has no pak2 schema yet`);
     const fixed = await doctor(garden.paths.gardenRoot, url, '--fix');
-    expect(storeFindings(fixed.findings)).toMatchObject([{ field: 'schema', fixed: true, fix: 'migrated it: applied version(s) 1' }]);
+    expect(storeFindings(fixed.findings)).toMatchObject([{ field: 'schema', fixed: true, fix: `migrated it: applied version(s) ${Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1).join(', ')}` }]);
     expect(storeFindings((await doctor(garden.paths.gardenRoot, url)).findings)).toEqual([]);
   });
 
@@ -66,7 +67,7 @@ describe('pak2 doctor on a PostgreSQL garden', () => {
     }
     const { findings } = await doctor(garden.paths.gardenRoot, url, '--fix');
     expect(storeFindings(findings)).toEqual([
-      { check: 'store', file: url, field: 'schema', message: 'has schema version 7, newer than this pak2 knows (1): this pak2 refuses to open it; upgrade pak2', fixed: false },
+      { check: 'store', file: url, field: 'schema', message: `has schema version 7, newer than this pak2 knows (${SCHEMA_VERSION}): this pak2 refuses to open it; upgrade pak2`, fixed: false },
     ]);
   });
 
