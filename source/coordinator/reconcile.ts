@@ -31,7 +31,7 @@ import { runDir } from '../garden/index.js';
 import { reportBlocked } from './blocked.js';
 import type { BudgetGate } from './budget-gate.js';
 import { decideReadiness, dependencyFacts, dependencyReason, type DependencyFact } from './readiness.js';
-import { abandonLeaselessRun, expireLeases, hasActiveLease, newLease, nextLeaseId } from './remote.js';
+import { abandonLeaselessRun, dispatchIfQueued, expireLeases, hasActiveLease, newLease, nextLeaseId } from './remote.js';
 import { settleGoals, type Settling, type SettleOut } from './settle.js';
 import { repairDispatched } from './recover.js';
 import { uploadLocalStreams } from './stream-upload.js';
@@ -694,13 +694,8 @@ export async function tendsForClosed(garden: Garden, goals: GoalRecord[], closed
  */
 async function claimShared(garden: Garden, goal: GoalRecord, runInput: () => Promise<OpenRunInput>, holder: string, now: () => Date): Promise<RunRecord | undefined> {
   const { paths, config } = garden;
-  let current: GoalRecord;
-  try {
-    current = await transitionGoalLocked(paths, goal.id, 'dispatched', { now: now() });
-  } catch (error) {
-    if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
-    throw error;
-  }
+  const current = await dispatchIfQueued(paths, goal.id, now());
+  if (!current) return undefined;
   Object.assign(goal, current);
   const run = await openRun(paths, current, await runInput(), now());
   await writeLease(paths, coordinatorLease(run, holder, config.runners.leaseTtlSeconds, now()));

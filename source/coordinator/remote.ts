@@ -153,6 +153,22 @@ export interface Claim {
 }
 
 /**
+ * queued → dispatched for a claimer holding the goal's lock: the goal as
+ * dispatched, or undefined when another claimer (a runner, a coordinator)
+ * took it first.
+ *
+ * @throws StoreError other than INVALID_TRANSITION.
+ */
+export async function dispatchIfQueued(paths: Garden['paths'], goalId: string, at: Date): Promise<GoalRecord | undefined> {
+  try {
+    return await transitionGoalLocked(paths, goalId, 'dispatched', { now: at });
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
+    throw error;
+  }
+}
+
+/**
  * A new active lease `id` on `run`, held by `holder` for `ttlSeconds` from
  * `at` (docs/runners/level2.md, "Leases"): a runner's claim, or on a garden
  * in a store a coordinator's own run (docs/store/level2.md).
@@ -216,14 +232,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     const tip = isolation.mode === 'worktree' ? await branchTip(paths.gardenRoot, isolation.base!, env).catch(() => undefined) : undefined;
     const taken = await tryGoalLock(paths, goal.id, async () => {
       // The whole claim under the goal's lock: a coordinator's crash repair of a `dispatched` goal takes the same lock, so it never sees a claim half done.
-      let current: GoalRecord;
-      try {
-        current = await transitionGoalLocked(paths, goal.id, 'dispatched', { now: now() });
-      } catch (error) {
-        // Another claimer (a runner, or the coordinator) took it first.
-        if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
-        throw error;
-      }
+      let current = await dispatchIfQueued(paths, goal.id, now());
+      if (!current) return undefined;
       const leaseId = nextLeaseId(now().getTime());
       let run: RunRecord;
       try {

@@ -130,21 +130,8 @@ export async function endLease(paths: GardenPaths, lease: LeaseRecord, state: Ex
  */
 export async function withLeaseLock<T>(paths: GardenPaths, runId: string, fn: () => Promise<T>): Promise<T> {
   const store = storeOf(paths);
-  if (store) {
-    let thrown: { error: unknown } | undefined;
-    try {
-      return await store.withLeaseLock(runId, () =>
-        fn().catch((error: unknown) => {
-          thrown = { error };
-          throw error;
-        }),
-      );
-    } catch (error) {
-      // The store rolls back and says what `fn` threw as its own IO_ERROR (its cause): the caller hears `fn`'s own error (a runner's 409, 422).
-      if (thrown && (error === thrown.error || (error as { cause?: unknown }).cause === thrown.error)) throw thrown.error;
-      throw error;
-    }
-  }
+  // A store's transaction rethrows `fn`'s own error as it is (a runner's 409, 422): store/postgres/db.ts.
+  if (store) return store.withLeaseLock(runId, fn);
   const target = path.join(runDir(paths, runId), 'meta.json');
   if (!fs.existsSync(target)) return fn();
   await fsp.mkdir(leasesDir(paths), { recursive: true });
