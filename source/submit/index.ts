@@ -1,8 +1,7 @@
 import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
-import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
-import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden, type ScheduleConfig } from '../garden/index.js';
+import type { Garden, ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -23,6 +22,7 @@ import {
   type GoalSupplement,
 } from '../store/index.js';
 import { checkDependencies } from './dependencies.js';
+import { checkGoalDriver } from './driver-check.js';
 import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
 
 export { VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
@@ -86,9 +86,6 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     }
     throw error;
   }
-  if (input.driver !== undefined && !getDriverPlugin(input.driver, garden.config)) {
-    throw new UserError(`driver ${input.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
-  }
   if (input.conversationId !== undefined) {
     try {
       await readConversation(garden.paths, input.conversationId);
@@ -97,12 +94,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     }
   }
   // The driver this goal would really use (goal → env → PAK2.toml → default) must be able to launch.
-  const settings = resolveSettings({ ...(input.driver ? { driver: input.driver } : {}) }, garden.config, env, (d) => pluginDefaults(d, garden.config));
-  const problem = driverProblem(settings.driver, garden.config);
-  if (problem) {
-    const where: Record<string, string> = { goal: `driver ${settings.driver}`, env: ENV_DEFAULT_DRIVER, toml: `[defaults].driver in ${garden.paths.configFile}`, plugin: `driver ${settings.driver} (the built-in default)` };
-    throw new UserError(`${where[settings.sources.driver] ?? 'driver'}: ${problem}`);
-  }
+  checkGoalDriver(garden, input.driver, env);
   const guard = input.guard ? guardOf(input.guard) : undefined;
   const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
   if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
@@ -427,6 +419,6 @@ export { answerQuestion, goalComments, postComment, type CommentInput, type Comm
 export * from './landing.js';
 export * from './budget.js';
 // Goal dependencies (docs/goal/level2.md, "Dependencies").
-export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';
+export { changeDependencies, checkDependencies, retryGoal, retrySettings, type DependencyChange, type RetryOptions, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
 export { ackAttention, type AckResult } from './attention.js';
