@@ -418,6 +418,9 @@ export {
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
 export * from './budget.js';
+// The inbox's notes (docs/workbench/level2.md, "Panes").
+export { readInboxNote, type ReadNote } from './inbox.js';
+
 // Goal dependencies (docs/goal/level2.md, "Dependencies").
 export { changeDependencies, checkDependencies, retryGoal, retrySettings, type DependencyChange, type RetryOptions, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
