@@ -1,5 +1,6 @@
 import { Command, CommanderError, Help } from 'commander';
 import { UserError } from '../errors.js';
+import { applyCommandDocs, commandUsage, helpText } from './command-table.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { sanitize } from '../sanitize.js';
 
@@ -186,6 +187,16 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
       subcommandTerm(cmd: Command): string {
         return STAND_IN_TERMS.get(cmd) ?? Help.prototype.subcommandTerm.call(this, cmd);
       },
+      // A command's usage and description as the README's command table says them (command-table.ts).
+      commandUsage(cmd: Command): string {
+        return cmd.parent ? commandUsage(cmd) : Help.prototype.commandUsage.call(this, cmd);
+      },
+      commandDescription(cmd: Command): string {
+        return helpText(Help.prototype.commandDescription.call(this, cmd));
+      },
+      subcommandDescription(cmd: Command): string {
+        return helpText(Help.prototype.subcommandDescription.call(this, cmd));
+      },
     })
     .showSuggestionAfterError(true);
   // Bare `pak2` opens the workbench, like `pak2 cycle` in a terminal.
@@ -223,6 +234,7 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
       });
     STAND_IN_TERMS.set(standIn, entry.term);
   }
+  applyCommandDocs(program);
   return program;
 }
 
