@@ -54,6 +54,9 @@ export interface CoordinatorOptions {
 
 export type { CoordinatorState } from './lock.js';
 
+/** The events after which a watcher of the coordinator socket is sent its status (when it changed). */
+const STATUS_EVENTS = ['state', 'pass', 'live'] as const;
+
 /**
  * The coordinator loop (seed 002, "Running the coordinator"): holds the
  * garden's single-coordinator lock, runs {@link reconcile} on its timer
@@ -457,12 +460,18 @@ export class Coordinator extends EventEmitter {
     handle: (request) => this.handleRequest(request),
     status: () => ({ state: this.stateValue, live: this.live.ids() }),
     onStatus: (listener) => {
-      const events = ['state', 'pass', 'live'] as const;
-      for (const event of events) this.on(event, listener);
+      // One set of listeners for every watcher, hooked to the coordinator's events once.
+      if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.on(event, this.tellWatchers);
+      this.statusListeners.add(listener);
       return () => {
-        for (const event of events) this.off(event, listener);
+        this.statusListeners.delete(listener);
+        if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.off(event, this.tellWatchers);
       };
     },
+  };
+  private readonly statusListeners = new Set<() => void>();
+  private readonly tellWatchers = () => {
+    for (const listener of this.statusListeners) listener();
   };
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
