@@ -70,7 +70,7 @@ describe('the workbench attached to a running pak2 cycle --no-ui (tmux)', () => 
     const tmux = new TmuxSession();
     cleanups.push(() => tmux.kill());
     tmux.start({ cwd: garden.paths.gardenRoot, env, argv: [process.execPath, PAK2_BIN], columns: 140, rows: 36 });
-    let screen = await tmux.waitFor('the workbench attached', (s) => (statusLine(s).includes(`● attached to pid ${pid} on ${os.hostname()} (since `) ? s : undefined));
+    let screen = await tmux.waitFor('the workbench attached', (s) => (statusLine(s).includes(`● attached to pid ${pid} on ${os.hostname()} (since `) && statusLine(s).includes('coordinator idle') ? s : undefined));
     show('attached', screen);
     expect(statusLine(screen)).toMatch(new RegExp(`^● attached to pid ${pid} on \\S+ \\(since [0-9:]+\\) · coordinator idle · 0 live · 0 queued`));
 
