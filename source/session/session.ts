@@ -239,9 +239,11 @@ export class Session {
 
   /**
    * Opens the session: follows the event log, starts the coordinator (lock,
-   * recovery, reclaim, startup note, first pass) and the snapshot source.
+   * recovery, reclaim, startup note, first pass) — or, with `attach`, when
+   * another process's coordinator holds the garden, attaches to it — and the
+   * snapshot source.
    *
-   * @throws UserError when another coordinator holds the garden.
+   * @throws CoordinatorHeld when another coordinator holds the garden (with `attach`: one that cannot be attached to, on another host).
    */
   open(): Promise<void> {
     this.opening ??= (async () => {

@@ -168,7 +168,7 @@ export const KEYMAP: readonly Binding[] = [
   {
     command: 'quit',
     keys: 'q ctrl-c',
-    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue)',
+    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue); attached to another coordinator, it goes on running',
     scope: 'panes',
     match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
   },
