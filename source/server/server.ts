@@ -4,6 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
 import { RemoteRefusal } from '../coordinator/remote.js';
+import { storeUnavailable } from '../store/index.js';
 import type { OperatorActions } from '../session/index.js';
 import type { ServerView } from '../snapshot/index.js';
 import { decideAccess } from './access.js';
@@ -21,6 +22,9 @@ import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 
 /** The default port of `pak2 serve`. */
 export const DEFAULT_PORT = 7717;
+
+/** The Retry-After of a 503 answered while the garden's store cannot be reached, seconds. */
+const STORE_RETRY_AFTER_SECONDS = 5;
 /** The default listen address: loopback only. */
 export const DEFAULT_HOST = '127.0.0.1';
 
@@ -224,9 +228,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   // No machine path leaves in a message: errors and listings' problems name files by their place in the garden.
   app.addHook('preSerialization', async (_request, _reply, payload) => scrubPayload(payload, garden.paths));
+  let storeDownSaid = false;
+  app.addHook('onResponse', async (_request, reply) => {
+    if (storeDownSaid && reply.statusCode < 500) storeDownSaid = false;
+  });
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof HttpError) return reply.code(error.status).send({ error: error.message, ...(error.field ? { field: error.field } : {}) });
     if (error instanceof RemoteRefusal) return reply.code(error.status).send({ error: error.message, field: error.field, ...error.extra });
+    // An outage of the garden's store is "try again", never a refusal or a 500: runners retry a 503, and give up on a 401.
+    if (storeUnavailable(error)) {
+      if (!storeDownSaid) options.onNotice?.(`pak2 serve: the store cannot be reached (${error.message}); answering 503 until it is back`);
+      storeDownSaid = true;
+      return reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_SECONDS)).send({ error: "the garden's store cannot be reached just now; try again shortly" });
+    }
     if (error.validation || (error.statusCode !== undefined && error.statusCode < 500)) {
       const r = fastifyRefusal(error);
       return reply.code(r.status).send({ error: r.error, ...(r.field ? { field: r.field } : {}) });
@@ -304,7 +318,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           stream.close();
           streams.delete(stream);
         }
-      });
+        // A token whose standing cannot be read (the store is down) keeps its stream: only a token known revoked ends one.
+      }, () => undefined);
     }
   }, options.streamTokenCheckMs ?? 1000);
   streamCheck.unref();

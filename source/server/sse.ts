@@ -1,8 +1,11 @@
 import type { ServerResponse } from 'node:http';
 import type { EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { matchesEvent, streamEvents, type EventFilter } from '../store/index.js';
+import { matchesEvent, storeUnavailable, streamEvents, type EventFilter } from '../store/index.js';
 import { sseFrame, type LogTail, type TailedEvent } from './log-tail.js';
+
+/** How soon a catch-up that met an unreachable store reads again, ms. */
+const STORE_RETRY_MS = 1000;
 
 class Closed extends Error {}
 
@@ -122,7 +125,13 @@ export class SseConnection implements OpenStream {
         }
       }
     } catch (error) {
-      if (!(error instanceof Closed)) this.close();
+      if (error instanceof Closed) return;
+      // The store is down: the stream waits and reads again from where it was (the client keeps its place), never ends.
+      if (storeUnavailable(error) && !this.closed) {
+        setTimeout(() => void this.catchUp(), STORE_RETRY_MS).unref();
+        return;
+      }
+      this.close();
     }
   }
 
