@@ -1,5 +1,6 @@
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import type { GardenPaths } from '../../garden/index.js';
+import { storeUnavailable } from '../../store/index.js';
 import { publicText } from '../public-text.js';
 
 /** The `extensions.code` of a GraphQL error for each HTTP status it stands for (docs/server/level2.md, "GraphQL"). */
@@ -14,6 +15,7 @@ export const ERROR_CODES: Readonly<Record<number, string>> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
   422: 'UNPROCESSABLE',
   500: 'INTERNAL',
+  503: 'UNAVAILABLE',
 };
 
 /** `extensions` of a pak2 GraphQL error: the HTTP status the REST route answered (or would), its code, and the field at fault. */
@@ -46,15 +48,20 @@ export function refusalOf(status: number, message: string, field?: string, extra
 
 /**
  * An execution result as it leaves the server: every message through
- * {@link publicText} (no machine path), and an error a resolver threw that
- * is no GraphQL error of pak2's (a bug, a failed read) said as `internal
- * error: …` with status 500, the whole error told to `onInternal` (the
- * server's notice line).
+ * {@link publicText} (no machine path); an unreachable store (the
+ * `storeUnavailable` errors) said as REST says it, status 503; and any
+ * other error a resolver threw that is no GraphQL error of pak2's (a bug,
+ * a failed read) said as `internal error: …` with status 500, the whole
+ * error told to `onInternal` (the server's notice line).
  */
 export function formatResult(result: ExecutionResult, paths: GardenPaths, onInternal: (error: Error) => void): ExecutionResult {
   if (!result.errors?.length) return result;
   const errors = result.errors.map((error) => {
     const original = error.originalError;
+    // An outage of the garden's store is "try again" (503), as REST answers it, never an internal error.
+    if (original && storeUnavailable(original)) {
+      return new GraphQLError("the garden's store cannot be reached just now; try again shortly", { nodes: error.nodes, path: error.path, extensions: { code: 'UNAVAILABLE', status: 503 } });
+    }
     if (original && !(original instanceof GraphQLError)) {
       onInternal(original);
       return new GraphQLError(publicText(`internal error: ${original.message}`, paths), { nodes: error.nodes, path: error.path, extensions: { code: 'INTERNAL', status: 500 } });

@@ -1,10 +1,12 @@
 import type { EventRecord } from '../../contracts/index.js';
 import type { GardenPaths } from '../../garden/index.js';
-import { matchesEvent, type EventFilter } from '../../store/index.js';
+import { matchesEvent, storeUnavailable, type EventFilter } from '../../store/index.js';
 import { scanEvents, type LogTail, type TailedEvent } from '../log-tail.js';
 
 /** Events read from the log per catch-up read, at most. */
 const PAGE = 500;
+/** How soon a catch-up that met an unreachable store reads again, ms (as the SSE stream). */
+const STORE_RETRY_MS = 1000;
 /** Live events held for a consumer that has not taken them, at most: past it, it is taken off the live batches and catches up from the log. */
 const LIVE_QUEUE_MAX = 2000;
 
@@ -28,7 +30,9 @@ export interface EventFollowerOptions {
  * database store alike (offsets are the store's opaque cursors). A consumer
  * that falls {@link LIVE_QUEUE_MAX} events behind is taken off the live
  * batches and catches up from the log again: nothing piles up for it.
- * `return()` ends it at once, even while it waits for the next event.
+ * While the garden's store cannot be reached it waits and reads again from
+ * where it was, as the SSE stream does. `return()` ends it at once, even
+ * while it waits for the next event.
  */
 export class EventFollower implements AsyncIterableIterator<EventRecord> {
   private offset: number;
@@ -52,7 +56,12 @@ export class EventFollower implements AsyncIterableIterator<EventRecord> {
       const read = this.page.shift();
       if (read) return { done: false, value: read };
       if (!this.joined) {
-        await this.catchUp();
+        try {
+          await this.catchUp();
+        } catch (error) {
+          if (!storeUnavailable(error)) throw error;
+          await this.pause(STORE_RETRY_MS);
+        }
         continue;
       }
       const taken = this.takeLive();
@@ -80,14 +89,32 @@ export class EventFollower implements AsyncIterableIterator<EventRecord> {
     this.wake?.();
   }
 
+  /** Waits `ms`, or less when closed meanwhile. */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      timer.unref();
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
   /** One page of the log after the offset; joins the live batches once the offset reaches the tail's. */
   private async catchUp(): Promise<void> {
     const { paths, tail, filter } = this.options;
+    // Kept only when the read ends well: a read the store broke off is done again from the same offset, nothing twice.
+    const read: EventRecord[] = [];
     this.offset = await scanEvents(paths, this.offset, (event) => {
       if (!matchesEvent(event, filter)) return false;
-      this.page.push(event);
-      return this.page.length >= PAGE;
+      read.push(event);
+      return read.length >= PAGE;
     });
+    this.page.push(...read);
     // Synchronous from the check to subscribe: no batch can slip in between.
     if (!this.page.length && this.offset >= tail.offset && !this.closed) {
       this.joined = true;
