@@ -15,7 +15,8 @@ import { scrubPayload } from './public-text.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
 import { leaseCheckMs, registerRunnerRoutes, startLeaseReaper, type LeaseReaper } from './runner-routes.js';
-import type { SseConnection } from './sse.js';
+import type { OpenStream } from './sse.js';
+import { registerGraphql } from './graphql/index.js';
 import { TokenBook } from './tokens.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 
@@ -185,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { token, file: tokenFile } = await ensureToken(garden.paths);
   const tail = new LogTail(garden.paths, options.pollMs !== undefined ? { pollMs: options.pollMs } : {});
   await tail.start();
-  const streams = new Set<SseConnection>();
+  const streams = new Set<OpenStream>();
   const routes: RegisteredRoute[] = [];
   const app = Fastify({
     logger: false,
@@ -253,6 +254,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async (api) => {
       registerRoutes(api, { garden, actions: options.actions, tail, keepAliveMs, streams });
       registerRunnerRoutes(api, { garden, actions: options.actions });
+      // The GraphQL door (seed 004): each field through the routes above, in-process, as its caller.
+      registerGraphql(api, { garden, tail, streams, inject: app.inject.bind(app), prefix: API_PREFIX, onNotice: (line) => options.onNotice?.(line) });
       api.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', operationId: 'openapi', response: { 200: { type: 'object' } } } }, async () => openApiDocument(routes));
     },
     { prefix: API_PREFIX },
@@ -305,7 +308,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // An open event stream lasts only as long as its token: a revoked one's streams end within a second (the check is a stat of tokens.json).
   const streamCheck = setInterval(() => {
     // One lookup per token, however many streams carry it.
-    const byToken = new Map<string | undefined, SseConnection[]>();
+    const byToken = new Map<string | undefined, OpenStream[]>();
     for (const stream of streams) byToken.set(stream.authorization, [...(byToken.get(stream.authorization) ?? []), stream]);
     for (const [authorization, held] of byToken) {
       void book.callerOf(authorization).then((caller) => {

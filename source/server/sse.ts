@@ -9,6 +9,18 @@ const STORE_RETRY_MS = 1000;
 
 class Closed extends Error {}
 
+/**
+ * An open stream the server holds (an SSE connection, a GraphQL
+ * subscription): checked again by its token while it lasts, ended when the
+ * token is revoked or the server stops.
+ */
+export interface OpenStream {
+  /** The `Authorization` header it was opened with. */
+  authorization: string | undefined;
+  /** Ends it. Idempotent. */
+  close(): void;
+}
+
 /** Options of one {@link SseConnection}. */
 export interface SseConnectionOptions {
   paths: GardenPaths;
@@ -33,7 +45,7 @@ export interface SseConnectionOptions {
  * socket drains and catches up from the file again: nothing is held for it
  * in memory beyond the socket's own buffer.
  */
-export class SseConnection {
+export class SseConnection implements OpenStream {
   /** The `Authorization` header the stream was opened with: checked again while it lasts, so a revoked token's stream ends. */
   authorization: string | undefined;
   private offset: number;

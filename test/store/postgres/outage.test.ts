@@ -8,6 +8,7 @@
  * cut and new ones refused, as when the database host goes away.
  */
 import net from 'node:net';
+import { createClient, type ExecutionResult } from 'graphql-sse';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { attachStore, detachStore } from '../../../source/store/index.js';
 import { openPostgresStore } from '../../../source/store/postgres/store.js';
@@ -90,6 +91,20 @@ describe('pak2 serve while its PostgreSQL store is unreachable', () => {
     let streamClosed = false;
     void stream.closed.then(() => (streamClosed = true));
     expect((await stream.ready).status).toBe(200);
+    // The GraphQL subscription (graphql-sse) lives through it too.
+    const client = createClient({ url: `${server.url}/graphql`, headers: { authorization: `Bearer ${reader.token}` }, retryAttempts: 0 });
+    cleanups.push(() => client.dispose());
+    const added: ExecutionResult<any, any>[] = [];
+    let subscriptionEnded = false;
+    let subscribed = false;
+    cleanups.push(
+      client.subscribe(
+        { query: 'subscription { eventAdded { type goal } }' },
+        { next: (r) => void added.push(r), error: () => void (subscriptionEnded = true), complete: () => void (subscriptionEnded = true) },
+        { connected: () => void (subscribed = true) } as never,
+      ),
+    );
+    await until(() => subscribed, 20_000, 'the subscription connected');
 
     await proxy.cut();
     // The stream's own token check is the first to meet the outage: it must not read it as a revoke.
@@ -110,6 +125,13 @@ describe('pak2 serve while its PostgreSQL store is unreachable', () => {
     expect((await api(server, '/goals', { token: gone.token })).status).toBe(401);
     expect(streamClosed).toBe(false);
     expect(notices.filter((n) => n.includes('revoked'))).toEqual([]);
+    // A GraphQL query is the same "try again": 503, UNAVAILABLE, no machine path.
+    const query = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${reader.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ goals { total } }' }) });
+    expect(query.status).toBe(503);
+    const answer = (await query.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(answer.errors[0]!.extensions.code).toBe('UNAVAILABLE');
+    expect(answer.errors[0]!.message).not.toMatch(/\/|127\.0\.0\.1/);
+    expect(subscriptionEnded).toBe(false);
 
     await proxy.restore();
     await until(async () => (await api(server, '/whoami', { token: runner.token, headers: RUNNER })).status === 200, 30_000, 'whoami answered again');
@@ -120,5 +142,7 @@ describe('pak2 serve while its PostgreSQL store is unreachable', () => {
     expect(submitted.status).toBe(201);
     await until(() => stream.messages.slice(before).some((m) => m.event === 'GoalSubmitted' || m.data.includes('GoalSubmitted')), 20_000, 'the submit on the old stream');
     expect(streamClosed).toBe(false);
+    await until(() => added.some((r) => r.data?.eventAdded?.type === 'GoalSubmitted'), 20_000, 'the submit on the subscription');
+    expect(subscriptionEnded).toBe(false);
   });
 });
