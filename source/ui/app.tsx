@@ -3,6 +3,7 @@ import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } fr
 import type { GoalRecord } from '../contracts/index.js';
 import type { ChatMessage } from '../store/index.js';
 import { isTerminalLandingState } from '../contracts/index.js';
+import { AGE_TICK_MS } from '../format.js';
 import { landingWords } from '../landing-words.js';
 import type { CommentInput, CommentResult, LandResult, RejectResult, RunDiff, SubmitGoalInput } from '../submit/index.js';
 import type { QuestionView } from '../snapshot/types.js';
@@ -116,8 +117,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const terminal = useTerminalSize();
   const { columns, rows } = size ?? terminal;
   const now = useClock(fixedNow, snapshot.coordinator.liveRuns.length > 0);
-  // Ages change every few seconds at most: memoised panes skip the other ticks.
-  const coarseNow = fixedNow ?? Math.floor(now / 10_000) * 10_000;
+  // The panes that print ages get the clock to the second they print (issue 28: a 10 s clock printed
+  // ages to the second that stood still, then jumped); memoised, they skip the live clock's other ticks.
+  const coarseNow = fixedNow ?? Math.floor(now / AGE_TICK_MS) * AGE_TICK_MS;
 
   const [focus, setFocus] = useState<PaneName>('goals');
   const [cursor, setCursor] = useState<Record<PaneName, number>>({ goals: 0, tail: 0, plants: 0, inbox: 0, chat: 0 });
