@@ -174,6 +174,16 @@ export class Coordinator extends EventEmitter {
 
   /** Whether this start appended CoordinatorStarted (a failed start then appends CoordinatorStopped). */
   private startedEvent = false;
+  private lockTaken = false;
+
+  /**
+   * Whether the last {@link start} took the garden's lock: false for a start
+   * refused because another coordinator holds the garden (what the log says
+   * meanwhile is that one's), true for one that then failed holding it.
+   */
+  get tookLock(): boolean {
+    return this.lockTaken;
+  }
 
   /**
    * Takes the lock, starts watching and the timer, and runs the first pass.
@@ -186,6 +196,7 @@ export class Coordinator extends EventEmitter {
   async start(): Promise<void> {
     const { paths } = this.options.garden;
     this.stopRequested = false;
+    this.lockTaken = false;
     this.release = await acquireCoordinatorLock(
       paths,
       this.options.command ?? 'pak2 cycle',
@@ -196,6 +207,7 @@ export class Coordinator extends EventEmitter {
       },
       () => this.service,
     );
+    this.lockTaken = true;
     try {
       await this.startHolding();
     } catch (error) {

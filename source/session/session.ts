@@ -153,6 +153,14 @@ export class Session {
   private opened = false;
   private restoreNotices: (() => void) | undefined;
   private server: ServerView | undefined;
+  /**
+   * Events read while the coordinator takes the garden, held back until it
+   * holds the lock; dropped, with every later one, when it is refused: a
+   * session that loses a race to start prints nothing of the winner's (its
+   * CoordinatorStarted) before it refuses.
+   */
+  private held: EventRecord[] | undefined;
+  private refused = false;
 
   constructor(private readonly options: SessionOptions) {
     const { garden } = options;
@@ -194,9 +202,11 @@ export class Session {
     this.actions = options.readOnly ? undefined : operatorActions(garden);
     this.reads = { runDiff: (runId) => runDiff(garden, runId) };
     this.follower = new EventFollower(garden.paths, (event) => {
+      if (this.refused) return;
       // The coordinator attached to went, and another one started (a restart under systemd): attach to it.
       if (event.type === 'CoordinatorStarted' && this.attachment?.view && !this.attachment.alive && this.coordinator?.state === 'stopped') void this.attachment.connect();
-      for (const listener of this.listeners) listener(event);
+      if (this.held) this.held.push(event);
+      else this.deliver(event);
     });
   }
 
@@ -231,7 +241,15 @@ export class Session {
     this.source?.setServer(view);
   }
 
-  /** Listens to every event appended to the garden's log from `open()` on; returns the unsubscribe function. */
+  private deliver(event: EventRecord): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Listens to every event appended to the garden's log from `open()` on,
+   * once this session's coordinator holds the garden (a refused session's
+   * listeners hear nothing); returns the unsubscribe function.
+   */
   onEvent(listener: (event: EventRecord) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -247,8 +265,17 @@ export class Session {
    */
   open(): Promise<void> {
     this.opening ??= (async () => {
+      if (this.coordinator) this.held = [];
       await this.follower.start();
-      await this.startCoordinator();
+      try {
+        await this.startCoordinator();
+      } catch (error) {
+        // Refused (another coordinator holds the garden): what the log said meanwhile was the other process's.
+        if (!this.coordinator?.tookLock) this.refused = true;
+        this.releaseHeld();
+        throw error;
+      }
+      this.releaseHeld();
       await this.source?.start();
       this.opened = true;
     })();
@@ -304,6 +331,13 @@ export class Session {
     }
     attachment.close();
     return `this workbench runs the coordinator now (pid ${process.pid})`;
+  }
+
+  /** Delivers the events held back while the coordinator took the garden (none when it was refused), and stops holding. */
+  private releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    if (!this.refused) for (const event of held) this.deliver(event);
   }
 
   /** Whether a stop has begun. */
