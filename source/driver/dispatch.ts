@@ -683,8 +683,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
         if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
         ctx.onRunStart?.(runId, handle);
       },
-      // The agent knows its run and garden: `pak2 operator-message` and friends read these.
-      env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
+      // The agent knows its goal, run and garden: `pak2 comment "$PAK2_GOAL_ID" --blocking`, `pak2 operator-message` and friends read these.
+      env: { ...agentEnv, PAK2_GOAL_ID: goal.id, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
     });
     forward(heldLine);
     heldLine = '';

@@ -4,7 +4,7 @@ import type { EventRecord, GoalRecord } from '../contracts/index.js';
 import { Coordinator, CoordinatorHeld, type ReconcileSummary } from '../coordinator/index.js';
 import { UserError } from '../errors.js';
 import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
-import { runDir, type Garden } from '../garden/index.js';
+import { reloadConfig, runDir, type ConfigStatus, type Garden } from '../garden/index.js';
 import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
@@ -76,9 +76,13 @@ export interface OperatorActions {
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
 }
 
-/** The actions bound to a garden. */
+/**
+ * The actions bound to a garden. Each reads PAK2.toml again first when it
+ * changed ({@link reloadConfig}): a driver just added to the file is one a
+ * goal can name, in a process that has run for days (`pak2 serve`, the workbench).
+ */
 export function operatorActions(garden: Garden): OperatorActions {
-  return {
+  return withLiveConfig(garden, {
     submitGoal: (input) => submitGoal(garden, input),
     sendMessage: (text) => sendOperatorMessage(garden, text),
     addSupplement: (goalId, text) => appendGoalSupplement(garden, goalId, text),
@@ -94,7 +98,20 @@ export function operatorActions(garden: Garden): OperatorActions {
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId) => retryGoal(garden, goalId),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
-  };
+  });
+}
+
+/** `actions`, each calling {@link reloadConfig} before it acts. */
+function withLiveConfig<T extends object>(garden: Garden, actions: T): T {
+  return Object.fromEntries(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      (...args: unknown[]) => {
+        reloadConfig(garden);
+        return (action as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as T;
 }
 
 /** Options of a {@link Session}. */
@@ -124,6 +141,8 @@ export interface SessionOptions {
   /** Told of coordinator errors and each pass (headless prints them; the workbench shows them as problems). */
   onError?: (error: Error) => void;
   onPass?: (summary: ReconcileSummary) => void;
+  /** Told once per change of PAK2.toml the coordinator finds (headless prints it; the workbench reads it from the snapshot). */
+  onConfig?: (status: ConfigStatus) => void;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
 }
@@ -183,6 +202,7 @@ export class Session {
           ...(options.onStderr ? { onStderr: options.onStderr } : {}),
           onError: (error) => this.reportError(error),
           ...(options.onPass ? { onPass: options.onPass } : {}),
+          ...(options.onConfig ? { onConfig: options.onConfig } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.now ? { now: options.now } : {}),
           // [[schedule]] firings queue their goals through the operator's submit path (docs/schedules/level2.md).
