@@ -175,7 +175,7 @@ describe('initGarden: the checks it always made', () => {
   });
 
   it.each([
-    [{ name: 'Bad Name' }, "--name Bad Name: use lower-case letters, digits, '.', '_' and '-'"],
+    [{ name: 'Bad Name' }, '--name "Bad Name": INVALID_GARDEN_NAME (a garden name is lower-case letters'],
     [{ driver: 'gpt' }, '--driver gpt: must be claude, codex or command'],
   ])('refuses %j and creates nothing', (options, message) => {
     const dir = path.join(base, 'g');
@@ -219,6 +219,13 @@ describe('pak2 init, then pak2 genesis', () => {
     expect(fs.readFileSync(path.join(dir, 'CHARTER.md'), 'utf8')).toBe(fs.readFileSync(path.join(PACKAGE_ROOT, QUICKSTART_CHARTER), 'utf8'));
     const goals = await runCli(['goals', '--json'], { cwd: dir });
     expect(JSON.parse(goals.stdout)).toEqual([expect.objectContaining({ id: '1-survey-the-garden', status: 'queued', assigned_to: 'gardener' })]);
+  });
+
+  it.each([['My Garden'], ['../up'], ['a/b'], ['.hidden'], ['trailing-']])('init --name %j: INVALID_GARDEN_NAME (seed 002, set_garden_name), one line, exit 2, nothing written', async (name) => {
+    const r = await runCli(['init', 'named', '--name', name], { cwd: base });
+    expect(r.code).toBe(2);
+    expect(oneLineError(r.stderr)).toBe(`pak2: --name ${JSON.stringify(name)}: INVALID_GARDEN_NAME (a garden name is lower-case letters, digits, '.', '_' and '-', at most 64, starting and ending with a letter or digit: it names the reply directory <runtime-root>/inbox/<name>/)`);
+    expect(fs.existsSync(path.join(base, 'named'))).toBe(false);
   });
 
   it('init into a non-empty directory: one-line error, exit 2', async () => {
