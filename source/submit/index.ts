@@ -1,6 +1,6 @@
-import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { ALL_TEND_TRIGGERS, GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
-import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
+import { createTendGoal, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
 import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
@@ -387,7 +387,7 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
  * @throws UserError for an unknown trigger, an empty key, or a gardener that is missing or not active.
  */
 export async function submitTendGoal(garden: Garden, input: TendGoalInput, now: Date = new Date()): Promise<GoalRecord> {
-  if (!(TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${TEND_TRIGGERS.join(', ')}`);
+  if (!(ALL_TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${ALL_TEND_TRIGGERS.join(', ')}`);
   if (!input.key.trim()) throw new UserError('key: empty');
   if (input.body !== undefined && !input.body.trim()) throw new UserError('body: the task is empty');
   try {
