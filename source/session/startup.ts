@@ -6,6 +6,7 @@ import { resolveSettings, type Garden } from '../garden/index.js';
 import { pluginDefaults } from '../driver/plugins/index.js';
 import { gardenIsolationNow } from '../worktree/index.js';
 import { blockedChains, readDependencyViews } from '../coordinator/readiness.js';
+import { whyNobodyTakes } from '../coordinator/takers.js';
 import {
   appendConversationMessage,
   deliverReplyNote,
@@ -60,7 +61,10 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
         ? `- No run starts here: ${isolation.reason}`
         : `- Every run works in the garden's own tree${isolation.reason ? ` (${isolation.reason.replace(/^runs work in the garden's own tree: /, '')})` : ''}`,
     '',
-    'I will post short updates on the first run here until you write. Reply with `pak2 chat` or the chat pane.',
+    // No chat is invited that would be refused (docs/runners/level2.md, "Who runs what").
+    whyNobodyTakes({ type: 'converse', assigned_to: 'gardener' }, config)
+      ? 'I will post short updates on the first run here. Chat is off: this garden\'s coordinator runs no goals and remote runners do not answer a conversation (set [coordinator] max_concurrent_runs to 1 or more to chat).'
+      : 'I will post short updates on the first run here until you write. Reply with `pak2 chat` or the chat pane.',
   ];
   return `${lines.join('\n')}\n`;
 }

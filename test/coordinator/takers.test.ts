@@ -70,7 +70,7 @@ describe('a runners-only garden', () => {
     const g = await runnersOnly();
     const conversation = await openConversation(g.paths, 'operator');
     const reply = await createGoal(g.paths, { type: 'converse', plant: 'gardener', body: 'hello?', conversation_id: conversation.id });
-    const summary = await reconcile({ garden: g, awaitDispatch: true });
+    const summary = await reconcile({ garden: g, dispatch: async () => undefined, awaitDispatch: true });
     expect(summary.blocked).toEqual([{ goal: reply.id, code: 'nobody', reason: `nobody can take it: ${WHY}` }]);
     expect(readEventLog(g).filter((e) => e.type === 'GoalBlocked')).toEqual([expect.objectContaining({ goal: reply.id, reason: 'nobody', detail: `cannot dispatch: nobody can take it: ${WHY}; it waits in the queue` })]);
 

@@ -22,6 +22,10 @@ describe('buildStartupNote', () => {
     const note = await buildStartupNote(remote);
     expect(note).toContain('no runs here: remote runners (pak2 runner) take the goals');
     expect(note).not.toContain('0 run(s)');
+    // Chat would be refused there: the note does not invite it.
+    expect(note).not.toContain('Reply with `pak2 chat`');
+    expect(note.trim().split('\n').at(-1)).toBe("I will post short updates on the first run here. Chat is off: this garden's coordinator runs no goals and remote runners do not answer a conversation (set [coordinator] max_concurrent_runs to 1 or more to chat).");
+    expect(await buildStartupNote(local)).toContain('Reply with `pak2 chat` or the chat pane.');
   });
 
   it('names the blocked chains by the dependency that failed (docs/goal/level2.md, "Dependencies")', async () => {
