@@ -5,12 +5,13 @@
  */
 import path from 'node:path';
 import { storeUrlOf, type GardenPaths } from '../garden/index.js';
-import { attachStore, detachStore, storeOf } from '../store/index.js';
+import { attachStore, detachStore, OpenGoalScanner, storeOf } from '../store/index.js';
 import { PostgresStore } from '../store/postgres/store.js';
 import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
+import { checkTakers } from './takers.js';
 import { checkIgnore } from './ignore.js';
 import { checkLeases } from './leases.js';
 import { checkLock } from './lock.js';
@@ -115,6 +116,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const own = storeOf(garden.paths) ? undefined : new PostgresStore(storeUrl.url, { max: 2 });
       if (own) attachStore(garden.paths, own);
       try {
+        problems.push(...checkTakers(ctx, (await new OpenGoalScanner(garden.paths).scan()).goals));
         problems.push(...(await checkWorktrees(ctx)));
       } finally {
         if (own) {
@@ -126,6 +128,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   } else {
     const goals = await checkGoals(ctx);
     problems.push(...goals.problems);
+    problems.push(...checkTakers(ctx, goals.scan.goals.values()));
     problems.push(...(await checkLedger(ctx, goals.scan)));
     problems.push(...(await checkRuns(ctx, goals.scan)));
     problems.push(...(await checkLeases(ctx, goals.scan)));

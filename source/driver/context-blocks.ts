@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { commissionMetadataOf, COMMISSION_GOAL_TYPE, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
+import { commissionMetadataOf, COMMISSION_GOAL_TYPE, GENESIS_TEND_TRIGGER, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
 import { shellWord } from '../shell-word.js';
 
@@ -10,7 +10,7 @@ import { shellWord } from '../shell-word.js';
  * policies that queue such goals.
  */
 
-/** The `# Tend Context` block for a tend goal's prompt, or undefined without `tend` metadata. */
+/** The `# Tend Context` block for a tend goal's prompt (trigger metadata and origin hints; genesis's first survey included), or undefined without `tend` metadata. */
 export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string | undefined {
   if (goal.type !== 'tend') return undefined;
   const meta = tendMetadataOf(goal);
@@ -26,7 +26,16 @@ export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string 
     lines.push('Queued goals that cannot dispatch:');
     for (const g of o.goals) lines.push(`- ${g.goal}: ${g.reason}`);
   }
+  if (meta.trigger === GENESIS_TEND_TRIGGER) lines.push('Origin: pak2 genesis queued this first survey of a new garden; no run has happened here before it.');
   lines.push('', 'Where to look:');
+  if (meta.trigger === GENESIS_TEND_TRIGGER) {
+    lines.push(
+      `- the garden's motivation: ${paths.motivationFile}`,
+      `- what the operator wants and what done means: ${path.join(paths.homeDir, 'CHARTER.md')} and ${path.join(paths.homeDir, 'DONE.md')} (if they exist)`,
+      ...(goal.assigned_to ? [`- your plant directory, where your memory starts: ${path.join(paths.plantsDir, goal.assigned_to)}`] : []),
+      `- the garden's configuration: ${paths.configFile}`,
+    );
+  }
   if (o.run) {
     const dir = runDir(paths, o.run);
     lines.push(`- the run directory: ${dir}`, `- ${path.join(dir, 'events.jsonl')} (the agent's event stream)`, `- ${path.join(dir, 'stderr.log')} (the agent's stderr)`, `- ${path.join(dir, 'prompt.md')} (the prompt it was given)`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
+import { CONFIG_RANGES, cronProblem, GARDEN_NAME_PATTERN, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { loadedText } from './loaded.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
@@ -23,6 +23,23 @@ export const LEASE_TTL_DEFAULT_SECONDS = 600;
 
 /** The reply directory name under `<runtime-root>/inbox/` when `[garden].name` is absent. */
 export const DEFAULT_GARDEN_NAME = 'garden';
+
+/** The seed's failure code for a malformed garden name (seed 002, "Failure modes": `set_garden_name()`). */
+export const INVALID_GARDEN_NAME = 'INVALID_GARDEN_NAME';
+
+/**
+ * Checks a name about to become `[garden].name` (seed 002, "Failure modes":
+ * `set_garden_name()`; `pak2 init --name`, `pak2 publish --name`): one safe
+ * path segment, since it names `<runtime-root>/inbox/<name>/`.
+ * `source` names where the name came from in the message (`--name`).
+ *
+ * @returns the name, unchanged.
+ * @throws UserError with code INVALID_GARDEN_NAME (exit 2) for a malformed name.
+ */
+export function setGardenName(name: string, source = '--name'): string {
+  if (GARDEN_NAME_PATTERN.test(name)) return name;
+  throw new UserError(`${source} ${JSON.stringify(name)}: ${INVALID_GARDEN_NAME} (a garden name is lower-case letters, digits, '.', '_' and '-', at most 64, starting and ending with a letter or digit: it names the reply directory <runtime-root>/inbox/<name>/)`, { code: INVALID_GARDEN_NAME });
+}
 
 /** PAK2.toml with every default filled in. Times are seconds. */
 export interface GardenConfig {

@@ -26,7 +26,7 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
-import { attentionItems, readBlocked } from '../coordinator/index.js';
+import { attentionItems, readBlocked, untakeableGoals } from '../coordinator/index.js';
 import { readAttentionAcks } from '../store/index.js';
 import { LandingReader } from './landings.js';
 import { periodOf } from '../budget/index.js';
@@ -318,7 +318,7 @@ export class SnapshotLoader {
       problems.push(error.message);
       return new Map();
     });
-    const attention = attentionItems({ goals: rows, questions, blocked: await readBlocked(paths, problems), acked: new Set(acked.keys()) });
+    const attention = attentionItems({ goals: rows, questions, blocked: { ...untakeableGoals(open, this.garden.config), ...(await readBlocked(paths, problems)) }, acked: new Set(acked.keys()) });
     if (!sameItems(attention, this.attention)) this.attention = attention;
 
     const conversation = await latestConversation(paths).catch(() => undefined);
