@@ -36,6 +36,8 @@ import {
   type SubmitGoalInput,
   setBudgetCap,
   type SetCapResult,
+  setTendsPaused,
+  type TendPauseResult,
 } from '../submit/index.js';
 import { EventFollower } from './event-follower.js';
 import { StartupWindow } from './startup.js';
@@ -72,6 +74,8 @@ export interface OperatorActions {
   retryGoal(goalId: string): Promise<RetryResult>;
   /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
+  /** Pauses (`true`) or resumes automatic tends; kept in tend.json across restarts (docs/automatic-tend/level2.md, "Operator control"). */
+  setTendsPaused(paused: boolean, by?: string): Promise<TendPauseResult>;
 }
 
 /** The actions bound to a garden. */
@@ -92,6 +96,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId) => retryGoal(garden, goalId),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
+    setTendsPaused: (paused, by) => setTendsPaused(garden, paused, by),
   };
 }
 

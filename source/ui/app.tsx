@@ -56,6 +56,8 @@ export interface WorkbenchActions {
   postComment?: (goalId: string, input: CommentInput) => Promise<CommentResult>;
   /** Acknowledges needs-you items (`pak2 ack`; docs/attention/level2.md): ids, or `'all'` listed now. */
   ackAttention?: (ids: readonly string[] | 'all') => Promise<unknown>;
+  /** Pauses (`true`) or resumes automatic tends (`pak2 tend pause|resume`; docs/automatic-tend/level2.md, "Operator control"). */
+  setTendsPaused?: (paused: boolean) => Promise<unknown>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */
@@ -204,7 +206,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
           <Box>
             <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
             <Inbox notes={snapshot.inbox} questions={snapshot.questions} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
-            <Chat messages={chatMessages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
+            <Chat messages={chatMessages} {...(snapshot.chat.waiting ? { waiting: snapshot.chat.waiting } : {})} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
           </Box>
         ) : null}
       </Box>

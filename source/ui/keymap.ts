@@ -37,6 +37,7 @@ export type CommandId =
   | 'attention.ack'
   | 'attention.ackAll'
   | 'attention.open'
+  | 'tend.pause'
   | 'help'
   | 'quit'
   | 'confirm.yes'
@@ -155,6 +156,13 @@ export const KEYMAP: readonly Binding[] = [
     description: 'the needs-you list: open questions, landings awaiting review, budget stops, failed runs, blocked goals (the status line counts them)',
     scope: 'panes',
     match: (i, k) => plain(i, k, '!'),
+  },
+  {
+    command: 'tend.pause',
+    keys: 'T',
+    description: 'pause automatic tends, or resume them (pak2 tend pause|resume; kept across restarts; the status line says tends: paused)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'T'),
   },
   { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
   {
