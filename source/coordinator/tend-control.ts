@@ -1,7 +1,7 @@
 import { periodOf } from '../budget/index.js';
 import { TEND_TRIGGERS, tendMetadataOf, type GoalRecord } from '../contracts/index.js';
 import type { Garden, GardenPaths } from '../garden/index.js';
-import { closedEntriesNewestFirst, readGoal, readTendState } from '../store/index.js';
+import { closedEntriesNewestFirst, closedEntryOf, readGoal, readTendState, type ClosedEntry } from '../store/index.js';
 import type { TendControl } from './tend-policy.js';
 
 /**
@@ -30,28 +30,46 @@ export function isAutomaticTend(goal: object): boolean {
  * (`[budget].timezone`): the open ones among `open`, and the closed ones
  * from the closed ledger's end back to a little before the day began (a
  * goal submitted today closed today). A closed tend's record is read once
- * and its answer kept in `cache`. Nothing is counted in a file of its own,
+ * and its answer kept in `cache`. `closedNewestFirst`: closed goals the
+ * caller already holds, the most recently closed first (the queue's shown
+ * ones): when they reach back before the day began, the ledger is not read. Nothing is counted in a file of its own,
  * so the count cannot drift from the goals: it survives a restart and
  * follows an edit of the queue.
  */
-export async function automaticTendsToday(paths: GardenPaths, open: readonly GoalRecord[], now: Date, timezone: string, cache: ClosedTendDays = new Map()): Promise<number> {
+export async function automaticTendsToday(
+  paths: GardenPaths,
+  open: readonly GoalRecord[],
+  now: Date,
+  timezone: string,
+  cache: ClosedTendDays = new Map(),
+  closedNewestFirst: readonly GoalRecord[] = [],
+): Promise<number> {
   const day = periodOf(now, timezone).day;
   const dayOf = (iso: string | undefined) => (iso && !Number.isNaN(Date.parse(iso)) ? periodOf(new Date(iso), timezone).day : undefined);
   const counted = new Set<string>();
   for (const goal of open) if (goal.status !== 'closed' && dayOf(goal.submitted_at) === day && isAutomaticTend(goal)) counted.add(goal.id);
   const openIds = new Set(open.map((g) => g.id));
-  for await (const entry of closedEntriesNewestFirst(paths)) {
-    // An entry from before the ledger carried times, or one closed before the day began (with some slack): the rest is older.
+  const seen = new Set<string>();
+  // One closed goal, newest close first: false once the ledger reaches before the day began (with some slack), or has no times.
+  const take = async (entry: ClosedEntry, record?: GoalRecord): Promise<boolean> => {
     const closedMs = entry.closed_at ? Date.parse(entry.closed_at) : NaN;
-    if (Number.isNaN(closedMs) || periodOf(new Date(closedMs + LEDGER_SLACK_MS), timezone).day < day) break;
-    if (entry.type !== 'tend' || openIds.has(entry.id) || counted.has(entry.id) || dayOf(entry.submitted_at) !== day) continue;
+    if (Number.isNaN(closedMs) || periodOf(new Date(closedMs + LEDGER_SLACK_MS), timezone).day < day) return false;
+    seen.add(entry.id);
+    if (entry.type !== 'tend' || openIds.has(entry.id) || counted.has(entry.id) || dayOf(entry.submitted_at) !== day) return true;
     let known = cache.get(entry.id);
     if (known === undefined) {
-      const goal = await readGoal(paths, entry.id).catch(() => undefined);
+      // A whole record the caller holds (a listing's summary has an empty body and no metadata), else the goal file.
+      const goal = record && record.body !== '' ? record : await readGoal(paths, entry.id).catch(() => undefined);
       known = goal && isAutomaticTend(goal) ? (dayOf(goal.submitted_at) ?? null) : null;
       if (goal) cache.set(entry.id, known);
     }
     if (known === day) counted.add(entry.id);
+    return true;
+  };
+  for (const goal of closedNewestFirst) if (!(await take(closedEntryOf(goal), goal))) return counted.size;
+  for await (const entry of closedEntriesNewestFirst(paths)) {
+    if (seen.has(entry.id)) continue;
+    if (!(await take(entry))) break;
   }
   return counted.size;
 }

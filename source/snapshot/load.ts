@@ -325,7 +325,7 @@ export class SnapshotLoader {
     const attention = attentionItems({ goals: rows, questions, blocked: blockedReport, acked: new Set(acked.keys()) });
     if (!sameItems(attention, this.attention)) this.attention = attention;
 
-    const tend = await tendView(this.garden, { open, cache: this.closedTends }).catch((error: Error) => {
+    const tend = await tendView(this.garden, { open, closed, cache: this.closedTends }).catch((error: Error) => {
       problems.push(`tends: ${error.message}`);
       return undefined;
     });

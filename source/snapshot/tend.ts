@@ -10,10 +10,10 @@ import { OpenGoalScanner, readTendState } from '../store/index.js';
 /**
  * Reads the tend view: `[tend]` of the garden's config, tend.json, and when
  * a daily cap is set, today's automatic tends from the goal records (`open`:
- * the open goals when the caller has them; `cache` keeps closed tends'
- * answers across calls).
+ * the open goals when the caller has them, `closed` the closed ones it
+ * holds, newest first; `cache` keeps closed tends' answers across calls).
  */
-export async function tendView(garden: Garden, options: { now?: Date; open?: readonly GoalRecord[]; cache?: ClosedTendDays } = {}): Promise<TendView> {
+export async function tendView(garden: Garden, options: { now?: Date; open?: readonly GoalRecord[]; closed?: readonly GoalRecord[]; cache?: ClosedTendDays } = {}): Promise<TendView> {
   const { paths, config } = garden;
   const now = options.now ?? new Date();
   const tend = config.tend;
@@ -28,7 +28,7 @@ export async function tendView(garden: Garden, options: { now?: Date; open?: rea
   let today: number | null = null;
   if (tend.dailyCap !== undefined) {
     const open = options.open ?? (await new OpenGoalScanner(paths).scan()).goals;
-    today = await automaticTendsToday(paths, open, now, config.budget.timezone, options.cache);
+    today = await automaticTendsToday(paths, open, now, config.budget.timezone, options.cache, options.closed);
   }
   const on = TEND_TRIGGERS.filter((t) => tend.triggers[t]);
   const state: TendView['state'] =

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { automaticTendsToday, createTendGoal, decideTends, queueTends, readAttentionNoted, readTendControl } from '../../../source/coordinator/index.js';
-import { createGoal, readEvents, readTendState, transitionGoal } from '../../../source/store/index.js';
+import { createGoal, readEvents, readGoal, readTendState, transitionGoal } from '../../../source/store/index.js';
 import { setTendsPaused } from '../../../source/submit/index.js';
 import { gardenOn, putRaw, STORE_KINDS } from './stores.js';
 
@@ -79,5 +79,9 @@ describe.each(STORE_KINDS)('store contract: tend control (%s)', (kind) => {
     expect(await automaticTendsToday(paths, open, now, 'UTC', cache)).toBe(2);
     expect(cache.get(first.id)).toBe(now.toISOString().slice(0, 10));
     expect(await automaticTendsToday(paths, open, new Date(now.getTime() + 86_400_000), 'UTC')).toBe(0);
+    // The closed goals a caller holds (the queue's shown ones, newest first) count the same, whole records or ledger summaries.
+    const closed = await readGoal(paths, first.id);
+    expect(await automaticTendsToday(paths, open, now, 'UTC', new Map(), [closed])).toBe(2);
+    expect(await automaticTendsToday(paths, open, now, 'UTC', new Map(), [{ ...closed, body: '', tend: undefined }])).toBe(2);
   });
 });
