@@ -4,7 +4,7 @@ import { collectIssues, timestamp, type ValidationIssue } from './common.js';
 /**
  * `<runtime-root>/tend.json` (docs/automatic-tend/level2.md, "Operator
  * control"): whether the operator paused automatic tends (`pak2 tend
- * pause|resume`, `T` in the workbench, `POST /api/v1/tend/pause|resume`),
+ * pause|resume`, `t` in the workbench, `POST /api/v1/tend/pause|resume`),
  * when (`updated_at`, ISO 8601 UTC) and by whom (`by`: `operator`, or an
  * HTTP token's name). Absent: not paused.
  */

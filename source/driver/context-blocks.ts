@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { commissionMetadataOf, COMMISSION_GOAL_TYPE, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
+import { shellWord } from '../shell-word.js';
 
 /**
  * The context blocks of the prompt that come from a goal's metadata (seed
@@ -35,10 +36,6 @@ export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string 
   return lines.join('\n');
 }
 
-/** Quotes text for a shell command line in the task body. */
-export function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The `# Plant Commission Context` block for a commissioning goal's prompt, or undefined without `commission` metadata. */
 export function renderCommissionContext(meta: CommissionMetadata | undefined): string | undefined {
@@ -52,7 +49,7 @@ export function renderCommissionContext(meta: CommissionMetadata | undefined): s
     `- Queue exactly one first goal, for plant ${meta.plant} only, of type ${meta.first_goal.type}.`,
     '- Keep it bounded: one concrete task the new plant can finish in a single run.',
     `- Its task: ${meta.first_goal.body.replace(/\n/g, '\n  ')}`,
-    `- Command: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellQuote(meta.first_goal.body)}`,
+    `- Command: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellWord(meta.first_goal.body)}`,
     '- Report the first goal\'s id in your final message.',
   ].join('\n');
 }

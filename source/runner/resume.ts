@@ -146,7 +146,7 @@ export function judgeUnobserved(garden: Garden, run: RunRecord, goalType: string
   // Its own report decides: the exit code is unknown, so it is not held against it.
   const verdict = judge(parsed, { exitCode: 0, lingered: false, stderrTail: '' });
   const facts = streamExtra(parsed);
-  const base = { exitCode: null, by: 'runner', ...(Object.keys(facts).length ? { extra: facts } : {}) };
+  const base = { exitCode: null, by: 'runner' as const, ...(Object.keys(facts).length ? { extra: facts } : {}) };
   if (verdict.status !== 'success') return { ...base, ...verdict };
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) return { ...base, status: 'success' };
   const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: runDir(garden.paths, run.id), model: run.model, ...(parsed.threadTotal ? { threadBefore: parsed.threadTotal } : {}) });

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BUDGET_CAP_KEYS,
   EVENT_TYPES,
+  parseEventTypes,
   GOAL_ID_PATTERN,
   GOAL_STATUSES,
   GOAL_TYPES,
@@ -40,7 +41,7 @@ import {
 } from '../store/index.js';
 import { scanEvents, type LogTail } from './log-tail.js';
 import { publicText } from './public-text.js';
-import { SseConnection } from './sse.js';
+import { SseConnection, type OpenStream } from './sse.js';
 
 /** What the routes act on. */
 export interface RouteContext {
@@ -48,7 +49,8 @@ export interface RouteContext {
   actions: OperatorActions;
   tail: LogTail;
   keepAliveMs: number;
-  streams: Set<SseConnection>;
+  /** The server's open streams (event streams, GraphQL subscriptions). */
+  streams: Set<OpenStream>;
 }
 
 /** A 4xx answer: `{ error, field }`, the field a JSON pointer into the body or the parameter's name. */
@@ -80,11 +82,9 @@ const eventQuery = {
 
 /** The event filter of `?type=&goal=`, each type checked. */
 function eventFilter(query: { type?: string[]; goal?: string }): EventFilter {
-  const types = (query.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean);
-  for (const type of types) {
-    if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new HttpError(400, `type ${type}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
-  }
-  return { ...(types.length ? { types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
+  const parsed = parseEventTypes(query.type ?? []);
+  if ('unknown' in parsed) throw new HttpError(400, `type ${parsed.unknown}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
+  return { ...(parsed.types.length ? { types: parsed.types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
 }
 
 /** A store refusal as an HTTP answer: not found → 404 naming `id`; anything else is not the client's fault. */

@@ -11,7 +11,7 @@ export interface TendPauseResult {
 
 /**
  * Pauses or resumes automatic tends (docs/automatic-tend/level2.md,
- * "Operator control"): `pak2 tend pause|resume`, `T` in the workbench,
+ * "Operator control"): `pak2 tend pause|resume`, `t` in the workbench,
  * `POST /api/v1/tend/pause|resume`. Writes `<runtime-root>/tend.json`
  * (kept across restarts), appends `TendsPaused` or `TendsResumed` (detail:
  * by whom), and wakes a running coordinator, so a tend held back while

@@ -67,6 +67,8 @@ describe(`race harness: coordinators started together (${ITERATIONS} iterations 
         expect(refused).toHaveLength(1);
         expect(refused[0]!.code).toBe(1);
         expect(refused[0]!.started.stderr()).toContain(`another coordinator is running this garden: pid ${running[0]!.child.pid} on ${os.hostname()}`);
+        // The loser prints nothing of the winner's (its CoordinatorStarted) before it refuses.
+        expect(refused[0]!.started.stdout()).toBe('');
         await stopAll(running);
       }
       expect(doubleStarts).toBe(0);
@@ -83,6 +85,7 @@ describe(`race harness: coordinators started together (${ITERATIONS} iterations 
       for (const r of refused) {
         expect(r.code).toBe(1);
         expect(r.started.stderr()).toContain(`pid ${holder.child.pid} on ${os.hostname()}`);
+        expect(r.started.stdout()).toBe('');
       }
       await stopAll([holder]);
     }

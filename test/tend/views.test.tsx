@@ -2,7 +2,7 @@
  * Where the operator sees the control of automatic tends and a reply's wait
  * (docs/automatic-tend/level2.md, "Operator control"; docs/conversation/level2.md,
  * "Waiting for a reply"): the status line, the startup note, the snapshot,
- * the chat pane, and `T` in the workbench.
+ * the chat pane, and `t` in the workbench.
  */
 import { render } from 'ink-testing-library';
 import React from 'react';
@@ -82,20 +82,20 @@ describe('the chat pane says what a reply waits for', () => {
   });
 });
 
-describe('T in the workbench', () => {
+describe('t in the workbench', () => {
   it('pauses when tends run, resumes when paused, through the one operator action', async () => {
     const calls: boolean[] = [];
     const actions: WorkbenchActions = { follow: () => undefined, quit: () => undefined, setTendsPaused: async (paused) => void calls.push(paused) };
     const running = render(<App store={fixedStore(snapshotOf({ tend: view() }))} actions={actions} size={{ columns: 160, rows: 40 }} />);
     await tick();
-    running.stdin.write('T');
+    running.stdin.write('t');
     await tick();
     expect(calls).toEqual([true]);
-    expect(plain(running.lastFrame())).toContain('automatic tends paused (T resumes)');
+    expect(plain(running.lastFrame())).toContain('automatic tends paused (t resumes)');
     running.unmount();
     const paused = render(<App store={fixedStore(snapshotOf({ tend: view({ state: 'paused', paused: { by: 'operator', at: 'x' } }) }))} actions={actions} size={{ columns: 160, rows: 40 }} />);
     await tick();
-    paused.stdin.write('T');
+    paused.stdin.write('t');
     await tick();
     expect(calls).toEqual([true, false]);
     expect(plain(paused.lastFrame())).toContain('automatic tends resumed');
@@ -103,7 +103,7 @@ describe('T in the workbench', () => {
     // The read-only dashboard has no action: it says how instead.
     const dashboard = render(<App store={fixedStore(snapshotOf())} actions={{ follow: () => undefined, quit: () => undefined }} size={{ columns: 160, rows: 40 }} />);
     await tick();
-    dashboard.stdin.write('T');
+    dashboard.stdin.write('t');
     await tick();
     expect(plain(dashboard.lastFrame())).toContain('read-only dashboard: pause tends with pak2 tend pause');
     dashboard.unmount();
