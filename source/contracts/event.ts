@@ -56,6 +56,10 @@ export const EVENT_TYPES = [
   'ScheduleFired',
   // the needs-you list (docs/attention/level2.md)
   'AttentionAcknowledged',
+  // operator control of automatic tends (docs/automatic-tend/level2.md, "Operator control")
+  'TendWithheld',
+  'TendsPaused',
+  'TendsResumed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -16,6 +16,7 @@ import { reclaimOrphans } from './reclaim.js';
 import { BudgetGate } from './budget-gate.js';
 import { recoverInterruptedWrites } from './recover.js';
 import type { DependencyFact } from './readiness.js';
+import type { ClosedTendDays } from './tend-control.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { IoFaults } from './io-faults.js';
@@ -119,6 +120,8 @@ export class Coordinator extends EventEmitter {
   private lastSummary: ReconcileSummary | undefined;
   /** Closed dependencies' facts across passes (a closed goal never changes). */
   private readonly closedDependencies = new Map<string, DependencyFact>();
+  /** Closed goals' "automatic tend of which day?" across passes, for `[tend] daily_cap` (a closed goal never changes). */
+  private readonly closedTends: ClosedTendDays = new Map();
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
   private lander: Lander | undefined;
@@ -383,6 +386,7 @@ export class Coordinator extends EventEmitter {
           live: this.live,
           scanner: this.scanner,
           closedDependencies: this.closedDependencies,
+          closedTends: this.closedTends,
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,

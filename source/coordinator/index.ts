@@ -4,6 +4,8 @@ export * from './lock.js';
 export * from './coordinator.js';
 export * from './reclaim.js';
 export * from './tend-policy.js';
+export * from './tend-control.js';
+export * from './slots.js';
 export * from './recover.js';
 export * from './remote.js';
 export * from './repair.js';

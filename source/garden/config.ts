@@ -16,7 +16,11 @@ export const COORDINATOR_DEFAULTS = {
   tool_silence_seconds: 1800,
   result_grace_seconds: 10,
   result_grace_cap_seconds: 1800,
+  conversation_slots: 1,
 } as const;
+
+/** `[tend]` defaults (docs/automatic-tend/level2.md): both triggers on, priority 70 (above ordinary work at 50, below chat at 80), no daily cap. */
+export const TEND_DEFAULTS = { run_failure: true, queued_attention_needed: true, priority: 70 } as const;
 
 /** `[runners].lease_ttl_seconds` default: a remote run's lease lasts 10 minutes without a heartbeat (docs/runners/level2.md). */
 export const LEASE_TTL_DEFAULT_SECONDS = 600;
@@ -61,6 +65,12 @@ export interface GardenConfig {
     resultGraceSeconds: number;
     /** How long an agent may stay after its result whatever it does (open background work, endless output) before pak2 ends its group. */
     resultGraceCapSeconds: number;
+    /**
+     * Runs of conversation replies allowed at once besides `maxConcurrentRuns`
+     * (a reply takes one of these first, then an ordinary slot; docs/coordinator/level2.md,
+     * "Conversation slots"); 0: replies share the ordinary slots. None with `maxConcurrentRuns` 0.
+     */
+    conversationSlots: number;
     /** `sandbox = "bubblewrap"`: agents run under bwrap with the runtime root read-only (docs/run/isolation.md); absent: none. */
     sandbox?: 'bubblewrap';
   };
@@ -97,6 +107,19 @@ export interface GardenConfig {
   merge: { base?: string; mode: 'auto' | 'review'; verify?: string; verifyTimeoutSeconds: number; onConflict: 'requeue' | 'fail' };
   /** `[[schedule]]` entries in file order (docs/schedules/level2.md); none: `[]`. */
   schedules: ScheduleConfig[];
+  /** `[tend]` (docs/automatic-tend/level2.md, "Operator control"); absent: {@link TEND_DEFAULTS}. Read on every pass, never kept. */
+  tend: TendConfig;
+}
+
+/**
+ * `[tend]` as the code uses it: whether each automatic trigger queues tends,
+ * the priority of an automatic tend, and at most how many automatic tends a
+ * day (the day of `[budget].timezone`; undefined: no cap).
+ */
+export interface TendConfig {
+  triggers: { run_failure: boolean; queued_attention_needed: boolean };
+  priority: number;
+  dailyCap?: number;
 }
 
 /** `[worktree]` and `[merge]` defaults (docs/landing/level2.md). */
@@ -238,6 +261,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       toolSilenceSeconds: cfg.coordinator?.tool_silence_seconds ?? COORDINATOR_DEFAULTS.tool_silence_seconds,
       resultGraceSeconds: cfg.coordinator?.result_grace_seconds ?? COORDINATOR_DEFAULTS.result_grace_seconds,
       resultGraceCapSeconds: cfg.coordinator?.result_grace_cap_seconds ?? COORDINATOR_DEFAULTS.result_grace_cap_seconds,
+      conversationSlots: cfg.coordinator?.conversation_slots ?? COORDINATOR_DEFAULTS.conversation_slots,
       ...(cfg.coordinator?.sandbox === 'bubblewrap' ? { sandbox: 'bubblewrap' as const } : {}),
     },
     drivers: driverCommands,
@@ -272,6 +296,14 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       ...(cfg.merge?.verify ? { verify: cfg.merge.verify } : {}),
       verifyTimeoutSeconds: cfg.merge?.verify_timeout_seconds ?? MERGE_DEFAULTS.verify_timeout_seconds,
       onConflict: cfg.merge?.on_conflict ?? MERGE_DEFAULTS.on_conflict,
+    },
+    tend: {
+      triggers: {
+        run_failure: cfg.tend?.run_failure ?? TEND_DEFAULTS.run_failure,
+        queued_attention_needed: cfg.tend?.queued_attention_needed ?? TEND_DEFAULTS.queued_attention_needed,
+      },
+      priority: cfg.tend?.priority ?? TEND_DEFAULTS.priority,
+      ...(cfg.tend?.daily_cap !== undefined ? { dailyCap: cfg.tend.daily_cap } : {}),
     },
     schedules: (cfg.schedule ?? []).map((entry) => ({
       name: entry.name,

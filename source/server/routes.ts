@@ -19,7 +19,7 @@ import {
 import type { Garden, GardenPaths } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { gardenLandings, listSchedules, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
-import { budgetReport, readAttention, type BudgetReport } from '../snapshot/index.js';
+import { budgetReport, readAttention, tendView, type BudgetReport } from '../snapshot/index.js';
 import {
   compareGoalIds,
   dispatchOrder,
@@ -534,6 +534,45 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       return { ...set, before: set.before ?? null };
     },
   );
+
+  app.get(
+    '/tend',
+    {
+      schema: {
+        summary: 'Automatic tends as the operator controls them: state (on, partial, off, paused, capped), each trigger on or off, priority, the daily cap and today\'s count, the pause (docs/automatic-tend/level2.md, "Operator control")',
+        operationId: 'getTend',
+        response: { 200: { type: 'object', additionalProperties: true }, ...ERROR },
+      },
+    },
+    async () => {
+      const view = await tendView(ctx.garden);
+      // tend.json's problem names its file: said without the machine path.
+      return view.problem ? { ...view, problem: 'tend.json cannot be read; fix or remove it' } : view;
+    },
+  );
+
+  for (const [name, paused] of [['pause', true], ['resume', false]] as const) {
+    app.post(
+      `/tend/${name}`,
+      {
+        schema: {
+          summary: paused
+            ? 'Pause automatic tends (operator role): none is queued until resumed, across restarts (tend.json; TendsPaused); each one held back is a TendWithheld event'
+            : 'Resume automatic tends (operator role): the coordinator looks again now (TendsResumed)',
+          operationId: paused ? 'pauseTends' : 'resumeTends',
+          response: { 200: { type: 'object', properties: { paused: { type: 'boolean' }, changed: { type: 'boolean' }, woke: { type: 'boolean' } } }, ...ERROR, 409: ref('Error') },
+        },
+      },
+      async (request: FastifyRequest) => {
+        const by = request.caller ? request.caller.name : 'operator over HTTP';
+        return ctx.actions.setTendsPaused(paused, by).catch((error: unknown) => {
+          // tend.json cannot be read: never written over; said without its machine path.
+          if ((error as Error)?.name === 'UserError') throw new HttpError(409, 'tend.json cannot be read; fix or remove it, then try again', '/body');
+          throw error;
+        });
+      },
+    );
+  }
 
   app.get(
     '/attention',

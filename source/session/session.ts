@@ -37,6 +37,8 @@ import {
   type SubmitGoalInput,
   setBudgetCap,
   type SetCapResult,
+  setTendsPaused,
+  type TendPauseResult,
 } from '../submit/index.js';
 import { Attachment } from './attachment.js';
 import { EventFollower } from './event-follower.js';
@@ -74,6 +76,8 @@ export interface OperatorActions {
   retryGoal(goalId: string): Promise<RetryResult>;
   /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
+  /** Pauses (`true`) or resumes automatic tends; kept in tend.json across restarts (docs/automatic-tend/level2.md, "Operator control"). */
+  setTendsPaused(paused: boolean, by?: string): Promise<TendPauseResult>;
 }
 
 /**
@@ -98,6 +102,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId) => retryGoal(garden, goalId),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
+    setTendsPaused: (paused, by) => setTendsPaused(garden, paused, by),
   });
 }
 

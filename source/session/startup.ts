@@ -7,6 +7,7 @@ import { pluginDefaults } from '../driver/plugins/index.js';
 import { gardenIsolationNow } from '../worktree/index.js';
 import { blockedChains, readDependencyViews } from '../coordinator/readiness.js';
 import { whyNobodyTakes } from '../coordinator/takers.js';
+import { tendView, tendWords, type TendView } from '../snapshot/tend.js';
 import {
   appendConversationMessage,
   deliverReplyNote,
@@ -45,6 +46,8 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
   const settings = resolveSettings({}, config, env, (d) => pluginDefaults(d, config));
   const isolation = await gardenIsolationNow(garden, env);
   const chains = blockedChains(await readDependencyViews(paths, goals).catch(() => new Map()));
+  // Said when automatic tends are not as the seeds have them (docs/automatic-tend/level2.md, "Operator control").
+  const tends = startupTendLine(await tendView(garden, { open: goals }).catch(() => undefined));
   const lines = [
     `# ${config.gardenName}: pak2 is starting`,
     '',
@@ -60,6 +63,7 @@ export async function buildStartupNote(garden: Garden, env: NodeJS.ProcessEnv = 
       : isolation.held
         ? `- No run starts here: ${isolation.reason}`
         : `- Every run works in the garden's own tree${isolation.reason ? ` (${isolation.reason.replace(/^runs work in the garden's own tree: /, '')})` : ''}`,
+    ...(tends ? [tends] : []),
     '',
     // No chat is invited that would be refused (docs/runners/level2.md, "Who runs what").
     whyNobodyTakes({ type: 'converse', assigned_to: 'gardener' }, config)
@@ -116,6 +120,21 @@ export function firstRunNotes(notes: readonly ReplyDirNote[], first: RunSpan, ot
  */
 export function startupWindowClosed(messages: readonly { sender: string; fact?: string | undefined }[]): boolean {
   return messages.some((m) => m.sender === 'operator' || m.fact?.startsWith('run_closed:'));
+}
+
+/** The startup note's line about automatic tends when they are off, paused or capped (with the way back); undefined when they run as the seeds have them. */
+export function startupTendLine(view: TendView | undefined): string | undefined {
+  const words = tendWords(view);
+  if (!view || !words) return undefined;
+  const how =
+    view.state === 'paused'
+      ? view.problem
+        ? `${view.problem}; fix or remove it`
+        : `by ${view.paused?.by ?? 'the operator'} at ${view.paused?.at ?? '?'}; pak2 tend resume`
+      : view.state === 'capped'
+        ? `[tend] daily_cap; more tomorrow (${view.timezone})`
+        : '[tend] in PAK2.toml';
+  return `- Automatic ${words} (${how})`;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { BlockedOn } from '../coordinator/readiness.js';
 import type { LockHolder } from '../coordinator/lock.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
+import type { TendView } from './tend-words.js';
 
 /** A goal as the queue pane shows it, with its latest run when it has one. */
 export interface GoalRow {
@@ -119,7 +120,8 @@ export interface Snapshot {
   plants: PlantView[];
   /** Reply notes, newest first. */
   inbox: InboxNote[];
-  chat: { conversationId: string | undefined; messages: ChatMessage[] };
+  /** `waiting`: what the reply to the latest operator message waits for while its goal is queued (`waiting: 1 conversation slot busy (run 3-a-r1)`; docs/conversation/level2.md). */
+  chat: { conversationId: string | undefined; messages: ChatMessage[]; waiting?: string };
   /** Cost of runs closed since local midnight, from RunClosed events: USD total, runs counted, runs with unknown cost. */
   /** Closed runs' cost today (USD), how many, how many of unknown cost, and the day's cap when one is set (docs/budget/level2.md). */
   costToday: { usd: number; runs: number; unknown: number; capUsd?: number };
@@ -145,4 +147,6 @@ export interface Snapshot {
   unread?: string;
   /** The HTTP server when this session runs one (`cycle --serve`). */
   server?: ServerView;
+  /** Automatic tends as the operator controls them (`[tend]`, the pause, today's count against the cap; docs/automatic-tend/level2.md): the status line says when they are off, paused or capped. */
+  tend?: TendView;
 }

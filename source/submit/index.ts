@@ -464,3 +464,4 @@ export * from './budget.js';
 export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
 export { ackAttention, type AckResult } from './attention.js';
+export { setTendsPaused, type TendPauseResult } from './tend.js';

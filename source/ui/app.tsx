@@ -57,6 +57,8 @@ export interface WorkbenchActions {
   postComment?: (goalId: string, input: CommentInput) => Promise<CommentResult>;
   /** Acknowledges needs-you items (`pak2 ack`; docs/attention/level2.md): ids, or `'all'` listed now. */
   ackAttention?: (ids: readonly string[] | 'all') => Promise<unknown>;
+  /** Pauses (`true`) or resumes automatic tends (`pak2 tend pause|resume`; docs/automatic-tend/level2.md, "Operator control"). */
+  setTendsPaused?: (paused: boolean) => Promise<unknown>;
   /** Starts this workbench's own coordinator once the one it attached to has stopped (docs/workbench/level2.md, "Attached"); says what happened. */
   takeOver?: () => Promise<string>;
   /** Which run the tail follows (undefined: the running one). */
@@ -223,7 +225,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
           <Box>
             <Plants plants={snapshot.plants} cursor={clamp('plants', cursor.plants)} focused={focus === 'plants'} {...layout.plants} />
             <Inbox notes={snapshot.inbox} questions={snapshot.questions} cursor={clamp('inbox', cursor.inbox)} focused={focus === 'inbox'} now={coarseNow} {...layout.inbox} />
-            <Chat messages={chatMessages} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
+            <Chat messages={chatMessages} {...(snapshot.chat.waiting ? { waiting: snapshot.chat.waiting } : {})} draft={draft} readOnly={!actions.sendMessage} focused={focus === 'chat'} {...layout.chat} />
           </Box>
         ) : null}
       </Box>

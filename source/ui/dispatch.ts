@@ -5,7 +5,7 @@ import type { GoalRow, QuestionView, Snapshot } from '../snapshot/types.js';
 import { chatAnswer, isAnswerLine, openAnswer, sendAnswer } from './answer.js';
 import type { WorkbenchActions } from './app.js';
 import type { KeyEvent } from './hooks/use-keys.js';
-import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
+import { burstChars, charKey, commandFor, isTextChar, keyOf, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
 import type { DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
 import { cancelPrompt, stopPrompt, supplementRefusal, takeOverPrompt, type ActionPrompt, type PendingAction } from './operator-prompts.js';
@@ -390,6 +390,14 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
       return ui.setDraft(editState());
     case 'open':
       return openSelected(s, ui, actions);
+    case 'tend.pause': {
+      if (!actions.setTendsPaused) return ui.flash(notice('read-only dashboard: pause tends with pak2 tend pause'));
+      // What the snapshot shows decides the way: paused (or tend.json unreadable) resumes, anything else pauses.
+      const pause = !s.snapshot.tend?.paused && !s.snapshot.tend?.problem;
+      const text = pause ? 'pausing automatic tends…' : 'resuming automatic tends…';
+      ui.flash({ text, error: false });
+      return settle(() => actions.setTendsPaused!(pause), ui, { text: pause ? `automatic tends paused (${keyOf('tend.pause')} resumes)` : 'automatic tends resumed', error: false });
+    }
     default:
       return;
   }

@@ -37,6 +37,7 @@ export type CommandId =
   | 'attention.ack'
   | 'attention.ackAll'
   | 'attention.open'
+  | 'tend.pause'
   | 'coordinator.takeOver'
   | 'help'
   | 'quit'
@@ -163,6 +164,13 @@ export const KEYMAP: readonly Binding[] = [
     description: 'once the coordinator this workbench attached to has stopped: start this workbench\'s own (asks first)',
     scope: 'panes',
     match: (i, k) => plain(i, k, 'T'),
+  },
+  {
+    command: 'tend.pause',
+    keys: 't',
+    description: 'pause automatic tends, or resume them (pak2 tend pause|resume; kept across restarts; the status line says tends: paused)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 't'),
   },
   { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
   {

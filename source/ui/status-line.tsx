@@ -1,6 +1,7 @@
 import React from 'react';
 import { goalStatusText } from '../landing-words.js';
 import type { AttachedView, GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
+import { tendWords } from '../snapshot/tend-words.js';
 import { hint } from './keymap.js';
 import { fit } from './layout.js';
 import { Lines } from './lines.js';
@@ -134,7 +135,7 @@ export function costSegment(cost: Snapshot['costToday']): string {
   return `$${cost.usd.toFixed(cap ? 2 : 4)}${cap} today${cost.unknown ? ` (+${cost.unknown} unknown)` : ''}`;
 }
 
-/** The status line: coordinator state, how many items need you, problems, PAK2.toml not in force, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, how many items need you, problems, PAK2.toml not in force, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, automatic tends when off, paused or capped, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const attached = s.coordinator.attached;
@@ -148,7 +149,9 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const running = counted ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : attached ? attached.liveRuns.length : s.coordinator.liveRuns.length;
   const needs = attentionSegment(s.attention);
   const config = configSegment(s.garden.configFile);
-  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), ...(config ? [config] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  // Said only when tends are not as the seeds have them: off, paused, capped (docs/automatic-tend/level2.md, "Operator control").
+  const tends = tendWords(s.tend);
+  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), ...(config ? [config] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), ...(tends ? [tends] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = [...(needs ? [hint('attention', 'needs you')] : []), ...(problems ? [hint('problems', 'problems')] : []), hint('help', 'help')].join(' · ');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

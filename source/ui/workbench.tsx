@@ -77,6 +77,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           rejectRun: (runId, options) => session.actions!.rejectRun(runId, options),
           postComment: session.actions.postComment,
           ackAttention: (ids) => session.actions!.ackAttention(ids),
+          setTendsPaused: (paused) => session.actions!.setTendsPaused(paused),
           takeOver: () => session.takeOver(),
         }
       : {}),

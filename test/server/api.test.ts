@@ -261,6 +261,10 @@ describe('openapi.json', () => {
         // The needs-you list (docs/attention/level2.md).
         'GET /api/v1/attention',
         'POST /api/v1/attention/ack',
+        // Automatic tends (docs/automatic-tend/level2.md, "Operator control").
+        'GET /api/v1/tend',
+        'POST /api/v1/tend/pause',
+        'POST /api/v1/tend/resume',
         'GET /api/v1/plants',
         'GET /api/v1/events',
         'GET /api/v1/events/stream',

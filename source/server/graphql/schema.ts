@@ -71,6 +71,8 @@ export const MUTATION_ROUTES: Readonly<Record<string, MutationRoute>> = {
   rejectRun: { method: 'POST', route: '/runs/:id/reject', path: (a) => `/runs/${at(a.id)}/reject`, body: (a) => present({ requeue: a.requeue, comment: a.comment }) },
   setBudgetCap: { method: 'POST', route: '/budget/caps', path: () => '/budget/caps', body: (a) => ({ cap: a.cap, usd: budgetUsd(a) }) },
   ackAttention: { method: 'POST', route: '/attention/ack', path: () => '/attention/ack', body: (a) => present({ ids: a.ids, all: a.all }) },
+  pauseTends: { method: 'POST', route: '/tend/pause', path: () => '/tend/pause' },
+  resumeTends: { method: 'POST', route: '/tend/resume', path: () => '/tend/resume' },
 };
 
 /** `setBudgetCap`'s amount as POST /budget/caps takes it: USD, null (lift), or "config". @throws GraphQLError 400 naming `usd` unless exactly one of usd, lift, config is given. */
@@ -150,6 +152,10 @@ type Mutation {
   setBudgetCap(cap: BudgetCap!, usd: Float, lift: Boolean, config: Boolean): SetBudgetCapResult!
   "POST /attention/ack: acknowledge needs-you items, by id or all listed now."
   ackAttention(ids: [String!], all: Boolean): AckAttentionResult!
+  "POST /tend/pause: pause automatic tends (kept across restarts) until resumed."
+  pauseTends: TendPauseResult!
+  "POST /tend/resume: queue automatic tends again."
+  resumeTends: TendPauseResult!
 }
 
 type Subscription {
@@ -386,6 +392,12 @@ type SetBudgetCapResult {
   key: String!
   before: Float
   after: Float
+  woke: Boolean
+}
+
+type TendPauseResult {
+  paused: Boolean!
+  changed: Boolean!
   woke: Boolean
 }
 
