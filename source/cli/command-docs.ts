@@ -46,7 +46,7 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
   runs:
     "runs with status, driver, model, time, cost, failure reason (`--goal`: one goal's)",
   show:
-    'a goal with its runs, or a run with cost, session, reflection and final text',
+    "a goal with its runs, or a run with cost, session, a runner's artifacts, reflection and final text",
   logs:
     `a run's stream as the workbench's run pane renders it (assistant text, tool calls, results, errors, cost and tokens), between a line naming the run and one saying how it ended; \`--raw\` the stream's own lines (\`| jq\`); \`-f\` follows a live run until it closes; a goal id means its latest run (\`-f\` waits for its first); the store's copy on a PostgreSQL garden, so a runner's run too (\`docs/run/level2.md\`, "Reading a run's stream")`,
   trace:
@@ -64,11 +64,11 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
   retrospective:
     'queue a manual retrospective of the goals closed in the window (`--since`: `7d` or an ISO time; default the last 7 days) for the gardener (or `--plant`); prints its id; the plant writes its report as a reply note (`pak2 inbox`); one open retrospective per plant (`docs/retrospective/level2.md`)',
   doctor:
-    "check the garden: PAK2.toml, goal files and the closed ledger, run records against their seals, running runs, remote runners' leases (damaged, left active, expired and unreaped, stale lease locks, goals a finish left unsettled), plants, schedules.json, the event log, the coordinator lock, orphan agent processes, the runtime git repo, whether git ignores the runtime root; on a PostgreSQL garden the store instead of the goal, run, lease and event files (its schema version, stuck leases, orphaned runs); one line per finding with the file, field and fix; exit 1 when anything is found; `--fix` makes the safe fixes and never deletes a record (damaged files move to `<runtime-root>/doctor/<timestamp>/`) (`docs/doctor/level2.md`)",
+    "check the garden: PAK2.toml, goal files and the closed ledger, run records against their seals, running runs, remote runners' leases (damaged, left active, expired and unreaped, stale lease locks, goals a finish left unsettled), plants, schedules.json, the event log, the coordinator lock, orphan agent processes, the runtime git repo, whether git ignores the runtime root; on a PostgreSQL garden the store instead of the goal, run, lease and event files (its schema version, stuck leases, orphaned runs); each check on a line with its result (`[✓]`, `[✗]`, `[-]` not run), and under it one line per finding with the file, field and fix; exit 1 when anything is found; `--fix` makes the safe fixes and never deletes a record (damaged files move to `<runtime-root>/doctor/<timestamp>/`) (`docs/doctor/level2.md`)",
   events:
     "the event log: everything after event ID (a ULID), then (`--follow`) new events as they come; the cursor is found by seeking, whatever the log's size (`docs/events/level2.md`)",
   serve:
-    'the garden over HTTP (fastify, 127.0.0.1:7717; an address beyond loopback only with `--host`): REST under `/api/v1`, server-sent events resuming from `Last-Event-ID`, an OpenAPI description, signed webhook delivery; bearer token in `<runtime-root>/serve/token` (`docs/server/level2.md`)',
+    'the garden over HTTP (fastify, 127.0.0.1:7717; an address beyond loopback only with `--host`): REST under `/api/v1`, server-sent events resuming from `Last-Event-ID`, GraphQL at `/api/v1/graphql` (queries, the operator actions as mutations, an `eventAdded(since:)` subscription over graphql-sse; schema in `docs/server/schema.graphql`), an OpenAPI description, signed webhook delivery; bearer token in `<runtime-root>/serve/token` (`docs/server/level2.md`)',
   comment:
     "a goal's comment thread (seed 004): post (TEXT, or `-` for stdin); `--blocking` asks a question the goal waits on (`blocked` until answered; `--wait` prints the answer); `--answer` answers the open question (the oldest, or ID) and returns the goal to `running` or `queued`; no TEXT prints the thread. An agent's own comment is `agent:<run>` (under a runner it goes through the runner)",
   runner:
@@ -95,4 +95,6 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
     `move a garden between its files and PostgreSQL (\`docs/store/level2.md\`, "Moving between stores"): \`import\` loads a file garden's goals, runs, events, leases and comments into an empty store in one transaction (a store that holds anything, or damaged records, are refused in one line naming them); \`export\` writes a store's records into a new or empty DIR in the seeds' exact layout, byte for byte what the file store writes; \`status\` says where the store is (password hidden), its schema version against this pak2's, its record counts and problems. The store is \`--url\`, else \`PAK2_STORE_URL\`, else \`[store].url\``,
   webhook:
     'webhook subscriptions: each matching event POSTed in order, signed (HMAC-SHA256), retried with backoff, every attempt logged, delivered while any coordinator (the workbench, `pak2 cycle`) or `pak2 serve` runs; `redeliver` resends what was given up on; no credentials in a URL, no link-local or metadata address (`docs/server/level2.md`)',
+  tend:
+    'automatic tends (a gardener goal after a failed run, or for queued goals that cannot dispatch): each trigger on or off (`[tend]` in PAK2.toml), their priority, the daily cap and how many were queued today; `pause` holds them all (kept across restarts, `t` in the workbench) until `resume`; a tend held back is a `TendWithheld` event (`docs/automatic-tend/level2.md`)',
 };

@@ -21,6 +21,11 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'coordinator.tool_silence_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
   'coordinator.result_grace_seconds': `a whole number of seconds from 0 to ${MAX_SECONDS}`,
   'coordinator.result_grace_cap_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
+  'coordinator.conversation_slots': `a whole number from 0 to ${MAX_CONCURRENT_RUNS} (0: conversation replies share max_concurrent_runs)`,
+  'tend.run_failure': 'true or false',
+  'tend.queued_attention_needed': 'true or false',
+  'tend.priority': `a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`,
+  'tend.daily_cap': 'a whole number of automatic tends a day, from 0 to 10000',
   'garden.name': "lower-case letters, digits, '.', '_' and '-'",
   'garden.home': 'a directory relative to the garden root, inside it (e.g. ".pak2")',
   'guard.timeout_seconds': `a whole number of seconds from 1 to ${MAX_SECONDS}`,
@@ -195,6 +200,24 @@ export const BudgetConfigSchema = lazySchema(() =>
   ),
 );
 
+/**
+ * `[tend]` (docs/automatic-tend/level2.md, "Operator control"): one on/off
+ * key per automatic trigger (`run_failure`, `queued_attention_needed`;
+ * default on), the `priority` of an automatic tend (default 70), and
+ * `daily_cap`, how many automatic tends a day at most (absent: no cap).
+ */
+export const TendConfigSchema = lazySchema(() =>
+  z.strictObject(
+    {
+      run_failure: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+      queued_attention_needed: z.boolean({ error: 'INVALID_CONFIG_VALUE' }).optional(),
+      priority: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(PRIORITY_MIN, { error: 'INVALID_CONFIG_VALUE' }).max(PRIORITY_MAX, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+      daily_cap: z.number({ error: 'INVALID_CONFIG_VALUE' }).int({ error: 'INVALID_CONFIG_VALUE' }).min(0, { error: 'INVALID_CONFIG_VALUE' }).max(10_000, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    },
+    section,
+  ),
+);
+
 /** A required key: absent is MISSING_REQUIRED_FIELD, present with the wrong type INVALID_CONFIG_VALUE. */
 const missingOrInvalid = (iss: { input?: unknown }) => (iss.input === undefined ? 'MISSING_REQUIRED_FIELD' : 'INVALID_CONFIG_VALUE');
 
@@ -259,6 +282,8 @@ export const ConfigSchema = lazySchema(() =>
         tool_silence_seconds: seconds(1).optional(),
         result_grace_seconds: seconds(0).optional(),
         result_grace_cap_seconds: seconds(1).optional(),
+        /** Runs of conversation replies allowed besides `max_concurrent_runs` (docs/coordinator/level2.md, "Conversation slots"). */
+        conversation_slots: seconds(0, MAX_CONCURRENT_RUNS).optional(),
         isolation: z.enum(['worktree', 'tree'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
         sandbox: z.enum(['none', 'bubblewrap'], { error: 'INVALID_CONFIG_VALUE' }).optional(),
       }, section)
@@ -276,6 +301,8 @@ export const ConfigSchema = lazySchema(() =>
     budget: BudgetConfigSchema.optional(),
     /** `[[schedule]]` (docs/schedules/level2.md): goals submitted on a cron line. */
     schedule: z.array(ScheduleConfigSchema, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+    /** `[tend]` (docs/automatic-tend/level2.md, "Operator control"): which automatic tends are queued, at what priority, how many a day. */
+    tend: TendConfigSchema.optional(),
     /** `[notify]` (docs/attention/level2.md, "Notifications"): the workbench's terminal notification and a command run per new item. */
     notify: z
       .strictObject(

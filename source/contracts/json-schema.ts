@@ -13,6 +13,7 @@ import { PlantSchema } from './plant.js';
 import { FAILED_RUN_STATUSES, RunSchema, TERMINAL_RUN_STATUSES } from './run.js';
 import { ArtifactSchema, CommentSchema, LeaseSchema } from './runner.js';
 import { SchedulesStateSchema } from './schedule.js';
+import { TendStateSchema } from './tend.js';
 
 /**
  * The run record's conditionally required fields (seed 000, "Conditionally
@@ -54,6 +55,7 @@ export const SCHEMA_FILES = {
   'budget-warned.schema.json': { schema: BudgetWarnedSchema, title: 'pak2 budget warnings already said (budget.warned.json)' },
   'schedules.schema.json': { schema: SchedulesStateSchema, title: 'pak2 schedule state (schedules.json)' },
   'attention.schema.json': { schema: AttentionRecordSchema, title: 'pak2 acknowledged attention items (attention.json)' },
+  'tend.schema.json': { schema: TendStateSchema, title: 'pak2 automatic tends paused or not (tend.json)' },
   'attention-item.schema.json': { schema: AttentionItemSchema, title: 'pak2 attention item (pak2 attention --json, GET /attention, [notify] command stdin)' },
 } as const;
 

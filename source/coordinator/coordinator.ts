@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runDir, type Garden } from '../garden/index.js';
+import { reloadConfig, runDir, type ConfigStatus, type Garden } from '../garden/index.js';
 import { RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { DirectoryWake } from '../watch.js';
 import { span, timed } from '../timing.js';
@@ -10,12 +10,13 @@ import { dispatch as driverDispatch, type DriverContext } from '../driver/index.
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
 import { appendEvent, endLease, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner, readLease, storeOf, withLeaseLock, writeLease } from '../store/index.js';
 import { Leadership } from './leader.js';
-import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
+import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest, type CoordinatorService, type CoordinatorState } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { BudgetGate } from './budget-gate.js';
 import { recoverInterruptedWrites } from './recover.js';
 import type { DependencyFact } from './readiness.js';
+import type { ClosedTendDays } from './tend-control.js';
 import { reconcile, settleGoals, tendsForClosed, type DispatchFn, type ReconcileSummary } from './reconcile.js';
 import { Settling } from './settle.js';
 import { IoFaults } from './io-faults.js';
@@ -48,12 +49,21 @@ export interface CoordinatorOptions {
    * `pass` is emitted (its play-by-play). Errors are theirs to handle.
    */
   hooks?: { beforeFirstPass?: () => Promise<void>; afterPass?: (summary: ReconcileSummary) => Promise<void> };
+  /**
+   * Told when PAK2.toml changed as a pass found it (docs/garden/level2.md,
+   * "Changing PAK2.toml while pak2 runs"): the live keys now in force, the
+   * keys that wait for a restart, or why the file is not in force. Once per
+   * change, before the pass that acts on it.
+   */
+  onConfig?: (status: ConfigStatus) => void;
   /** How a `[[schedule]]` firing submits its goal (the session passes submit's `submitScheduledGoal`); absent, schedules do not fire (docs/schedules/level2.md). */
   submitScheduled?: ScheduledSubmit;
 }
 
-/** The coordinator's state, for the status line. */
-export type CoordinatorState = 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
+export type { CoordinatorState } from './lock.js';
+
+/** The events after which a watcher of the coordinator socket is sent its status (when it changed). */
+const STATUS_EVENTS = ['state', 'pass', 'live'] as const;
 
 /**
  * The coordinator loop (seed 002, "Running the coordinator"): holds the
@@ -63,10 +73,16 @@ export type CoordinatorState = 'stopped' | 'idle' | 'reconciling' | 'running' | 
  * ends. Passes never overlap. Dispatches run in the background, so the TUI
  * never blocks while a run is live.
  *
- * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `error` (Error).
+ * PAK2.toml is read again at the start of every pass when it changed, and
+ * a change wakes a pass: every key but the restart keys is in force from
+ * that pass on (source/garden/reload.ts).
+ *
+ * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `live` (a
+ * run's agent process started or ended), `error` (Error), `config`
+ * (ConfigStatus, as `onConfig`).
  */
 export class Coordinator extends EventEmitter {
-  readonly live = new LiveRuns();
+  readonly live = new LiveRuns(() => this.emit('live'));
   /**
    * The open-goal scanner of recovery, reclaim and every pass; a snapshot
    * source in the same process reads through it too, so the goal files are
@@ -78,6 +94,13 @@ export class Coordinator extends EventEmitter {
   readonly budget: BudgetGate;
   private release: (() => Promise<void>) | undefined;
   private watcher: DirectoryWake | undefined;
+  /** Wakes a pass when PAK2.toml changes (its directory's watch, only that name). */
+  private configWatcher: DirectoryWake | undefined;
+  /** The `ConfigStatus.version` said last through `onConfig`. */
+  private configSaid = 0;
+  /** The interval the timer and the lease renewal were armed with (seconds), to arm them again when PAK2.toml changes them. */
+  private timerSeconds = 0;
+  private leaseTtlSeconds = 0;
   private stopListening: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
@@ -97,6 +120,8 @@ export class Coordinator extends EventEmitter {
   private lastSummary: ReconcileSummary | undefined;
   /** Closed dependencies' facts across passes (a closed goal never changes). */
   private readonly closedDependencies = new Map<string, DependencyFact>();
+  /** Closed goals' "automatic tend of which day?" across passes, for `[tend] daily_cap` (a closed goal never changes). */
+  private readonly closedTends: ClosedTendDays = new Map();
   private stateValue: CoordinatorState = 'stopped';
   private idleWaiters: (() => void)[] = [];
   private lander: Lander | undefined;
@@ -112,6 +137,8 @@ export class Coordinator extends EventEmitter {
   constructor(private readonly options: CoordinatorOptions) {
     super();
     this.scanner = new OpenGoalScanner(options.garden.paths);
+    // PAK2.toml as this coordinator starts with it: the baseline later changes are told against.
+    reloadConfig(options.garden);
     this.faults = new IoFaults((line) => this.options.onError?.(new Error(line)));
     this.settling = new Settling(this.faults);
     this.budget = new BudgetGate(
@@ -171,6 +198,16 @@ export class Coordinator extends EventEmitter {
 
   /** Whether this start appended CoordinatorStarted (a failed start then appends CoordinatorStopped). */
   private startedEvent = false;
+  private lockTaken = false;
+
+  /**
+   * Whether the last {@link start} took the garden's lock: false for a start
+   * refused because another coordinator holds the garden (what the log says
+   * meanwhile is that one's), true for one that then failed holding it.
+   */
+  get tookLock(): boolean {
+    return this.lockTaken;
+  }
 
   /**
    * Takes the lock, starts watching and the timer, and runs the first pass.
@@ -183,6 +220,7 @@ export class Coordinator extends EventEmitter {
   async start(): Promise<void> {
     const { paths } = this.options.garden;
     this.stopRequested = false;
+    this.lockTaken = false;
     this.release = await acquireCoordinatorLock(
       paths,
       this.options.command ?? 'pak2 cycle',
@@ -191,8 +229,9 @@ export class Coordinator extends EventEmitter {
         this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
         void this.stop();
       },
-      () => (request) => this.handleRequest(request),
+      () => this.service,
     );
+    this.lockTaken = true;
     try {
       await this.startHolding();
     } catch (error) {
@@ -206,7 +245,7 @@ export class Coordinator extends EventEmitter {
   }
 
   private async startHolding(): Promise<void> {
-    const { paths, config } = this.options.garden;
+    const { paths } = this.options.garden;
     await ensureRuntimeRoot(paths);
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     const store = storeOf(paths);
@@ -221,8 +260,7 @@ export class Coordinator extends EventEmitter {
       await this.leadership.start();
       // Any process's commit wakes a pass (LISTEN/NOTIFY); the timer stays as the backstop.
       this.unwatchStore = await store.watchEvents(() => this.wake());
-      this.leaseTimer = setInterval(() => void this.renewOwnLeases(), Math.max(1000, (this.options.garden.config.runners.leaseTtlSeconds * 1000) / 3));
-      this.leaseTimer.unref();
+      this.armLeaseTimer();
     } else {
       // A killed coordinator can leave a record written without its event: complete those first (a store's writes are atomic).
       // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
@@ -254,9 +292,42 @@ export class Coordinator extends EventEmitter {
     this.stopListening = onEvent((event) => {
       if (event.type === 'RunClosed') this.wake(0);
     });
-    this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
+    this.configWatcher = new DirectoryWake([paths.gardenRoot], () => this.wake(), (name) => name !== path.basename(paths.configFile));
+    this.configWatcher.start();
+    this.armTimer();
     this.setState('idle');
     this.wake(0);
+  }
+
+  /** The pass timer, every `[coordinator].interval_seconds` as in force now. */
+  private armTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timerSeconds = this.options.garden.config.coordinator.intervalSeconds;
+    this.timer = setInterval(() => this.wake(0), this.timerSeconds * 1000);
+  }
+
+  /** On a shared garden: this coordinator's leases renewed every third of `[runners].lease_ttl_seconds` as in force now. */
+  private armLeaseTimer(): void {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leaseTtlSeconds = this.options.garden.config.runners.leaseTtlSeconds;
+    this.leaseTimer = setInterval(() => void this.renewOwnLeases(), Math.max(1000, (this.leaseTtlSeconds * 1000) / 3));
+    this.leaseTimer.unref();
+  }
+
+  /**
+   * PAK2.toml as it is now, before a pass acts on it: read again when it
+   * changed (a bad edit leaves the configuration read last in force), the
+   * timers armed again for new intervals, and a change said once.
+   */
+  private applyConfig(): void {
+    const status = reloadConfig(this.options.garden);
+    const { coordinator, runners } = this.options.garden.config;
+    if (this.timer && coordinator.intervalSeconds !== this.timerSeconds) this.armTimer();
+    if (this.leaseTimer && runners.leaseTtlSeconds !== this.leaseTtlSeconds) this.armLeaseTimer();
+    if (status.version === this.configSaid) return;
+    this.configSaid = status.version;
+    this.options.onConfig?.(status);
+    this.emit('config', status);
   }
 
   /** One pass when the earliest I/O backoff ends (work held back is tried again then, not before). */
@@ -308,12 +379,14 @@ export class Coordinator extends EventEmitter {
     this.passing = (async () => {
       const endPass = span('reconcile pass');
       try {
+        this.applyConfig();
         const summary = await reconcile({
           garden: this.options.garden,
           dispatch: this.dispatchFn,
           live: this.live,
           scanner: this.scanner,
           closedDependencies: this.closedDependencies,
+          closedTends: this.closedTends,
           isolation: this.isolationValue,
           ...(this.lander ? { lander: this.lander } : {}),
           settling: this.settling,
@@ -393,7 +466,10 @@ export class Coordinator extends EventEmitter {
    * Renews the leases of this coordinator's runs in dispatch on a shared garden.
    * A lease found expired was taken by the leader (this coordinator was cut
    * off longer than the TTL): the run is closed `abandoned` already, so its
-   * agent is stopped and its late close changes nothing.
+   * agent is stopped and its late close changes nothing. A lease that
+   * carries an operator's stop (`pak2 stop` or a workbench in another
+   * checkout: `stop` on the lease, as a runner's heartbeat is told) has its
+   * run stopped as the operator asked.
    */
   private async renewOwnLeases(): Promise<void> {
     const { paths } = this.options.garden;
@@ -401,15 +477,16 @@ export class Coordinator extends EventEmitter {
     // Every run whose dispatch is under way: its close (reflection, redaction, the stream's last upload) can outlast a TTL.
     for (const runId of this.dispatching) {
       try {
-        const fenced = await withLeaseLock(paths, runId, async () => {
+        const found = await withLeaseLock(paths, runId, async () => {
           const lease = await readLease(paths, runId);
-          if (!lease || lease.runner.instance !== this.leadership?.holder) return false;
-          if (lease.state !== 'active') return true;
+          if (!lease || lease.runner.instance !== this.leadership?.holder) return undefined;
+          if (lease.state !== 'active') return 'fenced' as const;
           const at = now();
           await writeLease(paths, { ...lease, renewed_at: at.toISOString(), expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(), heartbeats: lease.heartbeats + 1 });
-          return false;
+          return lease.stop;
         });
-        if (fenced) this.live.stop(runId, 'coordinator_stopped');
+        if (found === 'fenced') this.live.stop(runId, 'coordinator_stopped');
+        else if (found && !this.live.get(runId)?.stopping) this.live.stop(runId, 'operator', { message: 'stopped by the operator', requeue: found.requeue });
       } catch (error) {
         this.options.onError?.(new Error(`renewing the lease of ${runId}: ${(error as Error).message}`));
       }
@@ -443,6 +520,29 @@ export class Coordinator extends EventEmitter {
       if (lease?.state === 'active' && lease.runner.name === 'coordinator') await endLease(paths, lease, 'finished', now());
     });
   }
+
+  /**
+   * What the coordinator socket serves (docs/workbench/level2.md,
+   * "Attached"): operator requests, and this coordinator's state and live
+   * runs for a watcher (an attached workbench), told at each change.
+   */
+  private readonly service: CoordinatorService = {
+    handle: (request) => this.handleRequest(request),
+    status: () => ({ state: this.stateValue, live: this.live.ids() }),
+    onStatus: (listener) => {
+      // One set of listeners for every watcher, hooked to the coordinator's events once.
+      if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.on(event, this.tellWatchers);
+      this.statusListeners.add(listener);
+      return () => {
+        this.statusListeners.delete(listener);
+        if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.off(event, this.tellWatchers);
+      };
+    },
+  };
+  private readonly statusListeners = new Set<() => void>();
+  private readonly tellWatchers = () => {
+    for (const listener of this.statusListeners) listener();
+  };
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
   private async handleRequest(request: CoordinatorRequest): Promise<CoordinatorReply> {
@@ -486,6 +586,7 @@ export class Coordinator extends EventEmitter {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.scheduleTimer) clearTimeout(this.scheduleTimer);
     this.watcher?.close();
+    this.configWatcher?.close();
     this.stopListening?.();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     await this.unwatchStore?.().catch(() => undefined);

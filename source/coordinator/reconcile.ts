@@ -39,7 +39,8 @@ import { uploadLocalStreams } from './stream-upload.js';
 export { settleGoals } from './settle.js';
 import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
-import { isGuarded, planRoute } from '../guard/index.js';
+import { isGuarded, planRoute, routedGoal } from '../guard/index.js';
+import { nobodyTakes, NOBODY_TAKES } from './takers.js';
 import type { LiveRuns } from './live-runs.js';
 import { isTerminalLandingState, type LandingRecord } from '../contracts/index.js';
 import { nextLanding } from '../landing/index.js';
@@ -47,7 +48,9 @@ import { readLanding } from '../store/index.js';
 import { branchTip, type Isolation } from '../worktree/index.js';
 import type { Lander } from './lander.js';
 import type { IoFaults } from './io-faults.js';
-import { decideTends, gardenerProblem, queueTends, readAttentionCovered, type WithheldTend } from './tend-policy.js';
+import { isConversationReply, slotFree, type SlotLimits, type SlotUse } from './slots.js';
+import { decideTends, gardenerProblem, queueTends, readAttentionCovered, readAttentionNoted, type WithheldTend } from './tend-policy.js';
+import { readTendControl, type ClosedTendDays } from './tend-control.js';
 import { runSchedules, type ScheduledSubmit, type ScheduleFiring } from './schedules.js';
 
 /**
@@ -66,6 +69,8 @@ export interface ReconcileOptions {
   scanner?: OpenGoalScanner;
   /** Closed dependencies' facts, kept across passes (a closed goal never changes); absent, they are read each pass. */
   closedDependencies?: Map<string, DependencyFact>;
+  /** Closed goals' answers to "an automatic tend of which day?", kept across passes for `[tend] daily_cap` (tend-control.ts). */
+  closedTends?: ClosedTendDays;
   now?: () => Date;
   env?: NodeJS.ProcessEnv;
   /** Wait for each dispatch to finish inside the pass (the seed's sequential execution model). */
@@ -181,7 +186,8 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  *    `[[schedule]]` due now submits one goal (ScheduleFired), with
  *    `submitScheduled` only.
  * 1. Dispatch: queued goals by priority then age, up to
- *    `[coordinator].max_concurrent_runs` in flight: the worktree baseline
+ *    `[coordinator].max_concurrent_runs` in flight, and conversation replies
+ *    besides them up to `conversation_slots` (slots.ts): the worktree baseline
  *    (non-converse goals in a git worktree), queued → dispatched
  *    (GoalTransitioned), openRun (RunStarted), dispatched → running
  *    (GoalTransitioned), then the dispatch function. Goals without
@@ -201,7 +207,9 @@ async function lastActivity(run: RunRecord, eventsFile: string): Promise<number>
  * 4. Automatic tends (docs/automatic-tend/level2.md, tend-policy.ts):
  *    `run_failure` for goals closed in 3 whose run failed or was killed by
  *    the watchdog, `queued_attention_needed` for queued goals 1 could not
- *    dispatch; bounded, reported in `tends` and `tendsWithheld`.
+ *    dispatch; bounded, reported in `tends` and `tendsWithheld`; held back
+ *    by the operator's `[tend]`, pause and daily cap (each said once as a
+ *    `TendWithheld` event).
  */
 export async function reconcile(options: ReconcileOptions): Promise<ReconcileSummary> {
   const { garden } = options;
@@ -256,6 +264,15 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
 
   // 1. Dispatch
   let inFlight = 0;
+  // Live local runs by kind: a conversation reply has slots of its own (docs/coordinator/level2.md, "Conversation slots").
+  const use: SlotUse = { replies: 0, ordinary: 0 };
+  // Read from the config object each pass: a reloaded PAK2.toml applies at the next one.
+  const limits: SlotLimits = { maxConcurrentRuns: config.coordinator.maxConcurrentRuns, conversationSlots: config.coordinator.conversationSlots ?? 0 };
+  const count = (goal: GoalRecord, delta: number) => {
+    inFlight += delta;
+    if (isConversationReply(goal)) use.replies += delta;
+    else use.ordinary += delta;
+  };
   // A guarded run has the work tree to itself (docs/guarded-runs/level2.md, "Isolation"): its scope check and rollback see only its own changes.
   let guardedLive = false;
   let guardWaiting = false;
@@ -265,14 +282,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     // A remote run takes no local slot: it runs on its runner's machine (docs/runners/level2.md).
     // On a shared garden another coordinator's run takes its slot, not one of ours.
     if (run && !isTerminalRunStatus(run.status) && !run.runner && !options.faults?.get(`run:${run.id}`) && (!shared || shared.ownsRun(run.id))) {
-      inFlight += 1;
+      count(goal, 1);
       if (isGuarded(goal)) guardedLive = true;
     }
   }
   // What is dispatched, and in which order, is what is on disk now: queued goals are read fresh (a cache may only speed up listing).
   // With every slot taken nothing is dispatched: the scan's records (checked by stat this pass) list them, and
   // 10,000 queued goals cost no 10,000 reads a pass.
-  const slotFree = inFlight < config.coordinator.maxConcurrentRuns;
+  const anySlot = slotFree(true, use, limits);
   // Bounded: 10,000 reads at once hold 10,000 open files and their buffers together.
   const limit = pLimit(32);
   const queued = (
@@ -280,7 +297,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       goals
         .filter((g) => g.status === 'queued')
         .map(async (g) => {
-          if (!slotFree) return g;
+          if (!anySlot) return g;
           return limit(async () => {
             try {
               const fresh = await readGoal(paths, g.id);
@@ -328,6 +345,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
     }
+    // A goal neither this coordinator nor any runner may take (a conversation reply in a garden whose coordinator runs none) would wait in silence: reported, like a plant block.
+    const nobody = nobodyTakes(goal, config);
+    if (nobody) {
+      summary.blocked.push({ goal: goal.id, code: NOBODY_TAKES, reason: nobody });
+      continue;
+    }
     // A cap with no room left holds the goal untouched, like a plant block: it says which cap and what is left (docs/budget/level2.md).
     const hold = options.budget?.holdFor(goal);
     if (hold) {
@@ -340,7 +363,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       continue;
     }
     // In worktree mode each guarded run has its own tree: the rule that one holds back the queue goes.
-    if (options.isolation?.held || inFlight >= config.coordinator.maxConcurrentRuns || (!worktrees && (guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))))) {
+    if (options.isolation?.held || !slotFree(isConversationReply(goal), use, limits) || (!worktrees && (guardedLive || guardWaiting || (inFlight > 0 && isGuarded(goal))))) {
       // A guarded goal that waits for the tree holds back the goals after it in the order, so the tree drains for it.
       if (isGuarded(goal) && !guardedLive) guardWaiting = true;
       // With no local slots at all (max_concurrent_runs = 0), or none allowed (worktrees asked for and impossible), the goal waits for a runner, not for this coordinator.
@@ -366,8 +389,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
       // A goal with a task_class runs on its routing tier, unless it pins its model (seed 001, routing).
       const plan = goal.task_class ? await planRoute(paths, config, goal) : undefined;
-      const routed = plan && !plan.pinned ? { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) } : goal;
-      const settings = resolveSettings(routed, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
+      const settings = resolveSettings(routedGoal(goal, plan), config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
       return {
         plant: goal.assigned_to!,
         driver: settings.driver,
@@ -426,14 +448,14 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
     }
     goal.status = 'running';
     runOf.set(goal.id, run);
-    inFlight += 1;
+    count(goal, 1);
     if (isGuarded(goal)) guardedLive = true;
     summary.dispatched.push(run.id);
     const work = startDispatch(options, goal, run.id);
     if (options.awaitDispatch) {
       await work;
       runOf.delete(goal.id);
-      inFlight -= 1;
+      count(goal, -1);
     } else summary.pending.push(work);
   }
 
@@ -517,15 +539,19 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
   ].filter((s) => !tendIds.has(s.goal));
   // Stuck goals and attention are the garden's (the leader's); a closed run's tend is its closer's (one closer per run).
   const attentionCovered = leads ? await readAttentionCovered(paths) : [];
-  if ((leads && stuck.length > 0) || closedRuns.length > 0 || attentionCovered.length > 0) {
+  const attentionNoted = leads ? await readAttentionNoted(paths) : [];
+  if ((leads && stuck.length > 0) || closedRuns.length > 0 || attentionCovered.length > 0 || attentionNoted.length > 0) {
+    // The operator's [tend], pause and daily cap as they are now: read from the config object each pass, never kept.
     const decision = decideTends({
       closed: closedRuns,
       stuck: leads ? stuck : [],
       open: goals,
       attentionCovered,
+      attentionNoted,
       gardenerProblem: await gardenerProblem(paths),
+      control: await readTendControl(garden, goals, now(), options.closedTends),
     });
-    summary.tends = await queueTends(garden, decision, attentionCovered, now());
+    summary.tends = await queueTends(garden, decision, attentionCovered, now(), attentionNoted);
     summary.tendsWithheld = decision.withheld;
   }
 
@@ -680,8 +706,10 @@ async function closeStranded(options: ReconcileOptions, goal: GoalRecord, run: R
 export async function tendsForClosed(garden: Garden, goals: GoalRecord[], closedRuns: SettleOut['closedRuns'], now: Date): Promise<ReconcileSummary['tends']> {
   if (closedRuns.length === 0) return [];
   const attentionCovered = await readAttentionCovered(garden.paths);
-  const decision = decideTends({ closed: closedRuns, stuck: [], open: goals, attentionCovered, gardenerProblem: await gardenerProblem(garden.paths) });
-  return queueTends(garden, decision, attentionCovered, now);
+  const attentionNoted = await readAttentionNoted(garden.paths);
+  const control = await readTendControl(garden, goals, now);
+  const decision = decideTends({ closed: closedRuns, stuck: [], open: goals, attentionCovered, attentionNoted, gardenerProblem: await gardenerProblem(garden.paths), control });
+  return queueTends(garden, decision, attentionCovered, now, attentionNoted);
 }
 
 /**

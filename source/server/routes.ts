@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BUDGET_CAP_KEYS,
   EVENT_TYPES,
+  parseEventTypes,
   GOAL_ID_PATTERN,
   GOAL_STATUSES,
   GOAL_TYPES,
@@ -18,7 +19,7 @@ import {
 import type { Garden, GardenPaths } from '../garden/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { gardenLandings, listSchedules, VERIFY_TIMEOUT_MAX, type GuardInput } from '../submit/index.js';
-import { budgetReport, readAttention, type BudgetReport } from '../snapshot/index.js';
+import { budgetReport, readAttention, tendView, type BudgetReport } from '../snapshot/index.js';
 import {
   compareGoalIds,
   dispatchOrder,
@@ -40,7 +41,7 @@ import {
 } from '../store/index.js';
 import { scanEvents, type LogTail } from './log-tail.js';
 import { publicText } from './public-text.js';
-import { SseConnection } from './sse.js';
+import { SseConnection, type OpenStream } from './sse.js';
 
 /** What the routes act on. */
 export interface RouteContext {
@@ -48,7 +49,8 @@ export interface RouteContext {
   actions: OperatorActions;
   tail: LogTail;
   keepAliveMs: number;
-  streams: Set<SseConnection>;
+  /** The server's open streams (event streams, GraphQL subscriptions). */
+  streams: Set<OpenStream>;
 }
 
 /** A 4xx answer: `{ error, field }`, the field a JSON pointer into the body or the parameter's name. */
@@ -80,11 +82,9 @@ const eventQuery = {
 
 /** The event filter of `?type=&goal=`, each type checked. */
 function eventFilter(query: { type?: string[]; goal?: string }): EventFilter {
-  const types = (query.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean);
-  for (const type of types) {
-    if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new HttpError(400, `type ${type}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
-  }
-  return { ...(types.length ? { types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
+  const parsed = parseEventTypes(query.type ?? []);
+  if ('unknown' in parsed) throw new HttpError(400, `type ${parsed.unknown}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
+  return { ...(parsed.types.length ? { types: parsed.types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
 }
 
 /** A store refusal as an HTTP answer: not found → 404 naming `id`; anything else is not the client's fault. */
@@ -546,6 +546,45 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
       return { ...set, before: set.before ?? null };
     },
   );
+
+  app.get(
+    '/tend',
+    {
+      schema: {
+        summary: 'Automatic tends as the operator controls them: state (on, partial, off, paused, capped), each trigger on or off, priority, the daily cap and today\'s count, the pause (docs/automatic-tend/level2.md, "Operator control")',
+        operationId: 'getTend',
+        response: { 200: { type: 'object', additionalProperties: true }, ...ERROR },
+      },
+    },
+    async () => {
+      const view = await tendView(ctx.garden);
+      // tend.json's problem names its file: said without the machine path.
+      return view.problem ? { ...view, problem: 'tend.json cannot be read; fix or remove it' } : view;
+    },
+  );
+
+  for (const [name, paused] of [['pause', true], ['resume', false]] as const) {
+    app.post(
+      `/tend/${name}`,
+      {
+        schema: {
+          summary: paused
+            ? 'Pause automatic tends (operator role): none is queued until resumed, across restarts (tend.json; TendsPaused); each one held back is a TendWithheld event'
+            : 'Resume automatic tends (operator role): the coordinator looks again now (TendsResumed)',
+          operationId: paused ? 'pauseTends' : 'resumeTends',
+          response: { 200: { type: 'object', properties: { paused: { type: 'boolean' }, changed: { type: 'boolean' }, woke: { type: 'boolean' } } }, ...ERROR, 409: ref('Error') },
+        },
+      },
+      async (request: FastifyRequest) => {
+        const by = request.caller ? request.caller.name : 'operator over HTTP';
+        return ctx.actions.setTendsPaused(paused, by).catch((error: unknown) => {
+          // tend.json cannot be read: never written over; said without its machine path.
+          if ((error as Error)?.name === 'UserError') throw new HttpError(409, 'tend.json cannot be read; fix or remove it, then try again', '/body');
+          throw error;
+        });
+      },
+    );
+  }
 
   app.get(
     '/attention',

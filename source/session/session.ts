@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EventRecord, GoalRecord } from '../contracts/index.js';
-import { Coordinator, type ReconcileSummary } from '../coordinator/index.js';
+import { Coordinator, CoordinatorHeld, type ReconcileSummary } from '../coordinator/index.js';
+import { UserError } from '../errors.js';
 import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
-import { runDir, type Garden } from '../garden/index.js';
+import { reloadConfig, runDir, type ConfigStatus, type Garden } from '../garden/index.js';
 import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
@@ -37,7 +38,10 @@ import {
   type SubmitGoalInput,
   setBudgetCap,
   type SetCapResult,
+  setTendsPaused,
+  type TendPauseResult,
 } from '../submit/index.js';
+import { Attachment } from './attachment.js';
 import { EventFollower } from './event-follower.js';
 import { StartupWindow } from './startup.js';
 
@@ -73,11 +77,17 @@ export interface OperatorActions {
   retryGoal(goalId: string, options?: RetryOptions): Promise<RetryResult>;
   /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
+  /** Pauses (`true`) or resumes automatic tends; kept in tend.json across restarts (docs/automatic-tend/level2.md, "Operator control"). */
+  setTendsPaused(paused: boolean, by?: string): Promise<TendPauseResult>;
 }
 
-/** The actions bound to a garden. */
+/**
+ * The actions bound to a garden. Each reads PAK2.toml again first when it
+ * changed ({@link reloadConfig}): a driver just added to the file is one a
+ * goal can name, in a process that has run for days (`pak2 serve`, the workbench).
+ */
 export function operatorActions(garden: Garden): OperatorActions {
-  return {
+  return withLiveConfig(garden, {
     submitGoal: (input) => submitGoal(garden, input),
     sendMessage: (text) => sendOperatorMessage(garden, text),
     addSupplement: (goalId, text) => appendGoalSupplement(garden, goalId, text),
@@ -93,7 +103,21 @@ export function operatorActions(garden: Garden): OperatorActions {
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId, options) => retryGoal(garden, goalId, options),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
-  };
+    setTendsPaused: (paused, by) => setTendsPaused(garden, paused, by),
+  });
+}
+
+/** `actions`, each calling {@link reloadConfig} before it acts. */
+function withLiveConfig<T extends object>(garden: Garden, actions: T): T {
+  return Object.fromEntries(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      (...args: unknown[]) => {
+        reloadConfig(garden);
+        return (action as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as T;
 }
 
 /** Options of a {@link Session}. */
@@ -103,6 +127,13 @@ export interface SessionOptions {
   command: string;
   /** The read-only dashboard: no coordinator, no writes, no actions that write. */
   readOnly?: boolean;
+  /**
+   * When another process's coordinator holds the garden, attach to it
+   * instead of refusing (the workbench; docs/workbench/level2.md,
+   * "Attached"): the actions work through it, the coordinator stays where
+   * it is. Headless `pak2 cycle` leaves it off and refuses.
+   */
+  attach?: boolean;
   /** Whether views read this session (the snapshot source runs); headless prints events only. Default true. */
   snapshot?: boolean;
   /** Where agent stderr goes besides the run's stderr.log (the workbench drops it; headless forwards it, sanitized). */
@@ -116,6 +147,8 @@ export interface SessionOptions {
   /** Told of coordinator errors and each pass (headless prints them; the workbench shows them as problems). */
   onError?: (error: Error) => void;
   onPass?: (summary: ReconcileSummary) => void;
+  /** Told once per change of PAK2.toml the coordinator finds (headless prints it; the workbench reads it from the snapshot). */
+  onConfig?: (status: ConfigStatus) => void;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
 }
@@ -130,6 +163,8 @@ export interface SessionOptions {
  */
 export class Session {
   readonly coordinator: Coordinator | undefined;
+  /** The other process's coordinator this session attaches to when one holds the garden (`attach`); its `view` says whether it did. */
+  readonly attachment: Attachment | undefined;
   /** The read model the views subscribe to; undefined for a session without views (headless). */
   readonly source: SnapshotSource | undefined;
   readonly actions: OperatorActions | undefined;
@@ -143,6 +178,14 @@ export class Session {
   private opened = false;
   private restoreNotices: (() => void) | undefined;
   private server: ServerView | undefined;
+  /**
+   * Events read while the coordinator takes the garden, held back until it
+   * holds the lock; dropped, with every later one, when it is refused: a
+   * session that loses a race to start prints nothing of the winner's (its
+   * CoordinatorStarted) before it refuses.
+   */
+  private held: EventRecord[] | undefined;
+  private refused = false;
 
   constructor(private readonly options: SessionOptions) {
     const { garden } = options;
@@ -165,6 +208,7 @@ export class Session {
           ...(options.onStderr ? { onStderr: options.onStderr } : {}),
           onError: (error) => this.reportError(error),
           ...(options.onPass ? { onPass: options.onPass } : {}),
+          ...(options.onConfig ? { onConfig: options.onConfig } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.now ? { now: options.now } : {}),
           // [[schedule]] firings queue their goals through the operator's submit path (docs/schedules/level2.md).
@@ -176,11 +220,19 @@ export class Session {
             },
           },
         });
-    this.source = options.snapshot === false ? undefined : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), readOnly: Boolean(options.readOnly) });
+    this.attachment = options.attach && this.coordinator ? new Attachment(garden.paths, options.now) : undefined;
+    this.source =
+      options.snapshot === false
+        ? undefined
+        : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), ...(this.attachment ? { attachment: this.attachment } : {}), readOnly: Boolean(options.readOnly) });
     this.actions = options.readOnly ? undefined : operatorActions(garden);
     this.reads = { runDiff: (runId) => runDiff(garden, runId) };
     this.follower = new EventFollower(garden.paths, (event) => {
-      for (const listener of this.listeners) listener(event);
+      if (this.refused) return;
+      // The coordinator attached to went, and another one started (a restart under systemd): attach to it.
+      if (event.type === 'CoordinatorStarted' && this.attachment?.view && !this.attachment.alive && this.coordinator?.state === 'stopped') void this.attachment.connect();
+      if (this.held) this.held.push(event);
+      else this.deliver(event);
     });
   }
 
@@ -215,7 +267,15 @@ export class Session {
     this.source?.setServer(view);
   }
 
-  /** Listens to every event appended to the garden's log from `open()` on; returns the unsubscribe function. */
+  private deliver(event: EventRecord): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Listens to every event appended to the garden's log from `open()` on,
+   * once this session's coordinator holds the garden (a refused session's
+   * listeners hear nothing); returns the unsubscribe function.
+   */
   onEvent(listener: (event: EventRecord) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -223,18 +283,87 @@ export class Session {
 
   /**
    * Opens the session: follows the event log, starts the coordinator (lock,
-   * recovery, reclaim, startup note, first pass) and the snapshot source.
+   * recovery, reclaim, startup note, first pass) — or, with `attach`, when
+   * another process's coordinator holds the garden, attaches to it — and the
+   * snapshot source.
    *
-   * @throws UserError when another coordinator holds the garden.
+   * @throws CoordinatorHeld when another coordinator holds the garden (with `attach`: one that cannot be attached to, on another host).
    */
   open(): Promise<void> {
     this.opening ??= (async () => {
+      if (this.coordinator) this.held = [];
       await this.follower.start();
-      await this.coordinator?.start();
+      try {
+        await this.startCoordinator();
+      } catch (error) {
+        // Refused (another coordinator holds the garden): what the log said meanwhile was the other process's.
+        if (!this.coordinator?.tookLock) this.refused = true;
+        this.releaseHeld();
+        throw error;
+      }
+      this.releaseHeld();
       await this.source?.start();
       this.opened = true;
     })();
     return this.opening;
+  }
+
+  /**
+   * Starts this session's coordinator; with `attach`, when another
+   * process's coordinator holds the garden, attaches to it instead. A
+   * holder that went between the refusal and the attach is tried again
+   * (a few times); one that cannot be attached (on another host) refuses.
+   */
+  private async startCoordinator(): Promise<void> {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        await this.coordinator?.start();
+        return;
+      } catch (error) {
+        if (!this.attachment || !(error instanceof CoordinatorHeld) || tries >= 3) throw error;
+        if (await this.attachment.connect()) return;
+      }
+    }
+  }
+
+  /** True while this session is attached to another process's coordinator (it may have stopped since: `attachment.view.goneAt`). */
+  get attached(): boolean {
+    return this.attachment?.view !== undefined;
+  }
+
+  /**
+   * Takes over once the coordinator this session attached to has stopped
+   * (docs/workbench/level2.md, "Attached"): starts this session's own
+   * coordinator (lock, recovery, reclaim, startup note, first pass) and
+   * ends the attachment. One that another process started meanwhile is
+   * attached to instead.
+   *
+   * @returns what happened, in one line.
+   * @throws UserError (exit 1) when the coordinator attached to still runs, or this session is not attached.
+   */
+  async takeOver(): Promise<string> {
+    const attachment = this.attachment;
+    const view = attachment?.view;
+    if (!attachment || !view || !this.coordinator) throw new UserError('this workbench runs its own coordinator: nothing to take over', { exitCode: 1 });
+    if (attachment.alive) throw new UserError(`the coordinator of pid ${view.holder.pid} on ${view.holder.host} runs this garden: nothing to take over (it is yours to stop)`, { exitCode: 1 });
+    try {
+      await this.coordinator.start();
+    } catch (error) {
+      if (error instanceof CoordinatorHeld && (await attachment.connect())) {
+        const holder = attachment.view!.holder;
+        return `another coordinator started meanwhile: attached to pid ${holder.pid} on ${holder.host}`;
+      }
+      throw error;
+    }
+    attachment.close();
+    return `this workbench runs the coordinator now (pid ${process.pid})`;
+  }
+
+  /** Delivers the events held back while the coordinator took the garden (none when it was refused), and stops holding. */
+  private releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    if (!this.refused) for (const event of held) this.deliver(event);
   }
 
   /** Whether a stop has begun. */
@@ -253,6 +382,8 @@ export class Session {
     this.closing ??= (async () => {
       // A stop during open waits for it, so a signal in the middle of start still stops cleanly.
       await this.opening?.catch(() => undefined);
+      // An attached session leaves the other process's coordinator as it is.
+      this.attachment?.close();
       await this.coordinator?.stop();
       if (this.opened) await this.source?.stop();
       await this.follower.stop();

@@ -5,3 +5,4 @@ export * from './load.js';
 export * from './source.js';
 export * from './budget.js';
 export * from './attention.js';
+export * from './tend.js';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
-import type { Garden, GardenPaths } from '../garden/index.js';
+import { reloadConfig, type Garden, type GardenPaths } from '../garden/index.js';
 import {
   readBudgetOverrides,
   dispatchOrder,
@@ -26,12 +26,16 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
-import { attentionItems, readBlocked } from '../coordinator/index.js';
+import { attentionItems, readBlocked, untakeableGoals } from '../coordinator/index.js';
 import { readAttentionAcks } from '../store/index.js';
 import { LandingReader } from './landings.js';
 import { periodOf } from '../budget/index.js';
 import { chainOrder, readDependencyViews, type DependencyFact } from '../coordinator/readiness.js';
 import { LeaseReader, QuestionReader } from './questions.js';
+import { tendView } from './tend.js';
+import { replyWaitOf } from './reply-wait.js';
+import { readHolder } from '../coordinator/lock.js';
+import type { ClosedTendDays } from '../coordinator/tend-control.js';
 import type { GoalRow, PlantView, Snapshot, ThreadView } from './types.js';
 
 /** How many recently closed goals the queue shows. */
@@ -95,6 +99,8 @@ export class SnapshotLoader {
   private readonly closedCache = new Map<string, GoalRecord>();
   /** Closed dependencies' facts (a closed goal never changes). */
   private readonly closedDependencies = new Map<string, DependencyFact>();
+  /** Closed goals' "automatic tend of which day?" for the tend view's daily count (a closed goal never changes). */
+  private readonly closedTends: ClosedTendDays = new Map();
   private loads = 0;
   /** True when some shown closed goal is still only its ledger entry: the next load reads its file. */
   pendingClosed = false;
@@ -207,8 +213,11 @@ export class SnapshotLoader {
 
   /** Reads the garden into a fresh snapshot (without tail and coordinator state, which the source adds). */
   async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden' | 'remote'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
+    // PAK2.toml as it is now (a workbench open for days sees an edit; a bad one is a problem until fixed).
+    const configStatus = reloadConfig(this.garden);
     const { paths, config } = this.garden;
-    const problems: string[] = [];
+    const problems: string[] = configStatus.problem ? [configStatus.problem] : [];
+    const configFile = { ...(configStatus.problem ? { invalid: configStatus.where ?? [] } : {}), ...(configStatus.restart.length ? { restart: configStatus.restart } : {}) };
     // Goals that cannot be read at all (a closed ledger that is a directory) are said; the rest of the garden still loads.
     let unread: string | undefined;
     const scan = await this.scanner.scan().catch((error: unknown) => {
@@ -315,11 +324,20 @@ export class SnapshotLoader {
       problems.push(error.message);
       return new Map();
     });
-    const attention = attentionItems({ goals: rows, questions, blocked: await readBlocked(paths, problems), acked: new Set(acked.keys()) });
+    const blockedReport = await readBlocked(paths, problems);
+    const attention = attentionItems({ goals: rows, questions, blocked: { ...untakeableGoals(open, this.garden.config), ...blockedReport }, acked: new Set(acked.keys()) });
     if (!sameItems(attention, this.attention)) this.attention = attention;
 
+    const tend = await tendView(this.garden, { open, closed, cache: this.closedTends }).catch((error: Error) => {
+      problems.push(`tends: ${error.message}`);
+      return undefined;
+    });
+    if (tend?.problem) problems.push(tend.problem);
     const conversation = await latestConversation(paths).catch(() => undefined);
     const messages = conversation ? await readConversationMessages(paths, conversation.id) : [];
+    // The reply the operator waits for: the latest operator message's goal, while it is queued.
+    const asked = messages.findLast((m) => m.sender === 'operator' && m.goal)?.goal;
+    const waiting = asked ? replyWaitOf(this.garden, asked, rows, blockedReport, readHolder(paths) !== undefined) : undefined;
     this.version += 1;
     return {
       version: this.version,
@@ -330,6 +348,7 @@ export class SnapshotLoader {
         runtimeRoot: paths.runtimeRoot,
         drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])],
         taskClasses: Object.keys(config.routing ?? {}).sort(),
+        ...(Object.keys(configFile).length ? { configFile } : {}),
       },
       goals: rows,
       ...(unread ? { unread } : {}),
@@ -342,12 +361,13 @@ export class SnapshotLoader {
       },
       plants,
       inbox: await listInbox(paths, config).catch(() => []),
-      chat: { conversationId: conversation?.id, messages },
+      chat: { conversationId: conversation?.id, messages, ...(waiting ? { waiting } : {}) },
       costToday: await this.costToday(problems),
       leases,
       questions,
       attention: this.attention,
       problems,
+      ...(tend ? { tend } : {}),
     };
   }
 }

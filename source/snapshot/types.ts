@@ -1,8 +1,10 @@
 import type { ArtifactRecord, AttentionItem, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
 import type { BlockedOn } from '../coordinator/readiness.js';
+import type { LockHolder } from '../coordinator/lock.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
+import type { TendView } from './tend-words.js';
 
 /** A goal as the queue pane shows it, with its latest run when it has one. */
 export interface GoalRow {
@@ -38,6 +40,21 @@ export interface PlantView {
 
 /** Where the coordinator stands: `absent` for a read-only dashboard. */
 export type CoordinatorView = 'absent' | 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
+
+/**
+ * The coordinator of another process a workbench is attached to
+ * (docs/workbench/level2.md, "Attached"): its lock holder record (pid,
+ * host, command, `started_at`), its state and live runs as it last
+ * reported them, and `goneAt` once it stopped (the time this workbench saw
+ * its socket close).
+ */
+export interface AttachedView {
+  holder: LockHolder;
+  /** Absent while it has not said (a holder that runs no loop: a start's recovery). */
+  state?: Exclude<CoordinatorView, 'absent'>;
+  liveRuns: string[];
+  goneAt?: string;
+}
 
 /** `pak2 serve` (or `cycle --serve`) as the status line shows it: where it listens, and webhook health. */
 export interface ServerView {
@@ -81,9 +98,18 @@ export interface Snapshot {
   /** Increases with every snapshot. */
   version: number;
   takenAt: string;
-  /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names. */
-  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[] };
-  coordinator: { state: CoordinatorView; liveRuns: string[] };
+  /**
+   * `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names;
+   * `configFile`: PAK2.toml on disk as this process last read it, when it is not all in force (docs/garden/level2.md, "Changing PAK2.toml
+   * while pak2 runs"): `invalid`, where the file does not load (the configuration read last stays in force; the problems list has the
+   * line); `restart`, keys changed that apply at the next start.
+   */
+  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[]; configFile?: { invalid?: string[]; restart?: string[] } };
+  /**
+   * This process's coordinator: its state and live runs (`absent`, none, for the dashboard; `stopped` while attached).
+   * `attached`: the other process's coordinator this workbench is attached to.
+   */
+  coordinator: { state: CoordinatorView; liveRuns: string[]; attached?: AttachedView };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];
   /**
@@ -94,7 +120,8 @@ export interface Snapshot {
   plants: PlantView[];
   /** Reply notes, newest first. */
   inbox: InboxNote[];
-  chat: { conversationId: string | undefined; messages: ChatMessage[] };
+  /** `waiting`: what the reply to the latest operator message waits for while its goal is queued (`waiting: 1 conversation slot busy (run 3-a-r1)`; docs/conversation/level2.md). */
+  chat: { conversationId: string | undefined; messages: ChatMessage[]; waiting?: string };
   /** Cost of runs closed since local midnight, from RunClosed events: USD total, runs counted, runs with unknown cost. */
   /** Closed runs' cost today (USD), how many, how many of unknown cost, and the day's cap when one is set (docs/budget/level2.md). */
   costToday: { usd: number; runs: number; unknown: number; capUsd?: number };
@@ -120,4 +147,6 @@ export interface Snapshot {
   unread?: string;
   /** The HTTP server when this session runs one (`cycle --serve`). */
   server?: ServerView;
+  /** Automatic tends as the operator controls them (`[tend]`, the pause, today's count against the cap; docs/automatic-tend/level2.md): the status line says when they are off, paused or capped. */
+  tend?: TendView;
 }

@@ -32,6 +32,8 @@ export const DOCUMENT_FILES = {
   attention: () => 'attention.json',
   'coordinator-blocked': () => 'coordinator.blocked.json',
   'tend-attention': () => 'coordinator.tend-attention.json',
+  'tend-withheld': () => 'coordinator.tend-withheld.json',
+  tend: () => 'tend.json',
   'webhook-subscriptions': () => 'webhooks/subscriptions.json',
   /** key: subscription id; record {@link StoredNote}'s `text` is the secret file's. */
   'webhook-secret': (key: string) => `webhooks/secrets/${key}`,

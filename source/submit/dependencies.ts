@@ -1,5 +1,6 @@
 import { GOAL_ID_PATTERN, type GoalRecord } from '../contracts/index.js';
 import { findCycle } from '../coordinator/readiness.js';
+import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
 import { appendGoalSupplement, changeGoalDependencies, createGoal, isSupplementEligible, OpenGoalScanner, readGoal, readSupplements, StoreError, type GoalInput } from '../store/index.js';
@@ -116,8 +117,9 @@ export interface RetryOptions {
  *
  * @throws UserError naming `goal`: not a goal id, no such goal, not closed,
  *   closed success (nothing to retry), or a retry of it still open (exit 1
- *   but the first); `driver` (not a driver, or it cannot launch) or `model`
- *   (empty).
+ *   but the first), or one no one could run (a conversation reply in a
+ *   runners-only garden, exit 1); `driver` (not a driver, or it cannot
+ *   launch) or `model` (empty).
  */
 export async function retryGoal(garden: Garden, goalId: string, options: RetryOptions = {}, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<RetryResult> {
   if (!GOAL_ID_PATTERN.test(goalId)) throw new UserError(`goal ${goalId}: not a goal id (N-slug)`);
@@ -133,6 +135,9 @@ export async function retryGoal(garden: Garden, goalId: string, options: RetryOp
   if (old.closed_reason === 'success') throw new UserError(`goal ${goalId}: the goal closed success; nothing to retry`, { exitCode: 1 });
   const settings = retrySettings(old, options);
   checkGoalDriver(garden, settings.driver, env);
+  // As `pak2 submit` refuses it: a retry no one could ever run would wait in the queue for good.
+  const nobody = whyNobodyTakes(old, garden.config);
+  if (nobody) throw new UserError(`goal ${goalId}: not retried; nobody could take it: ${nobody}`, { exitCode: 1 });
   // One retry at a time: a second while the first is open would do the same work twice.
   const open = (await new OpenGoalScanner(garden.paths).scan()).goals.find((g) => g.retry_of === old.id);
   if (open) throw new UserError(`goal ${goalId}: its retry ${open.id} is still open (${open.status}); retry that one once it closes`, { exitCode: 1 });

@@ -1,7 +1,10 @@
-import { GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
-import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ALL_TEND_TRIGGERS, GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { createTendGoal, type TendGoalInput } from '../coordinator/tend-policy.js';
+import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
-import type { Garden, ScheduleConfig } from '../garden/index.js';
+import { runDir, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -14,8 +17,10 @@ import {
   readGoal,
   readLanding,
   readPlant,
+  readLease,
   readRun,
   runIdsForGoal,
+  storeOf,
   StoreError,
   transitionGoal,
   type ChatMessage,
@@ -72,6 +77,8 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     throw new UserError(`priority ${input.priority}: must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
   }
   if (!input.body.trim()) throw new UserError('body: the task is empty');
+  const nobody = whyNobodyTakes({ type: input.type as GoalType, assigned_to: input.plant }, garden.config);
+  if (nobody) throw new UserError(`type ${input.type}: not queued; nobody could take it: ${nobody}`, { exitCode: 1 });
   if (input.budgetUsd !== undefined && !(Number.isFinite(input.budgetUsd) && input.budgetUsd > 0 && input.budgetUsd <= 1_000_000)) {
     throw new UserError(`budget ${input.budgetUsd}: an amount in USD greater than 0 (e.g. 2.50)`);
   }
@@ -197,6 +204,9 @@ export async function sendOperatorMessage(garden: Garden, text: string, options:
     }
     throw error;
   }
+  // A reply no one would ever run is refused, not queued to wait in silence (docs/runners/level2.md, "Who runs what").
+  const nobody = whyNobodyTakes({ type: 'converse', assigned_to: plant }, garden.config);
+  if (nobody) throw new UserError(`message: not sent; nobody could answer it: ${nobody}`, { exitCode: 1 });
   let conversationId = options.conversationId;
   if (conversationId) {
     try {
@@ -353,6 +363,9 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
   const reply = await requestCoordinator(coordinatorSocketName(paths), { op: 'stop', run: runId, ...(options.requeue ? { requeue: true } : {}) });
   if (reply?.ok) return { run: runId, by: 'coordinator', detail: reply.detail ?? 'stopping' };
   if (reply && !reply.ok && !/no live process/.test(reply.error)) throw new UserError(`RUN ${runId}: the coordinator refused: ${reply.error}`, { exitCode: 1 });
+  // On a garden in a store, a run another checkout's coordinator launched is that coordinator's to stop: its lease tells it.
+  const elsewhere = await stopElsewhere(garden, run, Boolean(options.requeue), options.now ?? new Date());
+  if (elsewhere) return elsewhere;
   // No coordinator runs it: an orphan. Sweep what is left of it and close it here, from its stream.
   const goal = await readGoal(paths, run.goal);
   // An agent that had already ended, its result in the stream, was not stopped by anyone: its turn is recorded from what it reported.
@@ -371,6 +384,27 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
 }
 
 /**
+ * Stops a local run of another checkout on a garden in a store
+ * (docs/store/level2.md, "Many processes, one garden"): the run's
+ * process.json is not on this machine and a coordinator holds its active
+ * lease, so the stop is written on the lease, and that coordinator stops
+ * the run at its next renewal (every third of the lease's TTL), as it
+ * would a stop over its socket. Undefined when that is not the case.
+ */
+async function stopElsewhere(garden: Garden, run: RunRecord, requeue: boolean, now: Date): Promise<StopRunResult | undefined> {
+  const { paths } = garden;
+  if (!storeOf(paths)) return undefined;
+  const { RUN_PROCESS_FILE } = await import('../driver/dispatch.js');
+  if (fs.existsSync(path.join(runDir(paths, run.id), RUN_PROCESS_FILE))) return undefined;
+  const current = await readLease(paths, run.id);
+  if (current?.state !== 'active' || current.runner.name !== 'coordinator') return undefined;
+  const { requestLeaseStop } = await import('../coordinator/remote.js');
+  const lease = await requestLeaseStop(garden, run.id, requeue, now);
+  if (!lease) return undefined;
+  return { run: run.id, by: 'coordinator', detail: `the coordinator running it on ${lease.runner.host} is told at its next lease renewal (within ${Math.ceil(lease.ttl_seconds / 3)} s); the run closes when it has stopped` };
+}
+
+/**
  * Queues a tend goal for the gardener with its trigger metadata in the
  * record's `tend` field (docs/automatic-tend/level2.md; seed 002, submit.py
  * `submit_tend_goal`). The coordinator's automatic tend policy uses the same
@@ -379,7 +413,7 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
  * @throws UserError for an unknown trigger, an empty key, or a gardener that is missing or not active.
  */
 export async function submitTendGoal(garden: Garden, input: TendGoalInput, now: Date = new Date()): Promise<GoalRecord> {
-  if (!(TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${TEND_TRIGGERS.join(', ')}`);
+  if (!(ALL_TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${ALL_TEND_TRIGGERS.join(', ')}`);
   if (!input.key.trim()) throw new UserError('key: empty');
   if (input.body !== undefined && !input.body.trim()) throw new UserError('body: the task is empty');
   try {
@@ -425,3 +459,4 @@ export { readInboxNote, type ReadNote } from './inbox.js';
 export { changeDependencies, checkDependencies, retryGoal, retrySettings, type DependencyChange, type RetryOptions, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
 export { ackAttention, type AckResult } from './attention.js';
+export { setTendsPaused, type TendPauseResult } from './tend.js';

@@ -5,10 +5,10 @@ import type { GoalRow, QuestionView, Snapshot } from '../snapshot/types.js';
 import { chatAnswer, isAnswerLine, openAnswer, sendAnswer } from './answer.js';
 import type { WorkbenchActions } from './app.js';
 import type { KeyEvent } from './hooks/use-keys.js';
-import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
+import { burstChars, charKey, commandFor, isTextChar, keyOf, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
 import type { DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
-import { cancelPrompt, retryPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
+import { cancelPrompt, retryPrompt, stopPrompt, supplementRefusal, takeOverPrompt, type ActionPrompt, type PendingAction } from './operator-prompts.js';
 import type { DiffLoad } from './overlays/diff.js';
 import { openSelected } from './open.js';
 import { acceptRun, openDiff, reviewCommand, reviewKeysApply, sendComment, sendReject } from './review.js';
@@ -292,6 +292,14 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
   }
   if (action.kind === 'accept') return acceptRun(action.runId, action.goalId, s, ui, actions);
   if (action.kind === 'retry') return retry(action.goalId, ui, actions);
+  if (action.kind === 'takeOver') {
+    if (!actions.takeOver) return ui.flash(notice('read-only dashboard: run the garden with pak2'));
+    ui.flash({ text: 'starting this workbench\'s coordinator…', error: false });
+    return void attempt(actions.takeOver).then(
+      (said) => ui.flash({ text: said, error: false }),
+      (error: unknown) => ui.flash(notice(error instanceof Error ? error.message : String(error))),
+    );
+  }
   if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
   const subject = { goal: action.goalId, run: action.runId };
   const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
@@ -333,6 +341,8 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
     case 'quit':
       if (s.snapshot.coordinator.liveRuns.length > 0) return ui.setOverlay({ kind: 'quit' });
       return actions.quit();
+    case 'coordinator.takeOver':
+      return ask(takeOverPrompt(s.snapshot, Boolean(actions.takeOver)));
     case 'back':
       if (o.kind !== 'none') return ui.setOverlay({ kind: 'none' });
       if (s.filter.text) return ui.setFilter(editState());
@@ -395,6 +405,14 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
       return ui.setDraft(editState());
     case 'open':
       return openSelected(s, ui, actions);
+    case 'tend.pause': {
+      if (!actions.setTendsPaused) return ui.flash(notice('read-only dashboard: pause tends with pak2 tend pause'));
+      // What the snapshot shows decides the way: paused (or tend.json unreadable) resumes, anything else pauses.
+      const pause = !s.snapshot.tend?.paused && !s.snapshot.tend?.problem;
+      const text = pause ? 'pausing automatic tends…' : 'resuming automatic tends…';
+      ui.flash({ text, error: false });
+      return settle(() => actions.setTendsPaused!(pause), ui, { text: pause ? `automatic tends paused (${keyOf('tend.pause')} resumes)` : 'automatic tends resumed', error: false });
+    }
     default:
       return;
   }

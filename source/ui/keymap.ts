@@ -38,6 +38,8 @@ export type CommandId =
   | 'attention.ack'
   | 'attention.ackAll'
   | 'attention.open'
+  | 'tend.pause'
+  | 'coordinator.takeOver'
   | 'help'
   | 'quit'
   | 'confirm.yes'
@@ -164,11 +166,25 @@ export const KEYMAP: readonly Binding[] = [
     scope: 'panes',
     match: (i, k) => plain(i, k, '!'),
   },
+  {
+    command: 'coordinator.takeOver',
+    keys: 'T',
+    description: 'once the coordinator this workbench attached to has stopped: start this workbench\'s own (asks first)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'T'),
+  },
+  {
+    command: 'tend.pause',
+    keys: 't',
+    description: 'pause automatic tends, or resume them (pak2 tend pause|resume; kept across restarts; the status line says tends: paused)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 't'),
+  },
   { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
   {
     command: 'quit',
     keys: 'q ctrl-c',
-    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue)',
+    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue); attached to another coordinator, it goes on running',
     scope: 'panes',
     match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
   },
@@ -206,7 +222,7 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver, task class, redact', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
   { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (i, k) => enter(i, k) },
   { command: 'form.submit', keys: 'ctrl-s', description: 'submit the goal', scope: 'form', match: (i, k) => k.ctrl && i === 's' },
-  { command: 'form.cancel', keys: 'esc', description: 'cancel the form', scope: 'form', match: (_, k) => k.escape },
+  { command: 'form.cancel', keys: 'esc', description: 'close the form; with something in it, asks first (esc again or y discards it)', scope: 'form', match: (_, k) => k.escape },
 
   { command: 'input.send', keys: 'enter ctrl-s', description: 'send (the line breaks of a paste stay in the text)', scope: 'input', match: (i, k) => (k.return && !k.meta) || (k.ctrl && i === 's') },
   { command: 'input.newline', keys: 'alt-enter ctrl-j', description: 'a new line', scope: 'input', match: (i, k) => (k.return && k.meta) || i === '\n' },

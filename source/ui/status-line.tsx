@@ -1,6 +1,7 @@
 import React from 'react';
 import { goalStatusText } from '../landing-words.js';
-import type { GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
+import type { AttachedView, GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
+import { tendWords } from '../snapshot/tend-words.js';
 import { hint } from './keymap.js';
 import { fit } from './layout.js';
 import { Lines } from './lines.js';
@@ -34,9 +35,63 @@ export function serveSegment(server: ServerView | undefined): string | undefined
   return `serve ${where}${hooks}`;
 }
 
+/** Who holds the garden's coordinator lock, in short: `pid 4242 on box`. */
+export function holderText(holder: AttachedView['holder']): string {
+  return `pid ${holder.pid} on ${holder.host}`;
+}
+
+/** The local clock time of an ISO time (`14:02:11`), with its date before it when it is not `now`'s day. */
+export function clockTime(iso: string, now: number = Date.now()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  return at.toDateString() === new Date(now).toDateString() ? time : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${time}`;
+}
+
+/**
+ * The status line's first words for a workbench attached to another
+ * process's coordinator (docs/workbench/level2.md, "Attached"): `attached
+ * to pid 4242 on box (since 14:02:11) · coordinator idle`; once it stopped,
+ * `no coordinator: pid 4242 on box stopped 14:30:05 · T takes over`.
+ */
+export function attachedSegment(view: AttachedView, now: number = Date.now()): string {
+  if (view.goneAt) return `no coordinator: ${holderText(view.holder)} stopped ${clockTime(view.goneAt, now)} · ${hint('coordinator.takeOver', 'takes over')}`;
+  return `attached to ${holderText(view.holder)} (since ${clockTime(view.holder.started_at, now)}) · coordinator ${view.state ?? 'starting'}`;
+}
+
+/**
+ * What the status line says when the attached coordinator changes
+ * (docs/workbench/level2.md, "Attached"): it stopped (red: nothing runs
+ * the garden now, and what to do), or another one started and the
+ * workbench attached to it. Undefined when nothing of that changed.
+ */
+export function attachmentNews(before: AttachedView | undefined, after: AttachedView | undefined): StatusMessage | undefined {
+  if (!before || !after) return undefined;
+  if (after.goneAt && !before.goneAt) {
+    return { text: `the coordinator stopped (${holderText(after.holder)}, ${after.holder.command}): nothing runs the garden; ${hint('coordinator.takeOver', 'takes over')}, or the workbench attaches to the next one that starts`, error: true };
+  }
+  if (!after.goneAt && (before.goneAt || before.holder.started_at !== after.holder.started_at || before.holder.pid !== after.holder.pid)) {
+    return { text: `attached to ${holderText(after.holder)} (${after.holder.command})`, error: false };
+  }
+  return undefined;
+}
+
 /** `⚠ 2 problems` when the snapshot names any (unreadable files, coordinator errors). */
 export function problemsSegment(problems: readonly string[]): string | undefined {
   return problems.length ? `⚠ ${problems.length} problem${problems.length === 1 ? '' : 's'}` : undefined;
+}
+
+/**
+ * PAK2.toml on disk when it is not all in force (docs/garden/level2.md,
+ * "Changing PAK2.toml while pak2 runs"): `⚠ PAK2.toml not applied:
+ * drivers.trap.command` (a bad edit; the configuration read last stays),
+ * `restart to apply: store.url` (keys read only at start).
+ */
+export function configSegment(file: Snapshot['garden']['configFile']): string | undefined {
+  if (!file) return undefined;
+  const parts = [...(file.invalid ? [`⚠ PAK2.toml not applied${file.invalid.length ? `: ${file.invalid.join(', ')}` : ''}`] : []), ...(file.restart?.length ? [`restart to apply: ${file.restart.join(', ')}`] : [])];
+  return parts.length ? parts.join(' · ') : undefined;
 }
 
 /** `3 need you` (`1 needs you`) when the needs-you list holds items (docs/attention/level2.md); nothing when it is empty. */
@@ -80,22 +135,27 @@ export function costSegment(cost: Snapshot['costToday']): string {
   return `$${cost.usd.toFixed(cap ? 2 : 4)}${cap} today${cost.unknown ? ` (+${cost.unknown} unknown)` : ''}`;
 }
 
-/** The status line: coordinator state, how many items need you, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, how many items need you, problems, PAK2.toml not in force, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, automatic tends when off, paused or capped, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
-  const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
+  const attached = s.coordinator.attached;
+  const state = s.garden.readOnly ? 'dashboard (read-only)' : attached ? attachedSegment(attached) : `coordinator ${s.coordinator.state}`;
   const cost = costSegment(s.costToday);
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
   const remote = Object.keys(s.leases).length;
-  // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
-  const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
+  // The dashboard has no coordinator of its own: the runs another process runs are counted from their records; an attached workbench counts what its coordinator says.
+  const counted = s.garden.readOnly || attached?.goneAt;
+  const running = counted ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : attached ? attached.liveRuns.length : s.coordinator.liveRuns.length;
   const needs = attentionSegment(s.attention);
-  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const config = configSegment(s.garden.configFile);
+  // Said only when tends are not as the seeds have them: off, paused, capped (docs/automatic-tend/level2.md, "Operator control").
+  const tends = tendWords(s.tend);
+  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), ...(config ? [config] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), ...(tends ? [tends] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = [...(needs ? [hint('attention', 'needs you')] : []), ...(problems ? [hint('problems', 'problems')] : []), hint('help', 'help')].join(' · ');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
-  return (
-    <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : running ? 'yellow' : 'green' }]} />
-  );
+  // No coordinator runs the garden any more: red, as an error is.
+  const color = message?.error || attached?.goneAt ? 'red' : running ? 'yellow' : 'green';
+  return <Lines lines={[{ text: fit(text, width), color }]} />;
 });

@@ -41,17 +41,18 @@ describe('parseConfig defaults', () => {
     expect(config.runtimeRoot).toBeUndefined();
     expect(config.defaults).toEqual({});
     expect(config.drivers).toEqual({});
-    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 300, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800 });
+    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 300, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800, conversationSlots: 1 });
+    expect(config.tend).toEqual({ triggers: { run_failure: true, queued_attention_needed: true }, priority: 70 });
   });
 
   it('the exported defaults are the documented ones', () => {
-    expect(COORDINATOR_DEFAULTS).toEqual({ interval_seconds: 60, watchdog_seconds: 300, run_timeout_seconds: 3600, max_concurrent_runs: 1, tool_silence_seconds: 1800, result_grace_seconds: 10, result_grace_cap_seconds: 1800 });
+    expect(COORDINATOR_DEFAULTS).toEqual({ interval_seconds: 60, watchdog_seconds: 300, run_timeout_seconds: 3600, max_concurrent_runs: 1, tool_silence_seconds: 1800, result_grace_seconds: 10, result_grace_cap_seconds: 1800, conversation_slots: 1 });
     expect(DEFAULT_GARDEN_NAME).toBe('garden');
   });
 
   it('a partial [coordinator] keeps the other defaults', () => {
     const config = parseConfig('[coordinator]\nwatchdog_seconds = 42\n');
-    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 42, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800 });
+    expect(config.coordinator).toEqual({ intervalSeconds: 60, watchdogSeconds: 42, runTimeoutSeconds: 3600, maxConcurrentRuns: 1, toolSilenceSeconds: 1800, resultGraceSeconds: 10, resultGraceCapSeconds: 1800, conversationSlots: 1 });
   });
 
   it('an empty [garden] table keeps the default name', () => {
@@ -79,6 +80,12 @@ describe('parseConfig values', () => {
         'tool_silence_seconds = 600',
         'result_grace_seconds = 0',
         'result_grace_cap_seconds = 120',
+        'conversation_slots = 2',
+        '[tend]',
+        'run_failure = false',
+        'queued_attention_needed = true',
+        'priority = 40',
+        'daily_cap = 5',
         '[guard]',
         'verify = "npm test"',
         'allowed_files = ["src/**"]',
@@ -136,7 +143,8 @@ describe('parseConfig values', () => {
       gardenName: 'orchard',
       runtimeRoot: '.runtime',
       defaults: { driver: 'claude', model: 'claude-opus-4-6', reasoning_effort: 'high' },
-      coordinator: { intervalSeconds: 5, watchdogSeconds: 30, runTimeoutSeconds: 900, maxConcurrentRuns: 3, toolSilenceSeconds: 600, resultGraceSeconds: 0, resultGraceCapSeconds: 120 },
+      coordinator: { intervalSeconds: 5, watchdogSeconds: 30, runTimeoutSeconds: 900, maxConcurrentRuns: 3, toolSilenceSeconds: 600, resultGraceSeconds: 0, resultGraceCapSeconds: 120, conversationSlots: 2 },
+      tend: { triggers: { run_failure: false, queued_attention_needed: true }, priority: 40, dailyCap: 5 },
       drivers: {},
       guard: { verify: 'npm test', allowedFiles: ['src/**'], forbiddenPaths: ['.env', '.git/**'], timeoutSeconds: 120, envPassthrough: ['NPM_TOKEN'], redact: false },
       routing: { simple: { tiers: [{ driver: 'codex', model: 'gpt-5-mini', effort: 'low' }, { driver: 'claude' }], maxEscalations: 1, budgetUsd: 1.5 } },
@@ -195,6 +203,18 @@ describe('parseConfig values', () => {
     expect(() => parseConfig('[budget]\ntimezone = "Mars/Olympus"\n')).toThrow('budget.timezone: INVALID_CONFIG_VALUE (must be an IANA timezone such as "UTC" or "Europe/Paris"; got "Mars/Olympus")');
     expect(() => parseConfig('[budget]\nwarn_ratio = 1.5\n')).toThrow('budget.warn_ratio: INVALID_CONFIG_VALUE (must be a share of a cap between 0 and 1 (e.g. 0.8); got 1.5)');
     expect(() => parseConfig('[budget]\nday_usd = 3\n')).toThrow('budget.day_usd: UNKNOWN_CONFIG_KEY');
+  });
+
+  it('refuses bad [tend] and conversation_slots values with one line naming the key (docs/automatic-tend/level2.md)', () => {
+    expect(() => parseConfig('[tend]\nrun_failure = "no"\n')).toThrow('PAK2.toml: tend.run_failure: INVALID_CONFIG_VALUE (must be true or false; got "no")');
+    expect(() => parseConfig('[tend]\nqueued_attention_needed = 0\n')).toThrow('PAK2.toml: tend.queued_attention_needed: INVALID_CONFIG_VALUE (must be true or false; got 0)');
+    expect(() => parseConfig('[tend]\npriority = 101\n')).toThrow('PAK2.toml: tend.priority: INVALID_CONFIG_VALUE (must be a whole number from 0 to 100; got 101)');
+    expect(() => parseConfig('[tend]\ndaily_cap = -1\n')).toThrow('PAK2.toml: tend.daily_cap: INVALID_CONFIG_VALUE (must be a whole number of automatic tends a day, from 0 to 10000; got -1)');
+    expect(() => parseConfig('[tend]\ndaily_cap = 2.5\n')).toThrow('PAK2.toml: tend.daily_cap: INVALID_CONFIG_VALUE');
+    expect(() => parseConfig('[tend]\nrun_failures = false\n')).toThrow('PAK2.toml: tend.run_failures: UNKNOWN_CONFIG_KEY (not a PAK2.toml key; got false)');
+    expect(() => parseConfig('[coordinator]\nconversation_slots = 65\n')).toThrow('PAK2.toml: coordinator.conversation_slots: INVALID_CONFIG_VALUE (must be a whole number from 0 to 64 (0: conversation replies share max_concurrent_runs); got 65)');
+    expect(parseConfig('[tend]\ndaily_cap = 0\n').tend).toEqual({ triggers: { run_failure: true, queued_attention_needed: true }, priority: 70, dailyCap: 0 });
+    expect(parseConfig('[coordinator]\nconversation_slots = 0\n').coordinator.conversationSlots).toBe(0);
   });
 
   it('refuses bad [coordinator] isolation, [worktree] and [merge] values, naming each key', () => {

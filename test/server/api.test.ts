@@ -261,10 +261,17 @@ describe('openapi.json', () => {
         // The needs-you list (docs/attention/level2.md).
         'GET /api/v1/attention',
         'POST /api/v1/attention/ack',
+        // Automatic tends (docs/automatic-tend/level2.md, "Operator control").
+        'GET /api/v1/tend',
+        'POST /api/v1/tend/pause',
+        'POST /api/v1/tend/resume',
         'GET /api/v1/plants',
         'GET /api/v1/events',
         'GET /api/v1/events/stream',
         'GET /api/v1/openapi.json',
+        // The GraphQL door (test/server/graphql.test.ts).
+        'GET /api/v1/graphql',
+        'POST /api/v1/graphql',
         // The remote-runner protocol (test/server/runner-routes.test.ts).
         'GET /api/v1/whoami',
         'GET /api/v1/leases',

@@ -25,6 +25,7 @@ import crypto from 'node:crypto';
 import type { LeaseRecord, RunRecord } from '../../source/contracts/index.js';
 import { reportBlocked } from '../../source/coordinator/blocked.js';
 import { queueTends } from '../../source/coordinator/index.js';
+import { setTendsPaused } from '../../source/submit/tend.js';
 import { startDashboardInvocation } from '../../source/lifecycle/dashboard-invocations.js';
 import { addSubscription, appendDelivery, readDeliveries, readSecret, readSubscriptions } from '../../source/server/webhooks/store.js';
 import { createToken, readTokens } from '../../source/server/tokens.js';
@@ -176,7 +177,8 @@ async function writeDocuments(queued: string): Promise<void> {
   await writeSchedulesState(paths, { schedules: { nightly: { since: now.toISOString(), last_goal: queued } } });
   await acknowledgeAttention(paths, [{ id: `blocked:${queued}:plant`, goal: queued }], new Set([`blocked:${queued}:plant`]), { name: 'operator' }, now);
   await reportBlocked(paths, [{ goal: queued, reason: 'plant gardener is busy' }], now);
-  await queueTends(garden, { queue: [], withheld: [], attentionCovered: [queued] }, [], now);
+  await queueTends(garden, { queue: [], withheld: [], attentionCovered: [queued], attentionNoted: [queued] }, [], now);
+  await setTendsPaused(garden, true, 'operator', now);
   const { subscription } = await addSubscription(paths, { url: 'http://127.0.0.1:9/hook', events: ['GoalClosed'], secret: 'sekrit-signing-key' }, now);
   await appendDelivery(paths, { ts: now.toISOString(), subscription: subscription.id, url: subscription.url, event: '01ARZ3NDEKTSV4RRFFQ69G5FAV', event_type: 'GoalClosed', attempt: 1, status_code: null, latency_ms: 12, outcome: 'retry', next_retry_at: now.toISOString(), error: 'connection refused' });
   await createToken(paths, { role: 'runner', name: 'box-1' }, now);
@@ -218,6 +220,8 @@ describe('pak2 store import, then export: the round trip', () => {
       'attention.json': 1,
       'coordinator.blocked.json': 1,
       'coordinator.tend-attention.json': 1,
+      'coordinator.tend-withheld.json': 1,
+      'tend.json': 1,
       'webhook subscriptions': 1,
       'webhook secrets': 1,
       'webhook deliveries': 1,

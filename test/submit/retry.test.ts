@@ -49,6 +49,15 @@ describe.each(STORE_KINDS)('retryGoal on %s', (kind) => {
     expect(await readGoal(garden.paths, goal.id)).toMatchObject({ tend });
     expect(await readGoal(garden.paths, old.id)).toMatchObject({ status: 'closed', closed_reason: 'failure' });
   });
+
+  it('a goal no one could run (a chat reply in a runners-only garden) is not retried, as submit would not queue it', async () => {
+    const garden = await gardenOn(kind, { coordinator: { max_concurrent_runs: 0 } });
+    cleanups.push(garden.cleanup);
+    const conversation = await openConversation(garden.paths, 'operator');
+    const old = await createGoal(garden.paths, { type: 'converse', plant: 'gardener', body: 'hello?', conversation_id: conversation.id });
+    await close(garden.paths, old.id, 'cancelled');
+    await expect(retryGoal(garden, old.id)).rejects.toThrow(new RegExp(`^goal ${old.id}: not retried; nobody could take it: this garden's coordinator runs no goals`));
+  });
 });
 
 describe('retrySettings', () => {

@@ -282,7 +282,7 @@ describe('decideTends (pure)', () => {
 
   it('a covered goal that a pass only left waiting for a slot stays covered (no tend after every tend)', () => {
     const waiting = decideTends({ closed: [], stuck: [], open: [{ id: '6-e', type: 'spike', status: 'queued' }], attentionCovered: ['6-e'] });
-    expect(waiting).toEqual({ queue: [], withheld: [], attentionCovered: ['6-e'] });
+    expect(waiting).toEqual({ queue: [], withheld: [], attentionCovered: ['6-e'], attentionNoted: [], traces: [] });
     const again = decideTends({ closed: [], stuck: [{ goal: '6-e', reason: 'plant ghost is missing' }], open: [{ id: '6-e', type: 'spike', status: 'queued' }], attentionCovered: ['6-e'] });
     expect(again.queue).toEqual([]);
     // Dispatched since: it drops out, and a later stall is reported again.

@@ -5,6 +5,7 @@ import { UserError } from '../../errors.js';
 import { sanitize } from '../../format.js';
 import type { Garden } from '../../garden/index.js';
 import { latestConversation, latestRun, readConversationMessages, readGoal, type ChatMessage } from '../../store/index.js';
+import { readReplyWait } from '../../snapshot/reply-wait.js';
 import { appendGoalSupplement, sendOperatorMessage } from '../../submit/index.js';
 import { gardenOf } from '../context.js';
 import type { CliIO } from '../main.js';
@@ -23,6 +24,9 @@ function line(m: ChatMessage): string {
 async function awaitReply(garden: Garden, conversationId: string, goalId: string, seen: number, io: CliIO, timeoutMs: number): Promise<ChatMessage | { failed: string } | undefined> {
   const end = Date.now() + timeoutMs;
   let shown = seen;
+  // What the reply waits for, said when it changes (docs/conversation/level2.md, "Waiting for a reply"); looked at every second or so.
+  let said: string | undefined;
+  let lookedAt = 0;
   while (Date.now() < end) {
     const messages = await readConversationMessages(garden.paths, conversationId, 10_000);
     for (const m of messages.slice(shown)) if (m.sender !== 'operator') io.out(line(m));
@@ -35,6 +39,13 @@ async function awaitReply(garden: Garden, conversationId: string, goalId: string
       const run = await latestRun(garden.paths, goalId).catch(() => undefined);
       const why = run ? `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}${run.outputs?.error ? `: ${run.outputs.error}` : ''}` : goal.closed_reason;
       return { failed: `the reply run for ${goalId} ended ${why}` };
+    }
+    if (Date.now() - lookedAt >= 1000) {
+      lookedAt = Date.now();
+      const waiting = goal?.status === 'queued' ? await readReplyWait(garden, goalId).catch(() => undefined) : undefined;
+      if (waiting && waiting !== said) io.err(sanitize(`pak2: ${goalId} ${waiting}`));
+      else if (!waiting && said && goal && goal.status !== 'queued') io.err(`pak2: ${goalId} is ${goal.status} now`);
+      if (waiting || goal?.status !== 'queued') said = waiting;
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -70,7 +81,8 @@ export function registerChat(program: Command, io: CliIO): void {
         const before = current ? (await readConversationMessages(garden.paths, current, 10_000).catch(() => [])).length : 0;
         const result = await sendOperatorMessage(garden, text, { ...(opts.plant ? { plant: opts.plant } : {}), ...(opts.conversation ? { conversationId: opts.conversation } : {}) });
         io.err(`pak2: queued ${result.goal.id} in conversation ${result.conversationId}`);
-        if (!warned && !readHolder(garden.paths)) {
+        // Waiting, the wait itself says so (and what else it waits for).
+        if (!wait && !warned && !readHolder(garden.paths)) {
           warned = true;
           io.err('pak2: no coordinator is running this garden: start `pak2` or `pak2 cycle` in another terminal; the message stays queued until then');
         }

@@ -8,7 +8,7 @@
  * back byte for byte:
  *
  * - `json`: pak2's own JSON (two spaces, a newline); `compact`: one compact
- *   line (coordinator.tend-attention.json);
+ *   line (coordinator.tend-attention.json, coordinator.tend-withheld.json);
  * - `text`: a Markdown note or a secret, kept as {@link StoredNote} (its
  *   text, and its file's mtime, which the export gives back);
  * - `bytes`: an artifact's content, kept as {@link StoredContent} (base64);
@@ -32,6 +32,7 @@ import {
   validateLanding,
   validateOperatorMessage,
   validateSchedulesState,
+  validateTendState,
   type ValidationIssue,
 } from '../../contracts/index.js';
 import { CONVERSATION_ID_PATTERN } from '../conversations.js';
@@ -133,6 +134,8 @@ const SPECS: readonly Spec[] = [
   { name: 'attention.json', kind: 'attention', form: 'json', layout: 'attention.json', steps: ['attention.json'], check: contract(validateAttentionRecord) },
   { name: 'coordinator.blocked.json', kind: 'coordinator-blocked', form: 'json', layout: 'coordinator.blocked.json', steps: ['coordinator.blocked.json'] },
   { name: 'coordinator.tend-attention.json', kind: 'tend-attention', form: 'compact', layout: 'coordinator.tend-attention.json', steps: ['coordinator.tend-attention.json'] },
+  { name: 'coordinator.tend-withheld.json', kind: 'tend-withheld', form: 'compact', layout: 'coordinator.tend-withheld.json', steps: ['coordinator.tend-withheld.json'] },
+  { name: 'tend.json', kind: 'tend', form: 'json', layout: 'tend.json', steps: ['tend.json'], check: contract(validateTendState) },
   { name: 'webhook subscriptions', kind: 'webhook-subscriptions', form: 'json', layout: 'webhooks/subscriptions.json', steps: ['webhooks', 'subscriptions.json'] },
   { name: 'webhook secrets', kind: 'webhook-secret', form: 'text', layout: 'webhooks/secrets/<webhook-id>', steps: ['webhooks', 'secrets', WEBHOOK_ID] },
   { name: 'webhook deliveries', kind: 'webhook-delivery', form: 'lines', layout: 'webhooks/deliveries.jsonl', steps: ['webhooks', 'deliveries.jsonl'] },

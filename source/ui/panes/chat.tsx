@@ -9,6 +9,8 @@ import { innerHeight, innerWidth, Pane } from '../pane.js';
 /** Props of {@link Chat}: the conversation, and the message being written (when composing). */
 export interface ChatProps {
   messages: readonly ChatMessage[];
+  /** What the reply to the latest message waits for, while it waits (`waiting: 1 conversation slot busy (run 3-a-r1)`). */
+  waiting?: string;
   draft: EditState | undefined;
   readOnly: boolean;
   width: number;
@@ -47,11 +49,13 @@ export function chatRows(messages: readonly ChatMessage[], width: number, room: 
 }
 
 /** The chat with the garden: the latest conversation's messages, and an input line. */
-export const Chat = React.memo(function Chat({ messages, draft, readOnly, width, height, focused }: ChatProps): React.JSX.Element {
+export const Chat = React.memo(function Chat({ messages, waiting, draft, readOnly, width, height, focused }: ChatProps): React.JSX.Element {
   const w = innerWidth(width);
   const h = innerHeight(height);
   const input = draft ? draftRows(draft, w, Math.max(1, Math.min(DRAFT_ROWS, h - 1))) : [readOnly ? 'read-only' : focused ? `press ${keyOf('chat.compose')} or ${keyOf('open')} to write` : ''];
-  const room = Math.max(0, h - input.length);
+  // The wait is said above the input line, when there is room for a message row besides it.
+  const wait = waiting && h - input.length >= 2 ? [waiting] : [];
+  const room = Math.max(0, h - input.length - wait.length);
   const shown = chatRows(messages, w, room);
   const note = draft ? `${hint('input.send', 'send')} · ${hint('input.cancel', 'cancel')}` : undefined;
   return (
@@ -60,6 +64,7 @@ export const Chat = React.memo(function Chat({ messages, draft, readOnly, width,
         lines={[
           ...(messages.length === 0 && room > 0 ? [{ text: fit('no conversation yet', w), dimColor: true }] : []),
           ...shown.map((line) => ({ text: fit(line.text, w, false), color: SENDER_COLOR[line.sender] })),
+          ...wait.map((line) => ({ text: fit(line, w), color: 'yellow' })),
           ...input.map((line) => ({ text: fit(line, w), color: draft ? 'cyan' : 'gray' })),
         ]}
       />
