@@ -43,6 +43,22 @@ describe('POST /goals/:id/retry', () => {
     expect(await readGoal(g.paths, retried.body.goal.id)).toMatchObject({ retry_of: old.id, driver: 'success', model: 'm-new' });
   });
 
+  it('the GraphQL retryGoal mutation is the same action: driver and model reach it; a refusal is its error with the REST status', async () => {
+    const g = await makeTestGarden();
+    cleanups.push(() => g.cleanup());
+    const server = await serve(g, cleanups, { webhooks: false });
+    const old = await closedGoal(g, 'failure');
+    const gql = async (query: string) => {
+      const response = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+      return (await response.json()) as { data?: any; errors?: { message: string; extensions?: { status: number } }[] };
+    };
+    const done = await gql(`mutation { retryGoal(id: "${old.id}", driver: "success", model: "m-gql") { goal { id retry_of driver model status } moved } }`);
+    expect(done.errors).toBeUndefined();
+    expect(done.data.retryGoal).toMatchObject({ goal: { retry_of: old.id, driver: 'success', model: 'm-gql', status: 'queued' }, moved: [] });
+    const refused = await gql(`mutation { retryGoal(id: "${done.data.retryGoal.goal.id}") { goal { id } } }`);
+    expect(refused.errors?.[0]).toMatchObject({ message: `goal ${done.data.retryGoal.goal.id}: the goal is queued; only a closed goal is retried`, extensions: { status: 409 } });
+  });
+
   it('refusals: 404 unknown goal, 409 open goal, 409 closed success, 409 an open retry, 400 naming driver or model; 403 for a read token; nothing queued', async () => {
     const g = await makeTestGarden();
     cleanups.push(() => g.cleanup());
