@@ -441,7 +441,7 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
     });
   }
   const garden = { paths, config };
-  loadedText.set(garden, text);
+  loadedText.set(paths, text);
   return garden;
 }
 
