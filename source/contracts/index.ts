@@ -15,3 +15,4 @@ export * from './token.js';
 export * from './budget.js';
 export * from './schedule.js';
 export * from './attention.js';
+export * from './dashboard-invocation.js';

@@ -9,6 +9,7 @@ import { attachStore, detachStore, storeOf } from '../store/index.js';
 import { PostgresStore } from '../store/postgres/store.js';
 import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
+import { checkDashboardInvocations } from './dashboard.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
 import { checkIgnore } from './ignore.js';
@@ -67,7 +68,8 @@ function publicFinding(problem: Problem): Finding {
  * Checks the garden at `options.dir`: PAK2.toml (stopping there when it
  * does not load), the coordinator lock, goal files, the closed ledger, run
  * records against their seals and running runs, remote runners' leases
- * (and goals their finish left unsettled), plants, schedules.json, the event log,
+ * (and goals their finish left unsettled), plants, schedules.json, the
+ * dashboard invocation records, the event log,
  * orphan agent processes, the runtime git repository and whether git
  * ignores the runtime root. On a PostgreSQL garden the store check (its
  * schema version, stuck leases, orphaned runs) stands for the goal, ledger,
@@ -108,6 +110,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const own = storeOf(garden.paths) ? undefined : new PostgresStore(storeUrl.url, { max: 2 });
       if (own) attachStore(garden.paths, own);
       try {
+        problems.push(...(await checkDashboardInvocations(ctx)));
         problems.push(...(await checkWorktrees(ctx)));
       } finally {
         if (own) {
@@ -124,6 +127,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     problems.push(...(await checkLeases(ctx, goals.scan)));
     problems.push(...(await checkPlants(ctx)));
     problems.push(...(await checkSchedules(ctx)));
+    problems.push(...(await checkDashboardInvocations(ctx)));
     problems.push(...(await checkEvents(ctx)));
     problems.push(...checkProcesses(ctx));
     problems.push(...(await checkRuntimeGit(ctx)));

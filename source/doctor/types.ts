@@ -3,7 +3,7 @@ import type { Aside } from './aside.js';
 import type { CoordinatorPresence } from './presence.js';
 
 /** The checks `pak2 doctor` runs, in the order it runs them (docs/doctor/level2.md). */
-export const DOCTOR_CHECKS = ['config', 'lock', 'store', 'goals', 'ledger', 'runs', 'leases', 'plants', 'schedules', 'events', 'processes', 'runtime-git', 'ignore', 'worktrees'] as const;
+export const DOCTOR_CHECKS = ['config', 'lock', 'store', 'goals', 'ledger', 'runs', 'leases', 'plants', 'schedules', 'dashboard', 'events', 'processes', 'runtime-git', 'ignore', 'worktrees'] as const;
 
 /** One check's name. */
 export type DoctorCheck = (typeof DOCTOR_CHECKS)[number];

@@ -19,3 +19,4 @@ export * from './attention.js';
 export * from './backend.js';
 export * from './streams.js';
 export * from './documents.js';
+export * from './dashboard-invocations.js';
