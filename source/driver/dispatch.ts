@@ -144,6 +144,12 @@ export interface RunGuard {
   promptBlock(): string;
   environment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   beforeLaunch(prompt: string): Promise<CloseRunInput | undefined>;
+  /**
+   * The agent's main phase started (its process is running): `sandboxed`
+   * when pak2 started it inside the `[coordinator] sandbox` (bubblewrap),
+   * as observed at that launch (seed 001: `executor.sandbox`).
+   */
+  executorLaunched?(facts: { sandboxed: boolean }): void;
   afterMain(input: RunGuardVerdictInput): Promise<GuardVerdict>;
   beforeClose(input: CloseRunInput): Promise<CloseRunInput>;
 }
@@ -163,6 +169,17 @@ export interface RunProcessRecord {
   /** The run's driver and model, so a run whose record is lost can still be named. */
   driver?: string;
   model?: string;
+  /** Present when pak2 started this process inside its sandbox (`[coordinator] sandbox`, docs/run/isolation.md). */
+  sandbox?: 'bubblewrap';
+}
+
+/** A run's `process.json`, or undefined when it is missing or unreadable. */
+function readProcessRecord(dir: string): RunProcessRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+  } catch {
+    return undefined;
+  }
 }
 
 function writeProcessRecord(dir: string, record: RunProcessRecord): void {
@@ -631,7 +648,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       stdinFile = path.join(dir, REFLECTION_PROMPT_FILE);
       await writePrivate(stdinFile, REFLECTION_PROMPT);
     }
-    if (config.coordinator.sandbox === 'bubblewrap') {
+    const sandboxed = config.coordinator.sandbox === 'bubblewrap';
+    if (sandboxed) {
       // The agent cannot write the runtime root: only its run directory, its worktree and the reply directory (docs/run/isolation.md).
       const reply = replyDir(paths, config);
       await fsp.mkdir(reply, { recursive: true });
@@ -673,7 +691,9 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
       onStderr: (raw: string) => forwardStderr(raw),
       onStart: (handle) => {
-        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
+        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model, ...(sandboxed ? { sandbox: 'bubblewrap' as const } : {}) });
+        // What the executor really ran in, as started (a config reloaded later does not rewrite it).
+        if (phase === 'main' && handle.pid) guard?.executorLaunched?.({ sandboxed });
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its run and garden: `pak2 operator-message` and friends read these.
@@ -693,7 +713,6 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       await appendEvent(paths, { type: 'RunLeftovers', run: runId, goal: goal.id, plant: run.plant, detail: named.join('; ') }, now()).catch(() => undefined);
     }
     if (result.spawnError) {
-      const sandboxed = config.coordinator.sandbox === 'bubblewrap';
       const hint = sandboxed ? ' ([coordinator] sandbox = "bubblewrap": install Debian\'s bubblewrap package, or set sandbox = "none")' : plugin.installHint ? ` (install: ${plugin.installHint})` : '';
       return `cannot start ${spec.command}: ${result.spawnError}${hint}`;
     }
@@ -701,6 +720,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   };
 
   const adopted = ctx.adoptedMain;
+  // An adopted main phase was started by a process that is gone: its process record says how.
+  if (adopted) guard?.executorLaunched?.({ sandboxed: readProcessRecord(dir)?.sandbox === 'bubblewrap' });
   let main = adopted
     ? ({ exitCode: null, signal: null, stoppedBy: adopted.stoppedBy, stopDetail: adopted.stopDetail, lingered: false, spawnError: undefined, outputBytes: 0, durationMs: 0, stderrTail: adopted.stderrTail ?? '', survivors: [] } satisfies LaunchResult)
     : await runPhase('main');
