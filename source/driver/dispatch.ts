@@ -39,6 +39,7 @@ import {
   type CloseRunInput,
   storeOf,
 } from '../store/index.js';
+import { acceptancePromptBlock, checkAcceptance, decideAcceptanceCheck, uncheckedAcceptance, type AcceptanceCheckContext } from './acceptance.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { bubblewrapSpec } from './sandbox.js';
 import type { LineSignal } from './liveness.js';
@@ -408,11 +409,15 @@ async function closeFromStreamFile(
   const plugin = getDriverPlugin(run.driver, config);
   const phases = readPhases(eventsFile);
   // A fresh-session retry (its marker) left a main phase on a new thread: nothing was resumed.
-  const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession ? await readGoal(paths, run.goal).then((goal) => resumedSession(paths, goal, run), () => ({})) : {};
+  const goal = await readGoal(paths, run.goal).catch(() => undefined);
+  const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession && goal ? await resumedSession(paths, goal, run) : {};
   const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model, ...('threadBefore' in resumed ? { threadBefore: resumed.threadBefore } : {}) });
   const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost, extra: {} };
+  // Closed from its stream, not by the dispatch that ran it: its criteria were never checked (a runner's finish brings its own).
+  const criteria = goal?.acceptance_criteria;
+  const unchecked = criteria?.length && !input.extra?.acceptance ? { acceptance: uncheckedAcceptance(criteria, `not checked: the run was closed ${input.status}${input.failureReason ? ` (${input.failureReason})` : ''} from its stream${input.by ? ` by the ${input.by}` : ''}, not by the run that would have checked them`) } : {};
   try {
-    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost, extra: { ...facts.extra, ...input.extra } };
+    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost, extra: { ...facts.extra, ...input.extra, ...unchecked } };
     return await closeRun(paths, run.id, goalType, prepare ? await prepare(full) : full, now);
   } catch (error) {
     if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
@@ -520,8 +525,11 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   // Every run's secrets: the secret-looking values of the environment its agent starts from (a guarded run's close input carries its own).
   const redaction = runRedaction(ctx.env ?? process.env);
   const redactLive = makeRedactor(redaction);
+  // Set once the agent's working directory and environment are known: a run closing success has its criteria checked there.
+  let acceptanceContext: AcceptanceCheckContext | undefined;
   const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
     try {
+      input = await withAcceptance(input);
       if (guard) {
         // Already closed by the watchdog or the operator: the guard still checks and reverts the tree, but writes nothing over the record.
         if (isTerminalRunStatus((await readRun(paths, runId)).status)) await guard.afterMain({ launched: true, status: input.status, failureReason: input.failureReason, errorText: input.errorText, exitCode: input.exitCode ?? null });
@@ -533,6 +541,16 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
       throw error;
     }
+  };
+  /** The goal's acceptance criteria on the close input (docs/goal/level2.md, "Acceptance criteria"): checked when the run closes success, else each unverified with how it ended. */
+  const withAcceptance = async (input: CloseRunInput): Promise<CloseRunInput> => {
+    const criteria = goal.acceptance_criteria;
+    if (!criteria?.length || input.extra?.acceptance) return input;
+    const decision = decideAcceptanceCheck(input);
+    let acceptance;
+    if (decision.run && acceptanceContext) acceptance = await checkAcceptance(criteria, acceptanceContext);
+    else acceptance = uncheckedAcceptance(criteria, decision.run ? 'not checked: the agent never started' : decision.why);
+    return { ...input, extra: { ...input.extra, acceptance } };
   };
   const failLaunch = async (message: string): Promise<RunRecord | undefined> => {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message });
@@ -572,6 +590,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     const commission = given ? given.commission : renderCommissionContextOf(goal);
     if (commission) extraBlocks.commission = commission;
     if (guard) extraBlocks.guard = guard.promptBlock();
+    const acceptance = acceptancePromptBlock(goal.acceptance_criteria);
+    if (acceptance) extraBlocks.acceptance = acceptance;
     if (route === 'standard' && given) {
       if (given.supplements) extraBlocks.supplements = given.supplements;
       if (given.comments) extraBlocks.comments = given.comments;
@@ -625,6 +645,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   const leftovers: string[] = [];
   const { env: cleanedEnv, removed } = agentEnvironment(ctx.env ?? process.env, { onStore: Boolean(storeOf(paths)) });
   const agentEnv = guard ? guard.environment(cleanedEnv) : cleanedEnv;
+  // The criteria's commands run where the agent worked, with what it had ([guard] timeout_seconds each).
+  acceptanceContext = { cwd: workDir, env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot }, timeoutSeconds: config.guard.timeoutSeconds, runDir: dir };
   if (removed.length > 0 && !cleanedReported.has(removed.join(','))) {
     cleanedReported.add(removed.join(','));
     const git = removed.filter((n) => (GIT_LOCATION_VARIABLES as readonly string[]).includes(n));

@@ -165,7 +165,19 @@ const FINISH_BODY = {
     },
     acceptance: {
       type: 'array',
-      items: { type: 'object', required: ['item', 'verified'], properties: { item: { type: 'string' }, verified: { type: 'boolean' }, evidence: { type: 'string' } } },
+      description: "what was verified, each with its evidence: the goal's acceptance criteria (criterion: true, result verified|failed|unverified, verify: the command), then the runner's own checks; a criterion the runner leaves out is recorded unverified (not reported by the runner)",
+      items: {
+        type: 'object',
+        required: ['item', 'verified'],
+        properties: {
+          item: { type: 'string' },
+          verified: { type: 'boolean' },
+          evidence: { type: 'string' },
+          criterion: { type: 'boolean' },
+          result: { type: 'string', enum: ['verified', 'failed', 'unverified'] },
+          verify: { type: 'string' },
+        },
+      },
     },
     lingered: { type: ['boolean', 'null'] },
     leftovers: { type: ['array', 'null'], items: { type: 'string' } },
@@ -445,7 +457,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       schema: {
         summary: 'runs_finish: close the run with the runner’s observed facts, end the lease, settle the goal',
         description:
-          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included) or failure_reason lease_expired; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
+          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included) or failure_reason lease_expired; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance — also a criterion reported verified without evidence); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
         operationId: 'finishRun',
         headers: RUNNER_HEADERS,
         params: runParam,
