@@ -15,3 +15,8 @@ for (const [name, text] of Object.entries(renderSchemas())) {
   fs.writeFileSync(path.join(dir, name), text);
   process.stdout.write(`wrote schema/${name}\n`);
 }
+
+// The GraphQL door's SDL (docs/server/level2.md, "GraphQL"): its enums are the contracts' lists.
+const { graphqlSdl } = await import('../source/server/graphql/schema.js');
+fs.writeFileSync(path.join(root, 'docs/server/schema.graphql'), graphqlSdl());
+process.stdout.write('wrote docs/server/schema.graphql\n');

@@ -10,7 +10,7 @@ import { dispatch as driverDispatch, type DriverContext } from '../driver/index.
 import { createRunGuard, isGuarded, planRoute } from '../guard/index.js';
 import { appendEvent, endLease, ensureRuntimeRoot, latestRun, onEvent, OpenGoalScanner, readLease, storeOf, withLeaseLock, writeLease } from '../store/index.js';
 import { Leadership } from './leader.js';
-import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest } from './lock.js';
+import { acquireCoordinatorLock, type CoordinatorReply, type CoordinatorRequest, type CoordinatorService, type CoordinatorState } from './lock.js';
 import { LiveRuns } from './live-runs.js';
 import { reclaimOrphans } from './reclaim.js';
 import { BudgetGate } from './budget-gate.js';
@@ -52,8 +52,10 @@ export interface CoordinatorOptions {
   submitScheduled?: ScheduledSubmit;
 }
 
-/** The coordinator's state, for the status line. */
-export type CoordinatorState = 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
+export type { CoordinatorState } from './lock.js';
+
+/** The events after which a watcher of the coordinator socket is sent its status (when it changed). */
+const STATUS_EVENTS = ['state', 'pass', 'live'] as const;
 
 /**
  * The coordinator loop (seed 002, "Running the coordinator"): holds the
@@ -63,10 +65,11 @@ export type CoordinatorState = 'stopped' | 'idle' | 'reconciling' | 'running' | 
  * ends. Passes never overlap. Dispatches run in the background, so the TUI
  * never blocks while a run is live.
  *
- * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `error` (Error).
+ * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `live` (a
+ * run's agent process started or ended), `error` (Error).
  */
 export class Coordinator extends EventEmitter {
-  readonly live = new LiveRuns();
+  readonly live = new LiveRuns(() => this.emit('live'));
   /**
    * The open-goal scanner of recovery, reclaim and every pass; a snapshot
    * source in the same process reads through it too, so the goal files are
@@ -191,7 +194,7 @@ export class Coordinator extends EventEmitter {
         this.options.onError?.(new Error(`coordinator lock lost (${error.message}); stopping`));
         void this.stop();
       },
-      () => (request) => this.handleRequest(request),
+      () => this.service,
     );
     try {
       await this.startHolding();
@@ -393,7 +396,10 @@ export class Coordinator extends EventEmitter {
    * Renews the leases of this coordinator's runs in dispatch on a shared garden.
    * A lease found expired was taken by the leader (this coordinator was cut
    * off longer than the TTL): the run is closed `abandoned` already, so its
-   * agent is stopped and its late close changes nothing.
+   * agent is stopped and its late close changes nothing. A lease that
+   * carries an operator's stop (`pak2 stop` or a workbench in another
+   * checkout: `stop` on the lease, as a runner's heartbeat is told) has its
+   * run stopped as the operator asked.
    */
   private async renewOwnLeases(): Promise<void> {
     const { paths } = this.options.garden;
@@ -401,15 +407,16 @@ export class Coordinator extends EventEmitter {
     // Every run whose dispatch is under way: its close (reflection, redaction, the stream's last upload) can outlast a TTL.
     for (const runId of this.dispatching) {
       try {
-        const fenced = await withLeaseLock(paths, runId, async () => {
+        const found = await withLeaseLock(paths, runId, async () => {
           const lease = await readLease(paths, runId);
-          if (!lease || lease.runner.instance !== this.leadership?.holder) return false;
-          if (lease.state !== 'active') return true;
+          if (!lease || lease.runner.instance !== this.leadership?.holder) return undefined;
+          if (lease.state !== 'active') return 'fenced' as const;
           const at = now();
           await writeLease(paths, { ...lease, renewed_at: at.toISOString(), expires_at: new Date(at.getTime() + lease.ttl_seconds * 1000).toISOString(), heartbeats: lease.heartbeats + 1 });
-          return false;
+          return lease.stop;
         });
-        if (fenced) this.live.stop(runId, 'coordinator_stopped');
+        if (found === 'fenced') this.live.stop(runId, 'coordinator_stopped');
+        else if (found && !this.live.get(runId)?.stopping) this.live.stop(runId, 'operator', { message: 'stopped by the operator', requeue: found.requeue });
       } catch (error) {
         this.options.onError?.(new Error(`renewing the lease of ${runId}: ${(error as Error).message}`));
       }
@@ -443,6 +450,29 @@ export class Coordinator extends EventEmitter {
       if (lease?.state === 'active' && lease.runner.name === 'coordinator') await endLease(paths, lease, 'finished', now());
     });
   }
+
+  /**
+   * What the coordinator socket serves (docs/workbench/level2.md,
+   * "Attached"): operator requests, and this coordinator's state and live
+   * runs for a watcher (an attached workbench), told at each change.
+   */
+  private readonly service: CoordinatorService = {
+    handle: (request) => this.handleRequest(request),
+    status: () => ({ state: this.stateValue, live: this.live.ids() }),
+    onStatus: (listener) => {
+      // One set of listeners for every watcher, hooked to the coordinator's events once.
+      if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.on(event, this.tellWatchers);
+      this.statusListeners.add(listener);
+      return () => {
+        this.statusListeners.delete(listener);
+        if (this.statusListeners.size === 0) for (const event of STATUS_EVENTS) this.off(event, this.tellWatchers);
+      };
+    },
+  };
+  private readonly statusListeners = new Set<() => void>();
+  private readonly tellWatchers = () => {
+    for (const listener of this.statusListeners) listener();
+  };
 
   /** Operator requests over the coordinator socket (`pak2 stop`). */
   private async handleRequest(request: CoordinatorRequest): Promise<CoordinatorReply> {

@@ -8,6 +8,9 @@ export class LiveRuns {
   private readonly handles = new Map<string, RunHandle>();
   private closing: StopReason | undefined;
 
+  /** `onChange` is told each time a run is added or removed (an attached workbench's live count follows it). */
+  constructor(private readonly onChange: () => void = () => undefined) {}
+
   /**
    * Records the handle of a run's current agent process. After
    * {@link stopAll}, a process that starts anyway (its dispatch was past the
@@ -16,11 +19,12 @@ export class LiveRuns {
   add(runId: string, handle: RunHandle): void {
     this.handles.set(runId, handle);
     if (this.closing) handle.stop(this.closing);
+    this.onChange();
   }
 
   /** Forgets a run whose process has exited. */
   remove(runId: string): void {
-    this.handles.delete(runId);
+    if (this.handles.delete(runId)) this.onChange();
   }
 
   /** Stops a run's whole process group (SIGINT, then SIGKILL after a grace); false when it is not live here. */

@@ -31,7 +31,11 @@ export const QUESTION_HEARTBEAT_MS = 2000;
 /** The longest heartbeat period, ms (the doc's ttl / 3 is the upper bound; this keeps the workbench fresh). */
 export const MAX_HEARTBEAT_MS = 30_000;
 
+/** How soon a heartbeat that was not delivered is tried again, ms. */
+const HEARTBEAT_RETRY_MS = 1000;
+
 /** The heartbeat period for a lease TTL (seconds): min(ttl / 3, 30 s), in ms; 2 s while a question waits. */
+
 export function heartbeatPeriodMs(ttlSeconds: number, questionOpen: boolean): number {
   if (questionOpen) return Math.min(QUESTION_HEARTBEAT_MS, (ttlSeconds * 1000) / 3);
   return Math.max(500, Math.min((ttlSeconds * 1000) / 3, MAX_HEARTBEAT_MS));
@@ -228,7 +232,12 @@ export class LeaseKeeper {
       reflecting: Boolean(this.options.reflecting?.()),
     });
     const answer = await this.guarded(() => client.heartbeat(this.options.runId, { lease: this.options.lease, progress, status: this.status() }));
-    if (!answer) return;
+    if (!answer) {
+      // Not delivered (server unreachable, or its store down: 503): tried again within a second, not a period later, so a
+      // short outage does not cost the lease.
+      if (!this.leaseLost) this.lastHeartbeat = this.now() - heartbeatPeriodMs(this.options.ttlSeconds, waiting) + HEARTBEAT_RETRY_MS;
+      return;
+    }
     const delivered = await relay.deliver(answer.answers);
     // The silence clock starts again at the hand-over (the agent was waiting, not stalled).
     if (delivered.length > 0) this.questionOpenAt = this.now();

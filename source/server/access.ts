@@ -17,11 +17,20 @@ export const RUNNER_WRITE_ROUTES: readonly string[] = [
   'PUT /plants/:name/documents',
 ];
 
+/**
+ * The GraphQL door's route under `/api/v1` (docs/server/level2.md,
+ * "GraphQL"): every role may call it; each operation is then decided as
+ * the REST routes it stands for (`decideOperation`,
+ * source/server/graphql/prepare.ts, asks {@link decideAccess} about each
+ * mutation's route).
+ */
+export const GRAPHQL_ROUTE = '/graphql';
+
 /** What each role may call, in words (the 403's message and docs/server/level2.md). */
 const ROLE_SCOPE: Record<TokenRole, string> = {
   operator: 'every route',
-  runner: 'the GET routes, the event stream and the runner protocol for its own leases',
-  read: 'the GET routes and the event stream only',
+  runner: 'the GET routes, the event stream, GraphQL queries and the runner protocol for its own leases',
+  read: 'the GET routes, the event stream and GraphQL queries only',
 };
 
 /** The answer of {@link decideAccess}: allowed, or refused with a 403's one-line message. */
@@ -32,12 +41,14 @@ export type AccessDecision = { allowed: true } | { allowed: false; error: string
  * pattern under the prefix, e.g. `/runs/:id/finish`; undefined for a
  * request that matched no route, which everyone may make: it is answered
  * 404). Pure. Operators may call everything; the read role GET routes only;
- * the runner role GET routes and {@link RUNNER_WRITE_ROUTES}. Every other
+ * the runner role GET routes and {@link RUNNER_WRITE_ROUTES}; every role
+ * {@link GRAPHQL_ROUTE}, whose operations are decided one by one as their
+ * REST routes. Every other
  * write (a new route too) is the operator's alone: deny by default. The
  * refusal names the token's name and role, never the token.
  */
 export function decideAccess(caller: Caller, method: string, route: string | undefined): AccessDecision {
-  if (caller.role === 'operator' || route === undefined || method === 'GET') return { allowed: true };
+  if (caller.role === 'operator' || route === undefined || method === 'GET' || route === GRAPHQL_ROUTE) return { allowed: true };
   if (caller.role === 'runner' && RUNNER_WRITE_ROUTES.includes(`${method} ${route}`)) return { allowed: true };
   return {
     allowed: false,

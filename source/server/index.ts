@@ -8,3 +8,4 @@ export * from './sse.js';
 export * from './access.js';
 export * from './tokens.js';
 export * from './webhooks/index.js';
+export * from './graphql/index.js';

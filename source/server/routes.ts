@@ -43,7 +43,7 @@ import {
 } from '../store/index.js';
 import { scanEvents, type LogTail } from './log-tail.js';
 import { publicText } from './public-text.js';
-import { SseConnection } from './sse.js';
+import { SseConnection, type OpenStream } from './sse.js';
 
 /** What the routes act on. */
 export interface RouteContext {
@@ -51,7 +51,8 @@ export interface RouteContext {
   actions: OperatorActions;
   tail: LogTail;
   keepAliveMs: number;
-  streams: Set<SseConnection>;
+  /** The server's open streams (event streams, GraphQL subscriptions). */
+  streams: Set<OpenStream>;
 }
 
 /** A 4xx answer: `{ error, field }`, the field a JSON pointer into the body or the parameter's name. */

@@ -4,6 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
 import { RemoteRefusal } from '../coordinator/remote.js';
+import { storeUnavailable } from '../store/index.js';
 import type { OperatorActions } from '../session/index.js';
 import type { ServerView } from '../snapshot/index.js';
 import { decideAccess } from './access.js';
@@ -14,12 +15,16 @@ import { scrubPayload } from './public-text.js';
 import { openApiDocument, type RegisteredRoute } from './openapi.js';
 import { API_PREFIX, HttpError, registerRoutes } from './routes.js';
 import { leaseCheckMs, registerRunnerRoutes, startLeaseReaper, type LeaseReaper } from './runner-routes.js';
-import type { SseConnection } from './sse.js';
+import type { OpenStream } from './sse.js';
+import { registerGraphql } from './graphql/index.js';
 import { TokenBook } from './tokens.js';
 import { WebhookWorker, type WebhookWorkerOptions } from './webhooks/worker.js';
 
 /** The default port of `pak2 serve`. */
 export const DEFAULT_PORT = 7717;
+
+/** The Retry-After of a 503 answered while the garden's store cannot be reached, seconds. */
+const STORE_RETRY_AFTER_SECONDS = 5;
 /** The default listen address: loopback only. */
 export const DEFAULT_HOST = '127.0.0.1';
 
@@ -181,7 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { token, file: tokenFile } = await ensureToken(garden.paths);
   const tail = new LogTail(garden.paths, options.pollMs !== undefined ? { pollMs: options.pollMs } : {});
   await tail.start();
-  const streams = new Set<SseConnection>();
+  const streams = new Set<OpenStream>();
   const routes: RegisteredRoute[] = [];
   const app = Fastify({
     logger: false,
@@ -223,9 +228,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
   // No machine path leaves in a message: errors and listings' problems name files by their place in the garden.
   app.addHook('preSerialization', async (_request, _reply, payload) => scrubPayload(payload, garden.paths));
+  let storeDownSaid = false;
+  app.addHook('onResponse', async (_request, reply) => {
+    if (storeDownSaid && reply.statusCode < 500) storeDownSaid = false;
+  });
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     if (error instanceof HttpError) return reply.code(error.status).send({ error: error.message, ...(error.field ? { field: error.field } : {}) });
     if (error instanceof RemoteRefusal) return reply.code(error.status).send({ error: error.message, field: error.field, ...error.extra });
+    // An outage of the garden's store is "try again", never a refusal or a 500: runners retry a 503, and give up on a 401.
+    if (storeUnavailable(error)) {
+      if (!storeDownSaid) options.onNotice?.(`pak2 serve: the store cannot be reached (${error.message}); answering 503 until it is back`);
+      storeDownSaid = true;
+      return reply.code(503).header('retry-after', String(STORE_RETRY_AFTER_SECONDS)).send({ error: "the garden's store cannot be reached just now; try again shortly" });
+    }
     if (error.validation || (error.statusCode !== undefined && error.statusCode < 500)) {
       const r = fastifyRefusal(error);
       return reply.code(r.status).send({ error: r.error, ...(r.field ? { field: r.field } : {}) });
@@ -239,6 +254,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     async (api) => {
       registerRoutes(api, { garden, actions: options.actions, tail, keepAliveMs, streams });
       registerRunnerRoutes(api, { garden, actions: options.actions });
+      // The GraphQL door (seed 004): each field through the routes above, in-process, as its caller.
+      registerGraphql(api, { garden, tail, streams, inject: app.inject.bind(app), prefix: API_PREFIX, onNotice: (line) => options.onNotice?.(line) });
       api.get('/openapi.json', { schema: { summary: 'This description (OpenAPI 3.1)', operationId: 'openapi', response: { 200: { type: 'object' } } } }, async () => openApiDocument(routes));
     },
     { prefix: API_PREFIX },
@@ -291,7 +308,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // An open event stream lasts only as long as its token: a revoked one's streams end within a second (the check is a stat of tokens.json).
   const streamCheck = setInterval(() => {
     // One lookup per token, however many streams carry it.
-    const byToken = new Map<string | undefined, SseConnection[]>();
+    const byToken = new Map<string | undefined, OpenStream[]>();
     for (const stream of streams) byToken.set(stream.authorization, [...(byToken.get(stream.authorization) ?? []), stream]);
     for (const [authorization, held] of byToken) {
       void book.callerOf(authorization).then((caller) => {
@@ -301,7 +318,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           stream.close();
           streams.delete(stream);
         }
-      });
+        // A token whose standing cannot be read (the store is down) keeps its stream: only a token known revoked ends one.
+      }, () => undefined);
     }
   }, options.streamTokenCheckMs ?? 1000);
   streamCheck.unref();

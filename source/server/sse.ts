@@ -1,10 +1,25 @@
 import type { ServerResponse } from 'node:http';
 import type { EventRecord } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
-import { matchesEvent, streamEvents, type EventFilter } from '../store/index.js';
+import { matchesEvent, storeUnavailable, streamEvents, type EventFilter } from '../store/index.js';
 import { sseFrame, type LogTail, type TailedEvent } from './log-tail.js';
 
+/** How soon a catch-up that met an unreachable store reads again, ms. */
+const STORE_RETRY_MS = 1000;
+
 class Closed extends Error {}
+
+/**
+ * An open stream the server holds (an SSE connection, a GraphQL
+ * subscription): checked again by its token while it lasts, ended when the
+ * token is revoked or the server stops.
+ */
+export interface OpenStream {
+  /** The `Authorization` header it was opened with. */
+  authorization: string | undefined;
+  /** Ends it. Idempotent. */
+  close(): void;
+}
 
 /** Options of one {@link SseConnection}. */
 export interface SseConnectionOptions {
@@ -30,7 +45,7 @@ export interface SseConnectionOptions {
  * socket drains and catches up from the file again: nothing is held for it
  * in memory beyond the socket's own buffer.
  */
-export class SseConnection {
+export class SseConnection implements OpenStream {
   /** The `Authorization` header the stream was opened with: checked again while it lasts, so a revoked token's stream ends. */
   authorization: string | undefined;
   private offset: number;
@@ -110,7 +125,13 @@ export class SseConnection {
         }
       }
     } catch (error) {
-      if (!(error instanceof Closed)) this.close();
+      if (error instanceof Closed) return;
+      // The store is down: the stream waits and reads again from where it was (the client keeps its place), never ends.
+      if (storeUnavailable(error) && !this.closed) {
+        setTimeout(() => void this.catchUp(), STORE_RETRY_MS).unref();
+        return;
+      }
+      this.close();
     }
   }
 

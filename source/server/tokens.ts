@@ -4,7 +4,7 @@ import path from 'node:path';
 import { FILE_TOKEN_NAME, TOKEN_NAME_PATTERN, TOKEN_ROLES, TokenFileSchema, tokenText, type TokenRecord, type TokenRole } from '../contracts/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { isErrno, UserError } from '../errors.js';
-import { storeOf, withLock, writeJsonAtomic } from '../store/index.js';
+import { storeOf, storeUnavailable, withLock, writeJsonAtomic } from '../store/index.js';
 import { bearerOf, bearerMatches, ensureServeDir, serveDir } from './auth.js';
 
 /** Who a request comes from: its token's name and role (docs/server/level2.md, "Tokens and roles"). */
@@ -173,18 +173,23 @@ export class TokenBook {
     private readonly onProblem: (line: string) => void = () => undefined,
   ) {}
 
-  /** The caller of an `Authorization` header's token, or undefined (no token, an unknown or revoked one). */
+  /**
+   * The caller of an `Authorization` header's token, or undefined (no token, an unknown or revoked one).
+   *
+   * @throws StoreError (IO_ERROR, {@link storeUnavailable}) when a store garden's tokens cannot be read and this one's
+   *   standing is not known: the caller must answer "try again" (503), not 401.
+   */
   async callerOf(header: string | undefined): Promise<Caller | undefined> {
     if (bearerMatches(header, this.fileToken)) return { name: FILE_TOKEN_NAME, role: 'operator' };
     const given = bearerOf(header);
     if (!given) return undefined;
-    await this.refresh();
+    await this.refresh(given);
     const record = this.byHash.get(hashToken(given));
     return record && !record.revoked_at ? { name: record.name, role: record.role } : undefined;
   }
 
-  private async refresh(): Promise<void> {
-    if (storeOf(this.paths)) return this.refreshStored();
+  private async refresh(given: string): Promise<void> {
+    if (storeOf(this.paths)) return this.refreshStored(given);
     const file = tokensFile(this.paths);
     let version = 'none';
     let tokens: TokenRecord[] = [];
@@ -209,22 +214,43 @@ export class TokenBook {
   }
 
   private storedAt = 0;
+  /** True once a store garden's tokens were read at least once. */
+  private storedKnown = false;
+  /** The store's error while its tokens cannot be read (the last known ones are kept meanwhile). */
+  private storeDown: Error | undefined;
 
-  /** A store garden's tokens, read again at most once a second (a revoke on any server counts within a second). */
-  private async refreshStored(): Promise<void> {
-    if (Date.now() - this.storedAt < STORED_TOKENS_MS) return;
-    let tokens: TokenRecord[];
+  /**
+   * A store garden's tokens, read again at most once a second (a revoke on
+   * any server counts within a second). A failed read keeps the last known
+   * tokens and is tried again at the next request: a store outage is never
+   * read as "no tokens" (a runner answered 401 gives up for good). A token
+   * unknown while the store is down, or any token before the first good
+   * read, throws the store's error (the server answers 503).
+   */
+  private async refreshStored(given: string): Promise<void> {
+    if (!this.storeDown && Date.now() - this.storedAt < STORED_TOKENS_MS) return;
     try {
-      tokens = await readTokens(this.paths);
+      const tokens = await readTokens(this.paths);
+      if (this.storeDown) this.onProblem('pak2 serve: the store answers again; tokens read');
+      this.storeDown = undefined;
+      this.storedKnown = true;
       this.version = 'stored';
+      this.storedAt = Date.now();
+      this.byHash = new Map(tokens.map((t) => [t.hash, t]));
     } catch (error) {
-      const why = (error as Error).message;
-      if (this.version !== `error:${why}`) this.onProblem(`pak2 serve: ${why}; only the token in serve/token is accepted until it is fixed`);
-      this.version = `error:${why}`;
-      tokens = [];
+      if (!storeUnavailable(error)) {
+        // A damaged tokens document: said once, counts as empty (as a malformed tokens.json does).
+        const why = (error as Error).message;
+        if (this.version !== `error:${why}`) this.onProblem(`pak2 serve: ${why}; only the token in serve/token is accepted until it is fixed`);
+        this.version = `error:${why}`;
+        this.storedAt = Date.now();
+        this.byHash = new Map();
+        return;
+      }
+      if (!this.storeDown) this.onProblem(`pak2 serve: the store cannot be reached (${(error as Error).message}); the last known tokens are kept and requests that need the store are answered 503 until it is back`);
+      this.storeDown = error as Error;
     }
-    this.storedAt = Date.now();
-    this.byHash = new Map(tokens.filter((t) => !t.revoked_at).map((t) => [t.hash, t]));
+    if (this.storeDown && (!this.storedKnown || !this.byHash.has(hashToken(given)))) throw this.storeDown;
   }
 }
 

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { EventRecord, GoalRecord } from '../contracts/index.js';
-import { Coordinator, type ReconcileSummary } from '../coordinator/index.js';
+import { Coordinator, CoordinatorHeld, type ReconcileSummary } from '../coordinator/index.js';
+import { UserError } from '../errors.js';
 import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
 import { runDir, type Garden } from '../garden/index.js';
 import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
@@ -37,6 +38,7 @@ import {
   setBudgetCap,
   type SetCapResult,
 } from '../submit/index.js';
+import { Attachment } from './attachment.js';
 import { EventFollower } from './event-follower.js';
 import { StartupWindow } from './startup.js';
 
@@ -102,6 +104,13 @@ export interface SessionOptions {
   command: string;
   /** The read-only dashboard: no coordinator, no writes, no actions that write. */
   readOnly?: boolean;
+  /**
+   * When another process's coordinator holds the garden, attach to it
+   * instead of refusing (the workbench; docs/workbench/level2.md,
+   * "Attached"): the actions work through it, the coordinator stays where
+   * it is. Headless `pak2 cycle` leaves it off and refuses.
+   */
+  attach?: boolean;
   /** Whether views read this session (the snapshot source runs); headless prints events only. Default true. */
   snapshot?: boolean;
   /** Where agent stderr goes besides the run's stderr.log (the workbench drops it; headless forwards it, sanitized). */
@@ -129,6 +138,8 @@ export interface SessionOptions {
  */
 export class Session {
   readonly coordinator: Coordinator | undefined;
+  /** The other process's coordinator this session attaches to when one holds the garden (`attach`); its `view` says whether it did. */
+  readonly attachment: Attachment | undefined;
   /** The read model the views subscribe to; undefined for a session without views (headless). */
   readonly source: SnapshotSource | undefined;
   readonly actions: OperatorActions | undefined;
@@ -175,10 +186,16 @@ export class Session {
             },
           },
         });
-    this.source = options.snapshot === false ? undefined : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), readOnly: Boolean(options.readOnly) });
+    this.attachment = options.attach && this.coordinator ? new Attachment(garden.paths, options.now) : undefined;
+    this.source =
+      options.snapshot === false
+        ? undefined
+        : new SnapshotSource({ garden, ...(this.coordinator ? { coordinator: this.coordinator } : {}), ...(this.attachment ? { attachment: this.attachment } : {}), readOnly: Boolean(options.readOnly) });
     this.actions = options.readOnly ? undefined : operatorActions(garden);
     this.reads = { runDiff: (runId) => runDiff(garden, runId) };
     this.follower = new EventFollower(garden.paths, (event) => {
+      // The coordinator attached to went, and another one started (a restart under systemd): attach to it.
+      if (event.type === 'CoordinatorStarted' && this.attachment?.view && !this.attachment.alive && this.coordinator?.state === 'stopped') void this.attachment.connect();
       for (const listener of this.listeners) listener(event);
     });
   }
@@ -222,18 +239,71 @@ export class Session {
 
   /**
    * Opens the session: follows the event log, starts the coordinator (lock,
-   * recovery, reclaim, startup note, first pass) and the snapshot source.
+   * recovery, reclaim, startup note, first pass) — or, with `attach`, when
+   * another process's coordinator holds the garden, attaches to it — and the
+   * snapshot source.
    *
-   * @throws UserError when another coordinator holds the garden.
+   * @throws CoordinatorHeld when another coordinator holds the garden (with `attach`: one that cannot be attached to, on another host).
    */
   open(): Promise<void> {
     this.opening ??= (async () => {
       await this.follower.start();
-      await this.coordinator?.start();
+      await this.startCoordinator();
       await this.source?.start();
       this.opened = true;
     })();
     return this.opening;
+  }
+
+  /**
+   * Starts this session's coordinator; with `attach`, when another
+   * process's coordinator holds the garden, attaches to it instead. A
+   * holder that went between the refusal and the attach is tried again
+   * (a few times); one that cannot be attached (on another host) refuses.
+   */
+  private async startCoordinator(): Promise<void> {
+    for (let tries = 1; ; tries += 1) {
+      try {
+        await this.coordinator?.start();
+        return;
+      } catch (error) {
+        if (!this.attachment || !(error instanceof CoordinatorHeld) || tries >= 3) throw error;
+        if (await this.attachment.connect()) return;
+      }
+    }
+  }
+
+  /** True while this session is attached to another process's coordinator (it may have stopped since: `attachment.view.goneAt`). */
+  get attached(): boolean {
+    return this.attachment?.view !== undefined;
+  }
+
+  /**
+   * Takes over once the coordinator this session attached to has stopped
+   * (docs/workbench/level2.md, "Attached"): starts this session's own
+   * coordinator (lock, recovery, reclaim, startup note, first pass) and
+   * ends the attachment. One that another process started meanwhile is
+   * attached to instead.
+   *
+   * @returns what happened, in one line.
+   * @throws UserError (exit 1) when the coordinator attached to still runs, or this session is not attached.
+   */
+  async takeOver(): Promise<string> {
+    const attachment = this.attachment;
+    const view = attachment?.view;
+    if (!attachment || !view || !this.coordinator) throw new UserError('this workbench runs its own coordinator: nothing to take over', { exitCode: 1 });
+    if (attachment.alive) throw new UserError(`the coordinator of pid ${view.holder.pid} on ${view.holder.host} runs this garden: nothing to take over (it is yours to stop)`, { exitCode: 1 });
+    try {
+      await this.coordinator.start();
+    } catch (error) {
+      if (error instanceof CoordinatorHeld && (await attachment.connect())) {
+        const holder = attachment.view!.holder;
+        return `another coordinator started meanwhile: attached to pid ${holder.pid} on ${holder.host}`;
+      }
+      throw error;
+    }
+    attachment.close();
+    return `this workbench runs the coordinator now (pid ${process.pid})`;
   }
 
   /** Whether a stop has begun. */
@@ -252,6 +322,8 @@ export class Session {
     this.closing ??= (async () => {
       // A stop during open waits for it, so a signal in the middle of start still stops cleanly.
       await this.opening?.catch(() => undefined);
+      // An attached session leaves the other process's coordinator as it is.
+      this.attachment?.close();
       await this.coordinator?.stop();
       if (this.opened) await this.source?.stop();
       await this.follower.stop();

@@ -10,7 +10,7 @@ import { GuardFollower } from './guard.js';
 import { SnapshotLoader } from './load.js';
 import { RemoteFollower } from './remote.js';
 import { RunTail } from './tail.js';
-import type { CoordinatorView, ServerView, Snapshot } from './types.js';
+import type { AttachedView, CoordinatorView, ServerView, Snapshot } from './types.js';
 
 /** What the source needs to know of a coordinator running in the same process. */
 export interface CoordinatorProbe {
@@ -22,11 +22,20 @@ export interface CoordinatorProbe {
   readonly scanner?: OpenGoalScanner;
 }
 
+/** What the source needs to know of the other process's coordinator a workbench is attached to (source/session/attachment.ts). */
+export interface AttachmentProbe {
+  readonly view: AttachedView | undefined;
+  on(event: 'change', listener: () => void): unknown;
+  off(event: 'change', listener: () => void): unknown;
+}
+
 /** Options of {@link SnapshotSource}. */
 export interface SnapshotSourceOptions {
   garden: Garden;
   /** The in-process coordinator; absent for the read-only dashboard. */
   coordinator?: CoordinatorProbe;
+  /** The coordinator of another process this workbench attached to, when it did (docs/workbench/level2.md, "Attached"). */
+  attachment?: AttachmentProbe;
   readOnly?: boolean;
   /** Coalescing window for bursts of file events, ms. Default 50. */
   coalesceMs?: number;
@@ -82,6 +91,12 @@ export class SnapshotSource {
   private stopped = false;
   private server: ServerView | undefined;
   private readonly onCoordinator = () => this.schedule();
+  /** The attached coordinator's state, live runs, or its going: published at once, no reload of the garden. */
+  private readonly onAttachment = () => {
+    if (this.snapshot.version === 0) return;
+    this.publish({ ...this.snapshot, coordinator: this.coordinatorOf() });
+    this.schedule();
+  };
   /** The followed run's guard files (one run), re-read only when they change. */
   private readonly guard: GuardFollower;
   /** The followed run's runner side (lease, artifacts), when a runner runs it. */
@@ -116,6 +131,7 @@ export class SnapshotSource {
     }
     this.options.coordinator?.on('state', this.onCoordinator);
     this.options.coordinator?.on('pass', this.onCoordinator);
+    this.options.attachment?.on('change', this.onAttachment);
     this.tailTimer = setInterval(() => this.pollTail(), this.options.tailPollMs ?? 500);
     this.tailTimer.unref();
   }
@@ -159,6 +175,7 @@ export class SnapshotSource {
     if (this.tailTimer) clearInterval(this.tailTimer);
     this.options.coordinator?.off('state', this.onCoordinator);
     this.options.coordinator?.off('pass', this.onCoordinator);
+    this.options.attachment?.off('change', this.onAttachment);
     this.wake?.close();
     if (this.storeTimer) clearInterval(this.storeTimer);
     await this.unwatchStore?.().catch(() => undefined);
@@ -275,7 +292,7 @@ export class SnapshotSource {
         ...loaded,
         problems: this.withReported(loaded.problems),
         garden: { ...loaded.garden, readOnly: this.options.readOnly ?? !probe },
-        coordinator: { state: probe?.state ?? ('absent' as const), liveRuns: probe ? probe.live.ids() : [] },
+        coordinator: this.coordinatorOf(),
         ...(this.server ? { server: this.server } : {}),
       };
       const target = this.tailTarget(base);
@@ -290,6 +307,13 @@ export class SnapshotSource {
       this.again = false;
       this.schedule(0);
     } else if (this.loader.pendingClosed) this.schedule(); // the shown closed goals' bodies, read after the first frame
+  }
+
+  /** This process's coordinator as the status line shows it, and the one attached to. */
+  private coordinatorOf(): Snapshot['coordinator'] {
+    const probe = this.options.coordinator;
+    const attached = this.options.attachment?.view;
+    return { state: probe?.state ?? 'absent', liveRuns: probe ? probe.live.ids() : [], ...(attached ? { attached } : {}) };
   }
 
   /** Problems no file shows (coordinator errors), reported by the session; and the last load's own. */

@@ -1,6 +1,7 @@
 import type { ArtifactRecord, AttentionItem, CommentRecord, GoalRecord, LandingRecord, LeaseRecord, PlantRecord, RunRecord, RuntimeHistoryRecord } from '../contracts/index.js';
 import type { GuardRecord } from '../guard/read.js';
 import type { BlockedOn } from '../coordinator/readiness.js';
+import type { LockHolder } from '../coordinator/lock.js';
 import type { ChatMessage, InboxNote } from '../store/index.js';
 import type { TailState } from './tail.js';
 
@@ -38,6 +39,21 @@ export interface PlantView {
 
 /** Where the coordinator stands: `absent` for a read-only dashboard. */
 export type CoordinatorView = 'absent' | 'stopped' | 'idle' | 'reconciling' | 'running' | 'stopping';
+
+/**
+ * The coordinator of another process a workbench is attached to
+ * (docs/workbench/level2.md, "Attached"): its lock holder record (pid,
+ * host, command, `started_at`), its state and live runs as it last
+ * reported them, and `goneAt` once it stopped (the time this workbench saw
+ * its socket close).
+ */
+export interface AttachedView {
+  holder: LockHolder;
+  /** Absent while it has not said (a holder that runs no loop: a start's recovery). */
+  state?: Exclude<CoordinatorView, 'absent'>;
+  liveRuns: string[];
+  goneAt?: string;
+}
 
 /** `pak2 serve` (or `cycle --serve`) as the status line shows it: where it listens, and webhook health. */
 export interface ServerView {
@@ -83,7 +99,11 @@ export interface Snapshot {
   takenAt: string;
   /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names. */
   garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[] };
-  coordinator: { state: CoordinatorView; liveRuns: string[] };
+  /**
+   * This process's coordinator: its state and live runs (`absent`, none, for the dashboard; `stopped` while attached).
+   * `attached`: the other process's coordinator this workbench is attached to.
+   */
+  coordinator: { state: CoordinatorView; liveRuns: string[]; attached?: AttachedView };
   /** Open goals (running first, then queued in dispatch order), then recently closed ones, newest first. */
   goals: GoalRow[];
   /**

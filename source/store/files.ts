@@ -38,6 +38,27 @@ export class StoreError extends Error {
   }
 }
 
+/** SQLSTATE classes and codes that mean the database cannot be reached now, not that the call was wrong. */
+const UNAVAILABLE_SQLSTATE = /^(08|57P0[1-4]|53300|53400)/;
+/** Socket errors of a connection that could not be made or was lost. */
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'EAI_AGAIN']);
+
+/**
+ * True when `error` says the garden's store (PostgreSQL) could not be
+ * reached: a refused or lost connection, a server shutting down or not yet
+ * accepting connections (SQLSTATE class 08, 57P01–57P04, 53300). A caller
+ * that sees it should try again later (HTTP 503), never read it as "no
+ * record" or "not allowed". Always false for the file store's errors.
+ */
+export function storeUnavailable(error: unknown): boolean {
+  if (!(error instanceof StoreError) || error.code !== 'IO_ERROR') return false;
+  const cause = error.cause as { code?: unknown; errors?: unknown[]; message?: unknown } | undefined;
+  if (!cause) return false;
+  const codes = [cause, ...(Array.isArray(cause.errors) ? cause.errors : [])].map((c) => (c as { code?: unknown }).code);
+  if (codes.some((code) => typeof code === 'string' && (UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_SQLSTATE.test(code)))) return true;
+  return /Connection terminated|connection error|Client was closed|timeout exceeded when trying to connect/i.test(String(cause.message ?? ''));
+}
+
 type WriteFileAtomic = typeof import('../atomic-write.js').writeFileAtomic;
 let writeFileAtomicModule: Promise<WriteFileAtomic> | undefined;
 

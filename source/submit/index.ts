@@ -1,8 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { GOAL_ID_PATTERN, GOAL_TYPES, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_TEXT, MAX_CRITERION_VERIFY, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type AcceptanceCriterion, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { UserError } from '../errors.js';
-import { ENV_DEFAULT_DRIVER, resolveSettings, type Garden, type ScheduleConfig } from '../garden/index.js';
+import { ENV_DEFAULT_DRIVER, resolveSettings, runDir, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -15,8 +17,10 @@ import {
   readGoal,
   readLanding,
   readPlant,
+  readLease,
   readRun,
   runIdsForGoal,
+  storeOf,
   StoreError,
   transitionGoal,
   type ChatMessage,
@@ -389,6 +393,9 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
   const reply = await requestCoordinator(coordinatorSocketName(paths), { op: 'stop', run: runId, ...(options.requeue ? { requeue: true } : {}) });
   if (reply?.ok) return { run: runId, by: 'coordinator', detail: reply.detail ?? 'stopping' };
   if (reply && !reply.ok && !/no live process/.test(reply.error)) throw new UserError(`RUN ${runId}: the coordinator refused: ${reply.error}`, { exitCode: 1 });
+  // On a garden in a store, a run another checkout's coordinator launched is that coordinator's to stop: its lease tells it.
+  const elsewhere = await stopElsewhere(garden, run, Boolean(options.requeue), options.now ?? new Date());
+  if (elsewhere) return elsewhere;
   // No coordinator runs it: an orphan. Sweep what is left of it and close it here, from its stream.
   const goal = await readGoal(paths, run.goal);
   // An agent that had already ended, its result in the stream, was not stopped by anyone: its turn is recorded from what it reported.
@@ -404,6 +411,27 @@ export async function stopRun(garden: Garden, runId: string, options: { requeue?
   await closeFromStream(garden, run, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: 'stopped by the operator (no coordinator was running it)', by: 'operator', extra: { operator_stop: { requeue: Boolean(options.requeue) } } }, options.now ?? new Date());
   await settleGoals(paths, [goal], (g) => latestRun(paths, g.id), () => options.now ?? new Date());
   return { run: runId, by: 'orphan', detail: reply ? reply.error : 'no coordinator is running this garden; the run was swept and closed here' };
+}
+
+/**
+ * Stops a local run of another checkout on a garden in a store
+ * (docs/store/level2.md, "Many processes, one garden"): the run's
+ * process.json is not on this machine and a coordinator holds its active
+ * lease, so the stop is written on the lease, and that coordinator stops
+ * the run at its next renewal (every third of the lease's TTL), as it
+ * would a stop over its socket. Undefined when that is not the case.
+ */
+async function stopElsewhere(garden: Garden, run: RunRecord, requeue: boolean, now: Date): Promise<StopRunResult | undefined> {
+  const { paths } = garden;
+  if (!storeOf(paths)) return undefined;
+  const { RUN_PROCESS_FILE } = await import('../driver/dispatch.js');
+  if (fs.existsSync(path.join(runDir(paths, run.id), RUN_PROCESS_FILE))) return undefined;
+  const current = await readLease(paths, run.id);
+  if (current?.state !== 'active' || current.runner.name !== 'coordinator') return undefined;
+  const { requestLeaseStop } = await import('../coordinator/remote.js');
+  const lease = await requestLeaseStop(garden, run.id, requeue, now);
+  if (!lease) return undefined;
+  return { run: run.id, by: 'coordinator', detail: `the coordinator running it on ${lease.runner.host} is told at its next lease renewal (within ${Math.ceil(lease.ttl_seconds / 3)} s); the run closes when it has stopped` };
 }
 
 /**

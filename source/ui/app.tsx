@@ -5,7 +5,7 @@ import type { ChatMessage } from '../store/index.js';
 import { isTerminalLandingState } from '../contracts/index.js';
 import { landingWords } from '../landing-words.js';
 import type { CommentInput, CommentResult, LandResult, RejectResult, RunDiff, SubmitGoalInput } from '../submit/index.js';
-import type { QuestionView } from '../snapshot/types.js';
+import type { QuestionView, Snapshot } from '../snapshot/types.js';
 import { dispatchInput, type Overlay, type PaneName, type WorkbenchControls, type WorkbenchState } from './dispatch.js';
 import type { ScrollLimits } from './scroll.js';
 import { useClock } from './hooks/use-clock.js';
@@ -29,7 +29,7 @@ import { Inbox } from './panes/inbox.js';
 import { Plants } from './panes/plants.js';
 import { RunTail } from './panes/run-tail.js';
 import { rejectAbout, rejectKeys } from './review.js';
-import { StatusLine, type StatusMessage } from './status-line.js';
+import { attachmentNews, StatusLine, type StatusMessage } from './status-line.js';
 import { editState, type EditState } from './text-edit.js';
 
 // Ink draws only the screen rows that changed since it last drew them (issue 13; the frames are the same).
@@ -56,6 +56,8 @@ export interface WorkbenchActions {
   postComment?: (goalId: string, input: CommentInput) => Promise<CommentResult>;
   /** Acknowledges needs-you items (`pak2 ack`; docs/attention/level2.md): ids, or `'all'` listed now. */
   ackAttention?: (ids: readonly string[] | 'all') => Promise<unknown>;
+  /** Starts this workbench's own coordinator once the one it attached to has stopped (docs/workbench/level2.md, "Attached"); says what happened. */
+  takeOver?: () => Promise<string>;
   /** Which run the tail follows (undefined: the running one). */
   follow: (runId: string | undefined) => void;
   /** The one quit path: stop the coordinator, unmount, exit. */
@@ -165,6 +167,7 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const chatMessages = useMemo(() => (narration.length ? [...snapshot.chat.messages, ...narration].sort((a, b) => a.ts.localeCompare(b.ts)) : snapshot.chat.messages), [snapshot.chat.messages, narration]);
   const handler = useMemo(() => keyHandler(ref, controls, actions, setMessage), [actions, controls]);
   useKeys(handler, { isActive: interactive });
+  useAttachmentNews(snapshot.coordinator.attached, setMessage);
 
   // A detail view follows its goal as the snapshot changes (a run finishing while it is open).
   const shownOverlay = useMemo((): Overlay => {
@@ -217,6 +220,16 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       {layout.status ? <StatusLine snapshot={snapshot} message={message} width={columns} /> : null}
     </Box>
   );
+}
+
+/** Says on the status line when the coordinator attached to stops, or another one is attached to (docs/workbench/level2.md, "Attached"). */
+function useAttachmentNews(attached: Snapshot['coordinator']['attached'], setMessage: (message: StatusMessage) => void): void {
+  const last = useRef(attached);
+  useEffect(() => {
+    const news = attachmentNews(last.current, attached);
+    last.current = attached;
+    if (news) setMessage(news);
+  }, [attached, setMessage]);
 }
 
 /** Tells the source which run the tail follows (a hook of its own: see workbenchControls). */

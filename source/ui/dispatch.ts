@@ -8,7 +8,7 @@ import type { KeyEvent } from './hooks/use-keys.js';
 import { burstChars, charKey, commandFor, isTextChar, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
 import type { DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
-import { cancelPrompt, stopPrompt, supplementRefusal, type ActionPrompt, type PendingAction } from './operator-prompts.js';
+import { cancelPrompt, stopPrompt, supplementRefusal, takeOverPrompt, type ActionPrompt, type PendingAction } from './operator-prompts.js';
 import type { DiffLoad } from './overlays/diff.js';
 import { openSelected } from './open.js';
 import { acceptRun, openDiff, reviewCommand, reviewKeysApply, sendComment, sendReject } from './review.js';
@@ -291,6 +291,14 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
     return settle(() => actions.cancelGoal!(action.goalId), ui, { text, error: false, subject });
   }
   if (action.kind === 'accept') return acceptRun(action.runId, action.goalId, s, ui, actions);
+  if (action.kind === 'takeOver') {
+    if (!actions.takeOver) return ui.flash(notice('read-only dashboard: run the garden with pak2'));
+    ui.flash({ text: 'starting this workbench\'s coordinator…', error: false });
+    return void attempt(actions.takeOver).then(
+      (said) => ui.flash({ text: said, error: false }),
+      (error: unknown) => ui.flash(notice(error instanceof Error ? error.message : String(error))),
+    );
+  }
   if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));
   const subject = { goal: action.goalId, run: action.runId };
   const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
@@ -322,6 +330,8 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
     case 'quit':
       if (s.snapshot.coordinator.liveRuns.length > 0) return ui.setOverlay({ kind: 'quit' });
       return actions.quit();
+    case 'coordinator.takeOver':
+      return ask(takeOverPrompt(s.snapshot, Boolean(actions.takeOver)));
     case 'back':
       if (o.kind !== 'none') return ui.setOverlay({ kind: 'none' });
       if (s.filter.text) return ui.setFilter(editState());

@@ -37,6 +37,7 @@ export type CommandId =
   | 'attention.ack'
   | 'attention.ackAll'
   | 'attention.open'
+  | 'coordinator.takeOver'
   | 'help'
   | 'quit'
   | 'confirm.yes'
@@ -156,11 +157,18 @@ export const KEYMAP: readonly Binding[] = [
     scope: 'panes',
     match: (i, k) => plain(i, k, '!'),
   },
+  {
+    command: 'coordinator.takeOver',
+    keys: 'T',
+    description: 'once the coordinator this workbench attached to has stopped: start this workbench\'s own (asks first)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'T'),
+  },
   { command: 'help', keys: '?', description: 'this help: every key', scope: 'panes', match: (i, k) => plain(i, k, '?') },
   {
     command: 'quit',
     keys: 'q ctrl-c',
-    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue)',
+    description: 'quit (asks first while a run is live; live runs are stopped and their goals go back to the queue); attached to another coordinator, it goes on running',
     scope: 'panes',
     match: (i, k) => plain(i, k, 'q') || (i === 'c' && k.ctrl),
   },

@@ -1,9 +1,14 @@
 import type { RunRecord } from '../contracts/index.js';
-import type { GoalRow } from '../snapshot/types.js';
+import type { GoalRow, Snapshot } from '../snapshot/types.js';
 import { keyOf } from './keymap.js';
+import { holderText } from './status-line.js';
 
 /** An operator action waiting for a yes. */
-export type PendingAction = { kind: 'cancel'; goalId: string; runId?: string } | { kind: 'stop'; goalId: string; runId: string; requeue: boolean } | { kind: 'accept'; goalId: string; runId: string };
+export type PendingAction =
+  | { kind: 'cancel'; goalId: string; runId?: string }
+  | { kind: 'stop'; goalId: string; runId: string; requeue: boolean }
+  | { kind: 'accept'; goalId: string; runId: string }
+  | { kind: 'takeOver' };
 
 /** A y / n question before an action: what will happen, in the core's words. */
 export interface ActionPrompt {
@@ -106,5 +111,27 @@ export function acceptPrompt(row: GoalRow | undefined): ActionPrompt | Refusal {
     ],
     question: `Accept ${row.run.id}? ${yesNo()}`,
     action: { kind: 'accept', goalId: row.goal.id, runId: row.run.id },
+  };
+}
+
+/**
+ * The question before taking over (docs/workbench/level2.md, "Attached"):
+ * only once the coordinator this workbench attached to has stopped; then
+ * this workbench starts its own, which runs the garden until it quits.
+ */
+export function takeOverPrompt(snapshot: Snapshot, canTakeOver: boolean): ActionPrompt | Refusal {
+  const attached = snapshot.coordinator.attached;
+  if (!canTakeOver) return { refusal: 'read-only dashboard: run the garden with pak2 (the workbench) or pak2 cycle' };
+  if (!attached) return { refusal: 'this workbench runs the coordinator: nothing to take over' };
+  if (!attached.goneAt) return { refusal: `attached to ${holderText(attached.holder)}: that coordinator runs the garden; nothing to take over` };
+  return {
+    title: 'Take over?',
+    lines: [
+      `The coordinator this workbench was attached to (${holderText(attached.holder)}, ${attached.holder.command}) has stopped.`,
+      'Taking over starts this workbench\'s own coordinator: it dispatches the queued goals and runs them in this process, and quitting the workbench stops it (live runs are killed, their goals go back to the queue). While it runs, a coordinator started elsewhere on this garden is refused.',
+      `Not taking over: the workbench stays attached, says "no coordinator", and attaches again to the next coordinator that starts.`,
+    ],
+    question: `Take over? ${yesNo()}`,
+    action: { kind: 'takeOver' },
   };
 }

@@ -1,6 +1,6 @@
 import React from 'react';
 import { goalStatusText } from '../landing-words.js';
-import type { GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
+import type { AttachedView, GoalRow, ServerView, Snapshot } from '../snapshot/types.js';
 import { hint } from './keymap.js';
 import { fit } from './layout.js';
 import { Lines } from './lines.js';
@@ -32,6 +32,48 @@ export function serveSegment(server: ServerView | undefined): string | undefined
   const w = server.webhooks;
   const hooks = !w || w.subscriptions === 0 ? '' : !w.running ? ' · webhooks by another process' : w.failing ? ` · webhooks ${w.failing} failing` : w.retrying ? ` · webhooks ${w.retrying} retrying` : ` · webhooks ${w.subscriptions} ok`;
   return `serve ${where}${hooks}`;
+}
+
+/** Who holds the garden's coordinator lock, in short: `pid 4242 on box`. */
+export function holderText(holder: AttachedView['holder']): string {
+  return `pid ${holder.pid} on ${holder.host}`;
+}
+
+/** The local clock time of an ISO time (`14:02:11`), with its date before it when it is not `now`'s day. */
+export function clockTime(iso: string, now: number = Date.now()): string {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const time = `${pad(at.getHours())}:${pad(at.getMinutes())}:${pad(at.getSeconds())}`;
+  return at.toDateString() === new Date(now).toDateString() ? time : `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())} ${time}`;
+}
+
+/**
+ * The status line's first words for a workbench attached to another
+ * process's coordinator (docs/workbench/level2.md, "Attached"): `attached
+ * to pid 4242 on box (since 14:02:11) · coordinator idle`; once it stopped,
+ * `no coordinator: pid 4242 on box stopped 14:30:05 · T takes over`.
+ */
+export function attachedSegment(view: AttachedView, now: number = Date.now()): string {
+  if (view.goneAt) return `no coordinator: ${holderText(view.holder)} stopped ${clockTime(view.goneAt, now)} · ${hint('coordinator.takeOver', 'takes over')}`;
+  return `attached to ${holderText(view.holder)} (since ${clockTime(view.holder.started_at, now)}) · coordinator ${view.state ?? 'starting'}`;
+}
+
+/**
+ * What the status line says when the attached coordinator changes
+ * (docs/workbench/level2.md, "Attached"): it stopped (red: nothing runs
+ * the garden now, and what to do), or another one started and the
+ * workbench attached to it. Undefined when nothing of that changed.
+ */
+export function attachmentNews(before: AttachedView | undefined, after: AttachedView | undefined): StatusMessage | undefined {
+  if (!before || !after) return undefined;
+  if (after.goneAt && !before.goneAt) {
+    return { text: `the coordinator stopped (${holderText(after.holder)}, ${after.holder.command}): nothing runs the garden; ${hint('coordinator.takeOver', 'takes over')}, or the workbench attaches to the next one that starts`, error: true };
+  }
+  if (!after.goneAt && (before.goneAt || before.holder.started_at !== after.holder.started_at || before.holder.pid !== after.holder.pid)) {
+    return { text: `attached to ${holderText(after.holder)} (${after.holder.command})`, error: false };
+  }
+  return undefined;
 }
 
 /** `⚠ 2 problems` when the snapshot names any (unreadable files, coordinator errors). */
@@ -83,19 +125,21 @@ export function costSegment(cost: Snapshot['costToday']): string {
 /** The status line: coordinator state, how many items need you, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
-  const state = s.garden.readOnly ? 'dashboard (read-only)' : `coordinator ${s.coordinator.state}`;
+  const attached = s.coordinator.attached;
+  const state = s.garden.readOnly ? 'dashboard (read-only)' : attached ? attachedSegment(attached) : `coordinator ${s.coordinator.state}`;
   const cost = costSegment(s.costToday);
   const serve = serveSegment(s.server);
   const problems = problemsSegment(s.problems);
   const remote = Object.keys(s.leases).length;
-  // The dashboard has no coordinator of its own: the runs another process runs are counted from their records.
-  const running = s.garden.readOnly ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : s.coordinator.liveRuns.length;
+  // The dashboard has no coordinator of its own: the runs another process runs are counted from their records; an attached workbench counts what its coordinator says.
+  const counted = s.garden.readOnly || attached?.goneAt;
+  const running = counted ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : attached ? attached.liveRuns.length : s.coordinator.liveRuns.length;
   const needs = attentionSegment(s.attention);
-  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), s.garden.readOnly ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = [...(needs ? [hint('attention', 'needs you')] : []), ...(problems ? [hint('problems', 'problems')] : []), hint('help', 'help')].join(' · ');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;
-  return (
-    <Lines lines={[{ text: fit(text, width), color: message?.error ? 'red' : running ? 'yellow' : 'green' }]} />
-  );
+  // No coordinator runs the garden any more: red, as an error is.
+  const color = message?.error || attached?.goneAt ? 'red' : running ? 'yellow' : 'green';
+  return <Lines lines={[{ text: fit(text, width), color }]} />;
 });

@@ -17,19 +17,23 @@ export interface WorkbenchOptions {
 
 /**
  * Opens the full-screen workbench on a garden and resolves when the operator
- * quits. With a coordinator (the default) it runs the garden in-process;
+ * quits. With a coordinator (the default) it runs the garden in-process, or,
+ * when another process's coordinator holds the garden, attaches to it (the
+ * actions work through it; quitting leaves it running);
  * agent stderr goes to `<run-dir>/stderr.log`, since it would tear the frame,
  * and so does the runtime-history line of a close that did not commit.
  * One quit path: stop the coordinator (live runs are killed and closed
  * `killed` / coordinator_stopped), stop the snapshot source, unmount.
  *
- * @throws UserError when another coordinator holds the garden.
+ * @throws UserError when another coordinator holds the garden and cannot be attached to (it is on another host).
  */
 export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {}): Promise<void> {
   const session = new Session({
     garden,
     command: options.command ?? 'pak2 (workbench)',
     readOnly: Boolean(options.readOnly),
+    // Another process's coordinator (`pak2 cycle --no-ui` on a server) runs the garden: attach to it (docs/workbench/level2.md, "Attached").
+    attach: !options.readOnly,
     // The agent's stderr is the run's stderr.log itself, and so are pak2's notices about the run: the terminal belongs to Ink.
     onStderr: () => undefined,
     noticesToRunLog: true,
@@ -73,6 +77,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           rejectRun: (runId, options) => session.actions!.rejectRun(runId, options),
           postComment: session.actions.postComment,
           ackAttention: (ids) => session.actions!.ackAttention(ids),
+          takeOver: () => session.takeOver(),
         }
       : {}),
   };

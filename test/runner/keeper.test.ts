@@ -9,7 +9,8 @@ import type { RunHandle, StopDetail, StopReason } from '../../source/driver/laun
 import { RunLiveness } from '../../source/driver/liveness.js';
 import type { Garden } from '../../source/garden/index.js';
 import type { RunnerClient } from '../../source/runner/client.js';
-import { LeaseKeeper } from '../../source/runner/keeper.js';
+import { heartbeatPeriodMs, LeaseKeeper } from '../../source/runner/keeper.js';
+import { RunnerApiError } from '../../source/runner/client.js';
 import type { OutboxRelay } from '../../source/runner/outbox.js';
 import type { LogUploader } from '../../source/runner/uploader.js';
 import { makeTempDir } from '../helpers/fixtures.js';
@@ -23,7 +24,7 @@ interface Rig {
   answers: { value: { id: string; answers: string }[] };
 }
 
-function rig(): Rig {
+function rig(heartbeat?: () => Promise<unknown>): Rig {
   let now = 0;
   const asking = { value: false };
   const answers = { value: [] as { id: string; answers: string }[] };
@@ -53,7 +54,7 @@ function rig(): Rig {
       return got.map((c) => ({ key: 'q1', answer: c }));
     },
   } as unknown as OutboxRelay;
-  const client = { heartbeat: async () => ({ lease: {}, stop: null, answers: answers.value }) } as unknown as RunnerClient;
+  const client = { heartbeat: heartbeat ?? (async () => ({ lease: {}, stop: null, answers: answers.value })) } as unknown as RunnerClient;
   const uploader = { flush: async () => undefined, localSizes: () => ({ events: 0, stderr: 0 }) } as unknown as LogUploader;
   const keeper = new LeaseKeeper({ client, garden, runId: '3-fix-r1', goalId: '3-fix', plant: 'gardener', lease: 'L', ttlSeconds: 600, uploader, relay, log: (l) => lines.push(l), startedAt: 0, now: () => now });
   keeper.setHandle(handle as unknown as RunHandle);
@@ -91,5 +92,41 @@ describe('the keeper watchdog', () => {
     r.setNow(64_500);
     await r.keeper.tick();
     expect(r.stops).toMatchObject([{ reason: 'killed', detail: { watchdog: { silent_seconds: 2.5 } } }]);
+  });
+});
+
+describe('the keeper heartbeat', () => {
+  it('tries a heartbeat the server could not take (503: its store is down) again within a second, not a period later', async () => {
+    const calls: number[] = [];
+    let now = 0;
+    let down = true;
+    const r = rig(async () => {
+      calls.push(now);
+      if (down) throw new RunnerApiError('heartbeat', 'POST', 'http://127.0.0.1/runs/x/heartbeat', 503, { error: "the garden's store cannot be reached just now; try again shortly" });
+      return { lease: {}, stop: null, answers: [] };
+    });
+    const period = heartbeatPeriodMs(600, false);
+    const at = (ms: number) => {
+      now = ms;
+      r.setNow(ms);
+    };
+    at(period);
+    await r.keeper.tick();
+    expect(calls).toEqual([period]);
+    expect(r.lines.at(-1)).toMatch(/503.*retrying/);
+    at(period + 500);
+    await r.keeper.tick();
+    expect(calls).toHaveLength(1);
+    down = false;
+    at(period + 1000);
+    await r.keeper.tick();
+    expect(calls).toEqual([period, period + 1000]);
+    // Delivered: the next one waits a whole period again.
+    at(period + 2000);
+    await r.keeper.tick();
+    expect(calls).toHaveLength(2);
+    at(2 * period + 1000);
+    await r.keeper.tick();
+    expect(calls).toHaveLength(3);
   });
 });

@@ -265,6 +265,9 @@ describe('openapi.json', () => {
         'GET /api/v1/events',
         'GET /api/v1/events/stream',
         'GET /api/v1/openapi.json',
+        // The GraphQL door (test/server/graphql.test.ts).
+        'GET /api/v1/graphql',
+        'POST /api/v1/graphql',
         // The remote-runner protocol (test/server/runner-routes.test.ts).
         'GET /api/v1/whoami',
         'GET /api/v1/leases',
