@@ -310,10 +310,17 @@ export function table(headers: string[], rows: string[][]): string {
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
-/** `12s`, `4m`, `3h`, `2d`: the time since `iso` at `now`. */
+/**
+ * `12s`, `4m`, `3h`, `2d`: the time since `iso` at `now`, in whole units
+ * passed (59.7 s is `59s`, never `60s`): a view that prints ages redraws
+ * them at least every second ({@link AGE_TICK_MS}).
+ */
 export function age(iso: string, now: Date = new Date()): string {
-  return duration(Math.max(0, now.getTime() - Date.parse(iso)) / 1000);
+  return duration(Math.floor(Math.max(0, now.getTime() - Date.parse(iso)) / 1000));
 }
+
+/** How often a printed {@link age} can change: it counts whole seconds under a minute. */
+export const AGE_TICK_MS = 1000;
 
 /** A duration in seconds as `45s`, `12m`, `3h`, `2d`. */
 export function duration(seconds: number): string {

@@ -1,5 +1,6 @@
-import type { CommentRecord, GoalRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
+import type { ArtifactRecord, CommentRecord, GoalRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
 import { acceptanceLine, acceptanceSummary, sanitize } from '../format.js';
+import { formatBytes } from '../guard/describe.js';
 
 /** `2026-11-29 12:00:03` (UTC) of an ISO time. */
 function when(iso: string): string {
@@ -56,4 +57,24 @@ export function remoteRunLines(run: RunRecord, lease: LeaseRecord | undefined): 
   if (summary) lines.push(`acceptance ${summary}`);
   for (const a of run.acceptance ?? []) lines.push(acceptanceLine(a));
   return lines.map(sanitize);
+}
+
+/**
+ * A run's attached artifacts for `pak2 show RUN` (docs/runners/level2.md,
+ * "An agent's artifacts"): `artifacts (N):`, then one line each in the
+ * order attached, `NAME  KIND, SIZE  WHERE`: a diff's or a file's content
+ * at `contentAt(name)` (the file on the file store; undefined on a store,
+ * which keeps the content itself: `kept in the store`), a link's url.
+ * Empty when the run has none (a local run).
+ */
+export function artifactLines(artifacts: readonly ArtifactRecord[], contentAt: (name: string) => string | undefined): string[] {
+  if (artifacts.length === 0) return [];
+  const width = Math.min(32, Math.max(...artifacts.map((a) => a.name.length)));
+  const lines = artifacts.map((a) => {
+    const name = a.name.padEnd(width);
+    if (a.kind === 'link') return `  ${name}  link  ${a.url ?? '(no url)'}`;
+    const size = a.bytes !== undefined ? `, ${formatBytes(a.bytes)}` : '';
+    return `  ${name}  ${a.kind}${size}  ${contentAt(a.name) ?? 'kept in the store'}`;
+  });
+  return [`artifacts (${artifacts.length}):`, ...lines].map(sanitize);
 }

@@ -16,7 +16,7 @@ export type AttentionKind = (typeof ATTENTION_KINDS)[number];
  * One "needs you" item (docs/attention/level2.md): derived from the garden's
  * records, never stored. `id` is stable while the fact lasts
  * (`question:<comment-id>`, `landing:<run-id>`, `run:<run-id>`,
- * `blocked:<goal-id>:<budget|dependency|plant>`); `summary` is one line; `since` ISO 8601 UTC.
+ * `blocked:<goal-id>:<budget|dependency|nobody|plant>`); `summary` is one line; `since` ISO 8601 UTC.
  * This is the shape of `pak2 attention --json`, `GET /attention` and the
  * `[notify] command`'s stdin.
  */

@@ -59,6 +59,27 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The event types a filter names, as every door takes them (`pak2 events
+ * --type`, `?type=` on `GET /events` and the event stream, a webhook's
+ * `--events`; docs/events/level2.md): each value may name several types
+ * separated by commas (`GoalClosed,RunClosed`) and values may repeat;
+ * spaces around a type are trimmed, empty pieces and repeats dropped.
+ * `extra` are words taken besides the types (a webhook's `*`). Pure; never throws.
+ *
+ * @returns the types in the order first named, or `unknown`: the first word that is neither a type nor in `extra`.
+ */
+export function parseEventTypes<E extends string = never>(values: readonly string[], extra: readonly E[] = []): { types: (EventType | E)[] } | { unknown: string } {
+  const types: (EventType | E)[] = [];
+  for (const word of values.flatMap((value) => value.split(','))) {
+    const type = word.trim();
+    if (!type) continue;
+    if (!(EVENT_TYPES as readonly string[]).includes(type) && !(extra as readonly string[]).includes(type)) return { unknown: type };
+    if (!types.includes(type as EventType | E)) types.push(type as EventType | E);
+  }
+  return { types };
+}
+
 /** A ULID: 26 Crockford base-32 characters, the first 10 the time in ms. */
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 

@@ -10,7 +10,12 @@ import type { GoalType } from './goal.js';
 
 /** The automatic tend triggers (docs/automatic-tend/level2.md). */
 export const TEND_TRIGGERS = ['run_failure', 'queued_attention_needed'] as const;
-export type TendTrigger = (typeof TEND_TRIGGERS)[number];
+export type AutomaticTendTrigger = (typeof TEND_TRIGGERS)[number];
+/** The trigger of genesis's first survey (seed 002, "Startup contract": genesis queues the first gardener goal); never automatic. */
+export const GENESIS_TEND_TRIGGER = 'genesis' as const;
+/** Every trigger a tend goal's `tend` metadata may carry: the automatic ones and genesis's. */
+export const ALL_TEND_TRIGGERS = [...TEND_TRIGGERS, GENESIS_TEND_TRIGGER] as const;
+export type TendTrigger = AutomaticTendTrigger | typeof GENESIS_TEND_TRIGGER;
 
 /** Where the trigger came from; recorded in the tend goal's `tend.origin`. */
 export interface TendOrigin {
@@ -26,7 +31,7 @@ export interface TendOrigin {
 /** The `tend` field of a tend goal record. */
 export interface TendMetadata {
   trigger: TendTrigger;
-  /** Duplicate-guard key: `run_failure:<goal id>` or `queued_attention_needed`. */
+  /** Duplicate-guard key: `run_failure:<goal id>`, `queued_attention_needed`, or `genesis`. */
   key: string;
   origin: TendOrigin;
 }

@@ -29,7 +29,7 @@ function oneLine(text: string, max = 160): string {
  * killed, timeout, zero_output or abandoned — except a stop or quit of the
  * operator's own (`operator_stopped`, `coordinator_stopped`) — as `run:<run-id>`
  * (kind `budget` when its failure_reason is `budget_exceeded`, else `run`),
- * and queued goals reported blocked (`blocked:<goal-id>:<budget|dependency|plant>`; kind
+ * and queued goals reported blocked (`blocked:<goal-id>:<budget|dependency|nobody|plant>`; kind
  * `budget` when the reason starts with `budget`, else `blocked`). Acknowledged
  * ids are left out. Newest first (`since`), then by id.
  */

@@ -68,9 +68,11 @@ export async function readBlocked(paths: GardenPaths, problems?: string[]): Prom
 
 /**
  * What holds a queued goal, from the reason it was reported with: `budget`
- * (a reason starting `budget`), `dependency` (starting `dependency `), else
- * `plant`. A word safe in an id and a shell, the same while a hold's amounts move.
+ * (a reason starting `budget`), `dependency` (starting `dependency `),
+ * `nobody` (starting `nobody can take it`: no coordinator slot and no
+ * runner may take it, source/coordinator/takers.ts), else `plant`. A word
+ * safe in an id and a shell, the same while a hold's amounts move.
  */
-export function blockKind(reason: string): 'budget' | 'dependency' | 'plant' {
-  return reason.startsWith('budget') ? 'budget' : reason.startsWith('dependency ') ? 'dependency' : 'plant';
+export function blockKind(reason: string): 'budget' | 'dependency' | 'nobody' | 'plant' {
+  return reason.startsWith('budget') ? 'budget' : reason.startsWith('dependency ') ? 'dependency' : reason.startsWith('nobody can take it') ? 'nobody' : 'plant';
 }

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
 import type { GoalRecord } from '../contracts/index.js';
-import { parseConfig, type BudgetConfig, type Garden } from '../garden/index.js';
+import { reloadConfig, type BudgetConfig, type Garden } from '../garden/index.js';
 import { appendEvent, deliverReplyNote, readBudgetWarned, writeBudgetWarned } from '../store/index.js';
 import { BudgetBook, capsFor, decideDispatch, decideRunStop, decideWarnings, describeVerdict, type BudgetWarningItem, type CapVerdict } from '../budget/index.js';
 import type { LaunchSpend, StopDetail } from '../driver/index.js';
@@ -15,14 +14,10 @@ import type { LaunchSpend, StopDetail } from '../driver/index.js';
  */
 export class BudgetGate {
   readonly book: BudgetBook;
-  private budgetValue: BudgetConfig;
-  private configStamp: number | undefined;
   private readonly runs = new Map<string, { goal: GoalRecord; plant: string }>();
   private warned: Set<string> | undefined;
   private warning: Promise<void> = Promise.resolve();
   private saidBook: string | undefined;
-  /** Said once: why PAK2.toml's [budget] could not be read again (the caps before apply). */
-  problem: string | undefined;
 
   constructor(
     private readonly garden: Garden,
@@ -31,8 +26,11 @@ export class BudgetGate {
     private readonly onProblem: (message: string) => void = () => undefined,
   ) {
     this.book = new BudgetBook(garden);
-    this.budgetValue = garden.config.budget;
-    this.configStamp = stampOf(garden.paths.configFile);
+  }
+
+  /** The `[budget]` in force: PAK2.toml as last read (a file that no longer loads keeps the caps read before; source/garden/reload.ts). */
+  private get budgetValue(): BudgetConfig {
+    return this.garden.config.budget;
   }
 
   /** The `[budget]` in force (PAK2.toml as last read). */
@@ -40,20 +38,9 @@ export class BudgetGate {
     return this.budgetValue;
   }
 
-  /** Reads new spend from the event log, budget.json, and PAK2.toml's [budget] if the file changed; then warns. */
+  /** Reads new spend from the event log, budget.json, and PAK2.toml if the file changed; then warns. */
   async refresh(goals: readonly GoalRecord[] = []): Promise<void> {
-    const stamp = stampOf(this.garden.paths.configFile);
-    if (stamp !== this.configStamp) {
-      this.configStamp = stamp;
-      try {
-        this.budgetValue = parseConfig(fs.readFileSync(this.garden.paths.configFile, 'utf8'), this.garden.paths.configFile).budget;
-        this.problem = undefined;
-      } catch (error) {
-        const message = `budget: PAK2.toml could not be read again, the caps before apply: ${(error as Error).message}`;
-        if (message !== this.problem) this.onProblem(message);
-        this.problem = message;
-      }
-    }
+    reloadConfig(this.garden);
     await this.book.refresh();
     // Said once per problem, not once per pass.
     if (this.book.problem && this.book.problem !== this.saidBook) this.onProblem(`budget: ${this.book.problem}; nothing is dispatched until budget.json is fixed or removed`);
@@ -143,14 +130,5 @@ export class BudgetGate {
     const words = `${item.cap} cap${where}: $${item.spent_usd.toFixed(2)} of $${item.cap_usd.toFixed(2)} spent (${pct}%)`;
     await appendEvent(paths, { type: 'BudgetWarning', reason: item.cap, detail: words, ...(item.cap === 'goal' && item.scope ? { goal: item.scope } : {}) }, this.now());
     await deliverReplyNote(paths, config, `budget-${item.key.replace(/[^a-z0-9-]+/gi, '-')}`, `# Budget: ${words}\n\nAt ${Math.round(this.budgetValue.warnRatio * 100)} % of a cap pak2 warns once. Runs stop at the cap (\`killed\` / \`budget_exceeded\`) and goals wait for it to be raised: \`pak2 budget\` shows every cap; \`pak2 budget set ${item.cap}_usd <USD>\` raises one.\n`, this.now());
-  }
-}
-
-function stampOf(file: string): number | undefined {
-  try {
-    const s = fs.statSync(file);
-    return s.mtimeMs + s.size;
-  } catch {
-    return undefined;
   }
 }

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runDir, type Garden } from '../garden/index.js';
+import { reloadConfig, runDir, type ConfigStatus, type Garden } from '../garden/index.js';
 import { RUN_PROCESS_FILE } from '../driver/dispatch.js';
 import { DirectoryWake } from '../watch.js';
 import { span, timed } from '../timing.js';
@@ -48,6 +48,13 @@ export interface CoordinatorOptions {
    * `pass` is emitted (its play-by-play). Errors are theirs to handle.
    */
   hooks?: { beforeFirstPass?: () => Promise<void>; afterPass?: (summary: ReconcileSummary) => Promise<void> };
+  /**
+   * Told when PAK2.toml changed as a pass found it (docs/garden/level2.md,
+   * "Changing PAK2.toml while pak2 runs"): the live keys now in force, the
+   * keys that wait for a restart, or why the file is not in force. Once per
+   * change, before the pass that acts on it.
+   */
+  onConfig?: (status: ConfigStatus) => void;
   /** How a `[[schedule]]` firing submits its goal (the session passes submit's `submitScheduledGoal`); absent, schedules do not fire (docs/schedules/level2.md). */
   submitScheduled?: ScheduledSubmit;
 }
@@ -65,8 +72,13 @@ const STATUS_EVENTS = ['state', 'pass', 'live'] as const;
  * ends. Passes never overlap. Dispatches run in the background, so the TUI
  * never blocks while a run is live.
  *
+ * PAK2.toml is read again at the start of every pass when it changed, and
+ * a change wakes a pass: every key but the restart keys is in force from
+ * that pass on (source/garden/reload.ts).
+ *
  * Emits `pass` (ReconcileSummary), `state` (CoordinatorState), `live` (a
- * run's agent process started or ended), `error` (Error).
+ * run's agent process started or ended), `error` (Error), `config`
+ * (ConfigStatus, as `onConfig`).
  */
 export class Coordinator extends EventEmitter {
   readonly live = new LiveRuns(() => this.emit('live'));
@@ -81,6 +93,13 @@ export class Coordinator extends EventEmitter {
   readonly budget: BudgetGate;
   private release: (() => Promise<void>) | undefined;
   private watcher: DirectoryWake | undefined;
+  /** Wakes a pass when PAK2.toml changes (its directory's watch, only that name). */
+  private configWatcher: DirectoryWake | undefined;
+  /** The `ConfigStatus.version` said last through `onConfig`. */
+  private configSaid = 0;
+  /** The interval the timer and the lease renewal were armed with (seconds), to arm them again when PAK2.toml changes them. */
+  private timerSeconds = 0;
+  private leaseTtlSeconds = 0;
   private stopListening: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
@@ -115,6 +134,8 @@ export class Coordinator extends EventEmitter {
   constructor(private readonly options: CoordinatorOptions) {
     super();
     this.scanner = new OpenGoalScanner(options.garden.paths);
+    // PAK2.toml as this coordinator starts with it: the baseline later changes are told against.
+    reloadConfig(options.garden);
     this.faults = new IoFaults((line) => this.options.onError?.(new Error(line)));
     this.settling = new Settling(this.faults);
     this.budget = new BudgetGate(
@@ -174,6 +195,16 @@ export class Coordinator extends EventEmitter {
 
   /** Whether this start appended CoordinatorStarted (a failed start then appends CoordinatorStopped). */
   private startedEvent = false;
+  private lockTaken = false;
+
+  /**
+   * Whether the last {@link start} took the garden's lock: false for a start
+   * refused because another coordinator holds the garden (what the log says
+   * meanwhile is that one's), true for one that then failed holding it.
+   */
+  get tookLock(): boolean {
+    return this.lockTaken;
+  }
 
   /**
    * Takes the lock, starts watching and the timer, and runs the first pass.
@@ -186,6 +217,7 @@ export class Coordinator extends EventEmitter {
   async start(): Promise<void> {
     const { paths } = this.options.garden;
     this.stopRequested = false;
+    this.lockTaken = false;
     this.release = await acquireCoordinatorLock(
       paths,
       this.options.command ?? 'pak2 cycle',
@@ -196,6 +228,7 @@ export class Coordinator extends EventEmitter {
       },
       () => this.service,
     );
+    this.lockTaken = true;
     try {
       await this.startHolding();
     } catch (error) {
@@ -209,7 +242,7 @@ export class Coordinator extends EventEmitter {
   }
 
   private async startHolding(): Promise<void> {
-    const { paths, config } = this.options.garden;
+    const { paths } = this.options.garden;
     await ensureRuntimeRoot(paths);
     fs.mkdirSync(paths.goalsDir, { recursive: true });
     const store = storeOf(paths);
@@ -224,8 +257,7 @@ export class Coordinator extends EventEmitter {
       await this.leadership.start();
       // Any process's commit wakes a pass (LISTEN/NOTIFY); the timer stays as the backstop.
       this.unwatchStore = await store.watchEvents(() => this.wake());
-      this.leaseTimer = setInterval(() => void this.renewOwnLeases(), Math.max(1000, (this.options.garden.config.runners.leaseTtlSeconds * 1000) / 3));
-      this.leaseTimer.unref();
+      this.armLeaseTimer();
     } else {
       // A killed coordinator can leave a record written without its event: complete those first (a store's writes are atomic).
       // One scanner for recovery, reclaim and the passes: the goal files are read once at start, then only stat'ed.
@@ -257,9 +289,42 @@ export class Coordinator extends EventEmitter {
     this.stopListening = onEvent((event) => {
       if (event.type === 'RunClosed') this.wake(0);
     });
-    this.timer = setInterval(() => this.wake(0), config.coordinator.intervalSeconds * 1000);
+    this.configWatcher = new DirectoryWake([paths.gardenRoot], () => this.wake(), (name) => name !== path.basename(paths.configFile));
+    this.configWatcher.start();
+    this.armTimer();
     this.setState('idle');
     this.wake(0);
+  }
+
+  /** The pass timer, every `[coordinator].interval_seconds` as in force now. */
+  private armTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timerSeconds = this.options.garden.config.coordinator.intervalSeconds;
+    this.timer = setInterval(() => this.wake(0), this.timerSeconds * 1000);
+  }
+
+  /** On a shared garden: this coordinator's leases renewed every third of `[runners].lease_ttl_seconds` as in force now. */
+  private armLeaseTimer(): void {
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leaseTtlSeconds = this.options.garden.config.runners.leaseTtlSeconds;
+    this.leaseTimer = setInterval(() => void this.renewOwnLeases(), Math.max(1000, (this.leaseTtlSeconds * 1000) / 3));
+    this.leaseTimer.unref();
+  }
+
+  /**
+   * PAK2.toml as it is now, before a pass acts on it: read again when it
+   * changed (a bad edit leaves the configuration read last in force), the
+   * timers armed again for new intervals, and a change said once.
+   */
+  private applyConfig(): void {
+    const status = reloadConfig(this.options.garden);
+    const { coordinator, runners } = this.options.garden.config;
+    if (this.timer && coordinator.intervalSeconds !== this.timerSeconds) this.armTimer();
+    if (this.leaseTimer && runners.leaseTtlSeconds !== this.leaseTtlSeconds) this.armLeaseTimer();
+    if (status.version === this.configSaid) return;
+    this.configSaid = status.version;
+    this.options.onConfig?.(status);
+    this.emit('config', status);
   }
 
   /** One pass when the earliest I/O backoff ends (work held back is tried again then, not before). */
@@ -311,6 +376,7 @@ export class Coordinator extends EventEmitter {
     this.passing = (async () => {
       const endPass = span('reconcile pass');
       try {
+        this.applyConfig();
         const summary = await reconcile({
           garden: this.options.garden,
           dispatch: this.dispatchFn,
@@ -516,6 +582,7 @@ export class Coordinator extends EventEmitter {
     if (this.retryTimer) clearTimeout(this.retryTimer);
     if (this.scheduleTimer) clearTimeout(this.scheduleTimer);
     this.watcher?.close();
+    this.configWatcher?.close();
     this.stopListening?.();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     await this.unwatchStore?.().catch(() => undefined);

@@ -12,3 +12,4 @@ export * from './schedules.js';
 export * from './schedule-policy.js';
 export * from './attention.js';
 export { readBlocked, blockedFile } from './blocked.js';
+export { nobodyTakes, NOBODY_TAKES, untakeableGoals, whyNobodyTakes, type TakerFacts } from './takers.js';

@@ -39,7 +39,8 @@ import { uploadLocalStreams } from './stream-upload.js';
 export { settleGoals } from './settle.js';
 import path from 'node:path';
 import { captureWorktreeBaseline } from '../history/index.js';
-import { isGuarded, planRoute } from '../guard/index.js';
+import { isGuarded, planRoute, routedGoal } from '../guard/index.js';
+import { nobodyTakes, NOBODY_TAKES } from './takers.js';
 import type { LiveRuns } from './live-runs.js';
 import { isTerminalLandingState, type LandingRecord } from '../contracts/index.js';
 import { nextLanding } from '../landing/index.js';
@@ -328,6 +329,12 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       summary.blocked.push({ goal: goal.id, reason: block });
       continue;
     }
+    // A goal neither this coordinator nor any runner may take (a conversation reply in a garden whose coordinator runs none) would wait in silence: reported, like a plant block.
+    const nobody = nobodyTakes(goal, config);
+    if (nobody) {
+      summary.blocked.push({ goal: goal.id, code: NOBODY_TAKES, reason: nobody });
+      continue;
+    }
     // A cap with no room left holds the goal untouched, like a plant block: it says which cap and what is left (docs/budget/level2.md).
     const hold = options.budget?.holdFor(goal);
     if (hold) {
@@ -366,8 +373,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileSum
       // An unknown driver or a CLI that cannot start still gets its run: the driver records it as launch_failed (seed 002).
       // A goal with a task_class runs on its routing tier, unless it pins its model (seed 001, routing).
       const plan = goal.task_class ? await planRoute(paths, config, goal) : undefined;
-      const routed = plan && !plan.pinned ? { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) } : goal;
-      const settings = resolveSettings(routed, config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
+      const settings = resolveSettings(routedGoal(goal, plan), config, options.env ?? process.env, (driver) => pluginDefaults(driver, config));
       return {
         plant: goal.assigned_to!,
         driver: settings.driver,

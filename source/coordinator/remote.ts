@@ -67,7 +67,7 @@ import {
 } from '../store/index.js';
 import { buildPrompt, closeFromStream, completeReportedAcceptance, pluginDefaults } from '../driver/index.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
-import { isGuarded } from '../guard/index.js';
+import { claimRoutePlan, guardContextOf, guardRecordsProblem, isGuarded, routedGoal, routingEventOf, writeGuardRecords, type GuardContext, type GuardRecordsWire } from '../guard/index.js';
 import { settleGoals } from './settle.js';
 import { gardenIsolation, materializeRemoteWork } from '../landing/index.js';
 import { branchTip } from '../worktree/index.js';
@@ -141,6 +141,8 @@ export interface ClaimContext {
   seed: { name: string; content: string | null };
   blocks: { tend?: string; commission?: string; supplements?: string; comments?: string };
   comments: CommentRecord[];
+  /** A guarded or routed goal's guard (the garden's decision) and this attempt's routing plan: the runner runs the guard in its checkout (docs/runners/level2.md, "Guarded and routed goals"). Absent for other goals. */
+  guard?: GuardContext;
   settings: { run_timeout_seconds: number; watchdog_seconds: number; tool_silence_seconds: number; result_grace_seconds: number; result_grace_cap_seconds: number };
 }
 
@@ -189,25 +191,38 @@ export function newLease(id: string, run: RunRecord, holder: LeaseRecord['runner
   };
 }
 
-/** True when a runner may take this goal: not a conversation reply, not guarded, not routed (docs/runners/level2.md, "Who runs what"). */
-export function runnerMayTake(goal: GoalRecord): boolean {
-  return goal.type !== 'converse' && !goal.post_reply_hop && !isGuarded(goal) && !goal.task_class && Boolean(goal.assigned_to);
+/** What a runner says it can do in its claim: `guard`, it runs a guarded or routed goal's guard in its checkout (seed 001). */
+export interface RunnerCapabilities {
+  guard?: boolean;
+}
+
+/**
+ * True when a runner may take this goal (docs/runners/level2.md, "Who runs
+ * what"): one assigned to a plant, never a conversation reply (`converse`,
+ * a post-reply hop: its agent session lives on the garden's machine), and a
+ * guarded or routed goal only when the runner runs the guard (`guard`).
+ */
+export function runnerMayTake(goal: GoalRecord, caps: RunnerCapabilities = {}): boolean {
+  if (goal.type === 'converse' || goal.post_reply_hop || !goal.assigned_to) return false;
+  return !isGuarded(goal) || Boolean(caps.guard);
 }
 
 /**
  * tasks_claim (seed 004, "The write-back contract" 1): takes the first
- * queued goal in dispatch order that the runner may run (plant active and
- * in `filter.plants` if given, driver in `filter.drivers` if given), then
+ * queued goal in dispatch order that the runner may run ({@link
+ * runnerMayTake}; plant active and in `filter.plants` if given, driver —
+ * a routed goal's tier's — in `filter.drivers` if given), then
  * queued → dispatched (under the goal's lock: of two racing claimers exactly
  * one wins), openRun with `runner`, dispatched → running, the lease file,
  * LeaseClaimed.
  *
  * @returns the claim, or undefined when nothing can be claimed.
  */
-export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { plants?: string[]; drivers?: string[] } = {}, now: () => Date = () => new Date(), env: NodeJS.ProcessEnv = process.env): Promise<Claim | undefined> {
+export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { plants?: string[]; drivers?: string[] } & RunnerCapabilities = {}, now: () => Date = () => new Date(), env: NodeJS.ProcessEnv = process.env): Promise<Claim | undefined> {
   const { paths, config } = garden;
+  const caps: RunnerCapabilities = { guard: Boolean(filter.guard) };
   const { goals } = await new OpenGoalScanner(paths).scan();
-  const candidates = goals.filter((g) => g.status === 'queued' && runnerMayTake(g) && (!filter.plants?.length || filter.plants.includes(g.assigned_to!))).sort(dispatchOrder);
+  const candidates = goals.filter((g) => g.status === 'queued' && runnerMayTake(g, caps) && (!filter.plants?.length || filter.plants.includes(g.assigned_to!))).sort(dispatchOrder);
   // A goal that waits for a dependency, or is blocked by one, is never claimed (docs/goal/level2.md, "Dependencies").
   const facts = candidates.some((g) => g.depends_on?.length) ? await dependencyFacts(paths, goals) : undefined;
   const plants = new Map<string, boolean>();
@@ -221,11 +236,13 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     } catch {
       continue;
     }
-    if (goal.status !== 'queued' || !runnerMayTake(goal)) continue;
+    if (goal.status !== 'queued' || !runnerMayTake(goal, caps)) continue;
     // A cap with no room left holds the goal from runners as from the coordinator (docs/budget/level2.md).
     if (await budgetHolds(garden, goal, now())) continue;
     if (goal.depends_on?.length && decideReadiness(goal, facts ?? (await dependencyFacts(paths, [goal]))).state !== 'ready') continue;
-    const settings = resolveSettings(goal, config, env, (driver) => pluginDefaults(driver, config));
+    // A routed goal runs on its attempt's tier, as the coordinator's dispatch would (seed 001, routing).
+    const plan = await claimRoutePlan(paths, config, goal);
+    const settings = resolveSettings(routedGoal(goal, plan), config, env, (driver) => pluginDefaults(driver, config));
     if (filter.drivers?.length && !filter.drivers.includes(settings.driver)) continue;
     // In worktree mode a remote run's work lands as a local run's does: its diff.patch is applied on the base tip it starts from now.
     const isolation = await gardenIsolation(garden, env);
@@ -267,7 +284,8 @@ export async function claimTask(garden: Garden, who: RunnerIdentity, filter: { p
     if (!claimed) continue;
     const { run, lease } = claimed;
     goal = claimed.goal;
-    return { lease, goal, run, context: await claimContext(garden, goal, run, now()) };
+    const guard = guardContextOf(goal, config, plan);
+    return { lease, goal, run, context: { ...(await claimContext(garden, goal, run, now())), ...(guard ? { guard } : {}) } };
   }
   return undefined;
 }
@@ -544,6 +562,27 @@ export interface FinishInput {
   background_tasks?: RunRecord['background_tasks'] | null;
   stop_reason?: string | null;
   terminal_reason?: string | null;
+  /** A guarded run's records, from the guard the runner ran (docs/runners/level2.md, "Guarded and routed goals"). */
+  guard?: GuardRecordsWire | null;
+}
+
+/**
+ * What is wrong with a finish's guard records for `goal`, first found
+ * (status, field, one line): records for a goal that is not guarded (400),
+ * a success of a guarded goal without them (the runner ran no guard: 422),
+ * records that do not validate or name another run (422), an outcome that
+ * kept the work under a status that is not success or rejected it under
+ * success (422).
+ */
+function guardProblem(goal: GoalRecord, runId: string, input: FinishInput): { status: 400 | 422; field: string; message: string } | undefined {
+  const records = input.guard ?? undefined;
+  if (!isGuarded(goal)) return records ? { status: 400, field: '/guard', message: `guard: goal ${goal.id} is not guarded; a finish of its run carries no guard records` } : undefined;
+  if (!records) return input.status === 'success' ? { status: 422, field: '/guard', message: `status success without guard records: goal ${goal.id} is guarded, and only its guard's verdict can keep the work (a runner that runs no guard cannot finish it as success)` } : undefined;
+  const wrong = guardRecordsProblem(runId, records);
+  if (wrong) return { status: 422, ...wrong };
+  const state = (records.outcome as { state: string }).state;
+  if (input.status === 'success' && state !== 'ready') return { status: 422, field: '/guard/outcome/state', message: `status success while the guard's outcome is ${state}: the guard did not keep the work` };
+  return undefined;
 }
 
 /** The outcome's contradictions with the runner's own facts, first one found (docs/runners/level2.md, "runs_finish"). */
@@ -600,6 +639,8 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
     }
     const wrong = contradiction(input, goal.type);
     if (wrong) throw new RemoteRefusal(422, wrong.message, wrong.field);
+    const guardWrong = guardProblem(goal, runId, input);
+    if (guardWrong) throw new RemoteRefusal(guardWrong.status, guardWrong.message, guardWrong.field);
     const extra: CloseRunInput['extra'] = {
       ...(input.lingered ? { lingered: true } : {}),
       ...(input.leftovers?.length ? { leftovers: input.leftovers } : {}),
@@ -633,6 +674,7 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
       goal.type,
     )[0];
     if (invalid) throw new RemoteRefusal(422, formatIssue(invalid), `/${invalid.field.split('.')[0] || 'status'}`);
+    if (input.guard) await takeInGuardRecords(garden, runId, goal, lease, input.guard, who, at);
     if (input.status === 'success' && input.reflection?.trim()) {
       // The runner's driver asked for it and got it on its machine; the garden's log says so at the finish, in the local order.
       await appendEvent(paths, { type: 'ReflectionRequested', run: runId, goal: goal.id, plant: lease.plant, detail: `on runner ${who.name}@${who.host}` }, at);
@@ -670,6 +712,28 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
   });
   const goal = await settleOne(garden, closed.goal, now);
   return { run: closed, goal };
+}
+
+/**
+ * A remote guarded run's records into the garden's run directory (seed
+ * 001's files, where the local guard writes them: routing, `pak2 trace` and
+ * the workbench read them there), with the events the guard writes locally:
+ * RunRolledBack when the runner's guard reverted the work, and the routing
+ * step (RoutingStopped / RoutingEscalated) of a routed goal's attempt.
+ */
+async function takeInGuardRecords(garden: Garden, runId: string, goal: GoalRecord, lease: LeaseRecord, records: GuardRecordsWire, who: RunnerIdentity, at: Date): Promise<void> {
+  await writeGuardRecords(garden.paths, runId, records);
+  const outcome = records.outcome as { diagnostic_code: string; rollback_performed: boolean; attempted_mutations: string[]; mutated_files: string[] };
+  const base = { run: runId, goal: goal.id, plant: lease.plant, ...tokenFields(who) };
+  if (outcome.rollback_performed) {
+    const left = outcome.mutated_files.length;
+    await appendEvent(garden.paths, { type: 'RunRolledBack', ...base, detail: `${outcome.diagnostic_code}: ${outcome.attempted_mutations.length} path(s) reverted on runner ${who.name}@${who.host}${left ? `, ${left} still changed` : ''}; rejected.patch` }, at);
+  }
+  const routing = (records.envelope as { routing?: Parameters<typeof routingEventOf>[0] }).routing;
+  if (routing) {
+    const event = routingEventOf(routing, outcome.diagnostic_code);
+    await appendEvent(garden.paths, { type: event.type, ...base, detail: event.detail }, at);
+  }
 }
 
 /** A closed remote run's work joins the merge queue as a local run's does (docs/landing/level2.md, "Remote runners"); a failure to take it in is a LandingFailed event. */

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
 import type { GoalRecord, ScheduleState, SchedulesState } from '../contracts/index.js';
-import { parseConfig, type Garden, type ScheduleConfig } from '../garden/index.js';
+import { reloadConfig, type Garden, type ScheduleConfig } from '../garden/index.js';
 import { appendEvent, readGoal, readSchedulesState, StoreError, writeSchedulesState, type GoalProblem } from '../store/index.js';
 import { decideFiring } from './schedule-policy.js';
 
@@ -27,35 +26,16 @@ export interface ScheduleFiring {
   reason?: string;
 }
 
-/** The `[[schedule]]` entries read last, by the garden they belong to, with the file's stamp. */
-const liveSchedules = new WeakMap<Garden, { stamp: string; schedules: ScheduleConfig[]; problem?: string }>();
-
 /**
  * The `[[schedule]]` entries as PAK2.toml says now: `pak2 schedule add` and
- * `remove` take effect at the next pass, without a restart. Read again only
- * when the file's size or mtime changed. A file that no longer loads keeps
- * the entries read last (the coordinator's own config when none) and names
- * its problem.
+ * `remove` take effect at the next pass, without a restart. PAK2.toml is
+ * read again when it changed ({@link reloadConfig}); a file that no longer
+ * loads keeps the entries read last (its problem is said where the
+ * configuration's is: docs/garden/level2.md, "Changing PAK2.toml while pak2 runs").
  */
-export function currentSchedules(garden: Garden): { schedules: ScheduleConfig[]; problem?: string } {
-  const file = garden.paths.configFile;
-  let stamp: string;
-  try {
-    const stat = fs.statSync(file);
-    stamp = `${stat.size}:${stat.mtimeMs}`;
-  } catch {
-    return { schedules: liveSchedules.get(garden)?.schedules ?? garden.config.schedules };
-  }
-  const known = liveSchedules.get(garden);
-  if (known?.stamp === stamp) return known;
-  let entry: { stamp: string; schedules: ScheduleConfig[]; problem?: string };
-  try {
-    entry = { stamp, schedules: parseConfig(fs.readFileSync(file, 'utf8'), file).schedules };
-  } catch (error) {
-    entry = { stamp, schedules: known?.schedules ?? garden.config.schedules, problem: `schedules keep their last good entries: ${(error as Error).message}` };
-  }
-  liveSchedules.set(garden, entry);
-  return entry;
+export function currentSchedules(garden: Garden): { schedules: ScheduleConfig[] } {
+  reloadConfig(garden);
+  return { schedules: garden.config.schedules };
 }
 
 /**
@@ -73,8 +53,8 @@ export function currentSchedules(garden: Garden): { schedules: ScheduleConfig[];
  */
 export async function runSchedules(garden: Garden, submit: ScheduledSubmit, now: Date): Promise<{ firings: ScheduleFiring[]; nextAt?: string; problems: GoalProblem[] }> {
   const { paths } = garden;
-  const { schedules, problem } = currentSchedules(garden);
-  const problems: GoalProblem[] = problem ? [{ file: paths.configFile, message: problem }] : [];
+  const { schedules } = currentSchedules(garden);
+  const problems: GoalProblem[] = [];
   let state: SchedulesState;
   try {
     state = await readSchedulesState(paths);

@@ -177,9 +177,13 @@ export interface TendGoalInput {
   key: string;
   origin: TendOrigin;
   body?: string;
+  /** Default {@link TEND_PRIORITY}; genesis's first survey queues at 60. */
+  priority?: number;
+  /** The slug's source; default `tend <trigger> <origin goal>`. */
+  title?: string;
 }
 
-/** Queues one tend goal for the gardener, carrying its trigger metadata in `tend`. */
+/** Queues one tend goal for the gardener, carrying its trigger metadata in `tend` (the one tend goal builder: automatic tends, submitTendGoal, genesis). */
 export async function createTendGoal(garden: Garden, input: TendGoalInput, now: Date = new Date()): Promise<GoalRecord> {
   const body = input.body ?? `Automatic tend (${input.trigger}): look after the garden. Trigger key ${input.key}.`;
   return createGoal(
@@ -188,8 +192,8 @@ export async function createTendGoal(garden: Garden, input: TendGoalInput, now: 
       type: 'tend',
       plant: TEND_PLANT,
       body,
-      priority: TEND_PRIORITY,
-      title: `tend ${input.trigger.replace(/_/g, ' ')} ${input.origin.goal ?? ''}`.trim(),
+      priority: input.priority ?? TEND_PRIORITY,
+      title: input.title ?? `tend ${input.trigger.replace(/_/g, ' ')} ${input.origin.goal ?? ''}`.trim(),
       tend: { trigger: input.trigger, key: input.key, origin: input.origin },
     },
     now,

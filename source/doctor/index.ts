@@ -5,13 +5,14 @@
  */
 import path from 'node:path';
 import { storeUrlOf, type GardenPaths } from '../garden/index.js';
-import { attachStore, detachStore, storeOf } from '../store/index.js';
+import { attachStore, detachStore, OpenGoalScanner, storeOf } from '../store/index.js';
 import { PostgresStore } from '../store/postgres/store.js';
 import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
 import { checkDashboardInvocations } from './dashboard.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
+import { checkTakers } from './takers.js';
 import { checkIgnore } from './ignore.js';
 import { checkLeases } from './leases.js';
 import { checkLock } from './lock.js';
@@ -23,9 +24,9 @@ import { checkRuntimeGit } from './runtime-git.js';
 import { checkSchedules } from './schedules.js';
 import { checkStore } from './store.js';
 import { checkWorktrees } from './worktrees.js';
-import { NotFixed, type DoctorContext, type Finding, type Problem } from './types.js';
+import { CHECK_WORDS, DOCTOR_CHECKS, NotFixed, type CheckResult, type DoctorCheck, type DoctorContext, type Finding, type Problem } from './types.js';
 
-export { DOCTOR_CHECKS, type DoctorCheck, type Finding } from './types.js';
+export { CHECK_WORDS, DOCTOR_CHECKS, type CheckResult, type DoctorCheck, type Finding } from './types.js';
 export { Aside, doctorDir } from './aside.js';
 export { coordinatorPresence, gardenServeProcesses, type CoordinatorPresence, type ServeProcess } from './presence.js';
 export { processAlive } from '../proc.js';
@@ -53,6 +54,8 @@ export interface DoctorReport {
   gardenRoot: string;
   /** Every finding, in check order. */
   findings: Finding[];
+  /** Every check in order: whether it ran, and its findings' count (the text report lists each). */
+  checks: CheckResult[];
   /** True when `fix` was asked for. */
   fixRan: boolean;
   /** `<runtime-root>/doctor/<timestamp>` when `--fix` moved or copied something there. */
@@ -83,7 +86,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const loaded = loadForDoctor(options.dir, options.search ?? false);
   if ('problem' in loaded) {
     const finding = publicFinding(loaded.problem);
-    return { gardenRoot: loaded.root, findings: [options.fix ? { ...finding, fixed: false } : finding], fixRan: Boolean(options.fix) };
+    const findings = [options.fix ? { ...finding, fixed: false } : finding];
+    return { gardenRoot: loaded.root, findings, checks: checkResults(findings, { skipped: (check) => (check === 'config' ? undefined : 'not run: PAK2.toml does not load') }), fixRan: Boolean(options.fix) };
   }
   const { garden } = loaded;
   const ctx: DoctorContext = {
@@ -95,10 +99,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const problems: Problem[] = [];
   problems.push(...checkLock(ctx));
   const storeUrl = storeUrlOf(garden.config.storeUrl, ctx.env);
+  // Which checks did not run here, and why: the report lists every check.
+  let skipped: (check: DoctorCheck) => string | undefined = (check) => (check === 'store' ? 'not run: not a PostgreSQL garden (its records are checked as files)' : undefined);
   if (storeUrl) {
     // A PostgreSQL garden: its goals, runs, leases and events are the store's, checked there; the file checks of those records do not apply.
     const store = await checkStore(ctx, storeUrl.url, storeUrl.from);
     problems.push(...store.problems);
+    skipped = (check) =>
+      STORE_STANDS_FOR.includes(check) ? 'not run: the store check stands for it on PostgreSQL' : (check === 'worktrees' || check === 'dashboard') && !store.usable ? 'not run: the store does not open without a migration' : undefined;
     problems.push(...(await checkPlants(ctx)));
     problems.push(...(await checkSchedules(ctx)));
     problems.push(...checkProcesses(ctx));
@@ -110,6 +118,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const own = storeOf(garden.paths) ? undefined : new PostgresStore(storeUrl.url, { max: 2 });
       if (own) attachStore(garden.paths, own);
       try {
+        problems.push(...checkTakers(ctx, (await new OpenGoalScanner(garden.paths).scan()).goals));
         problems.push(...(await checkDashboardInvocations(ctx)));
         problems.push(...(await checkWorktrees(ctx)));
       } finally {
@@ -122,6 +131,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   } else {
     const goals = await checkGoals(ctx);
     problems.push(...goals.problems);
+    problems.push(...checkTakers(ctx, goals.scan.goals.values()));
     problems.push(...(await checkLedger(ctx, goals.scan)));
     problems.push(...(await checkRuns(ctx, goals.scan)));
     problems.push(...(await checkLeases(ctx, goals.scan)));
@@ -135,7 +145,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     problems.push(...(await checkWorktrees(ctx)));
   }
 
-  if (!options.fix) return { gardenRoot: garden.paths.gardenRoot, findings: problems.map(publicFinding), fixRan: false };
+  if (!options.fix) {
+    const findings = problems.map(publicFinding);
+    return { gardenRoot: garden.paths.gardenRoot, findings, checks: checkResults(findings, { skipped }), fixRan: false };
+  }
 
   const findings: Finding[] = [];
   for (const problem of problems) {
@@ -151,12 +164,23 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       findings.push({ ...finding, fix: `${finding.fix} — not done: ${why}`, fixed: false });
     }
   }
-  const report: DoctorReport = { gardenRoot: garden.paths.gardenRoot, findings, fixRan: true };
+  const report: DoctorReport = { gardenRoot: garden.paths.gardenRoot, findings, checks: checkResults(findings, { skipped }), fixRan: true };
   if (ctx.aside.touched) {
     report.asideDir = ctx.aside.dir;
     await ctx.aside.writeReport({ garden: garden.paths.gardenRoot, findings });
   }
   return report;
+}
+
+/** The file checks a PostgreSQL garden's store check stands for (docs/doctor/level2.md, "store"). */
+const STORE_STANDS_FOR: readonly DoctorCheck[] = ['goals', 'ledger', 'runs', 'leases', 'events'];
+
+/** Every check in order, with its findings' count, and `skipped` saying why one did not run. */
+function checkResults(findings: readonly Finding[], options: { skipped: (check: DoctorCheck) => string | undefined }): CheckResult[] {
+  return DOCTOR_CHECKS.map((check) => {
+    const why = options.skipped(check);
+    return { check, ran: why === undefined, ...(why ? { skipped: why } : {}), findings: findings.filter((f) => f.check === check).length };
+  });
 }
 
 /** True when the report leaves something to do: any finding without `--fix`, any unfixed one after it. */
@@ -189,9 +213,38 @@ export function formatFinding(gardenRoot: string, finding: Finding): string {
   return finding.fix ? `${head} — fix: ${show(finding.fix)}` : head;
 }
 
-/** The report as lines: one per finding, then a summary (`no problems found in …` when clean). */
+/** The mark of a check's line: ran clean (or all fixed), findings left, not run. */
+const MARK = { ok: '[✓]', bad: '[✗]', skipped: '[-]' } as const;
+
+/**
+ * The report as lines, as `flutter doctor` lists what it checked
+ * (docs/doctor/level2.md): `doctor: <garden>`, then each check in order on a
+ * line of its own, `[✓] runs   <what it looks at>` when it found nothing,
+ * `[✗] runs   2 problem(s): …` with its findings below it, indented (after
+ * `--fix`: how many were fixed; `[✓]` when all were), `[-] store   not run:
+ * <why>`; last a summary (`no problems found in …` when clean).
+ */
 export function formatReport(report: DoctorReport): string[] {
-  const lines = report.findings.map((f) => formatFinding(report.gardenRoot, f));
+  const width = Math.max(...DOCTOR_CHECKS.map((c) => c.length));
+  const lines = [`doctor: ${report.gardenRoot}`];
+  for (const result of report.checks) {
+    const name = result.check.padEnd(width);
+    if (!result.ran) {
+      lines.push(`${MARK.skipped} ${name}  ${result.skipped ?? 'not run'}`);
+      continue;
+    }
+    const own = report.findings.filter((f) => f.check === result.check);
+    if (own.length === 0) {
+      lines.push(`${MARK.ok} ${name}  ${CHECK_WORDS[result.check]}`);
+      continue;
+    }
+    const fixed = own.filter((f) => f.fixed === true).length;
+    const counted = `${own.length} problem(s)${report.fixRan ? `, ${fixed} fixed` : ''}`;
+    lines.push(`${fixed === own.length ? MARK.ok : MARK.bad} ${name}  ${counted}: ${CHECK_WORDS[result.check]}`);
+    for (const finding of own) lines.push(`    ${formatFinding(report.gardenRoot, finding)}`);
+  }
+  // A finding of a check this list does not name (none today) is still printed.
+  for (const finding of report.findings.filter((f) => !report.checks.some((c) => c.check === f.check))) lines.push(`    ${formatFinding(report.gardenRoot, finding)}`);
   const total = report.findings.length;
   if (total === 0) {
     lines.push(`no problems found in ${report.gardenRoot}`);

@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { commissionMetadataOf, COMMISSION_GOAL_TYPE, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
+import { commissionMetadataOf, COMMISSION_GOAL_TYPE, GENESIS_TEND_TRIGGER, tendMetadataOf, type CommentRecord, type CommissionMetadata, type GoalRecord } from '../contracts/index.js';
 import { runDir, type GardenPaths } from '../garden/index.js';
+import { shellWord } from '../shell-word.js';
 
 /**
  * The context blocks of the prompt that come from a goal's metadata (seed
@@ -9,7 +10,7 @@ import { runDir, type GardenPaths } from '../garden/index.js';
  * policies that queue such goals.
  */
 
-/** The `# Tend Context` block for a tend goal's prompt, or undefined without `tend` metadata. */
+/** The `# Tend Context` block for a tend goal's prompt (trigger metadata and origin hints; genesis's first survey included), or undefined without `tend` metadata. */
 export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string | undefined {
   if (goal.type !== 'tend') return undefined;
   const meta = tendMetadataOf(goal);
@@ -25,7 +26,16 @@ export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string 
     lines.push('Queued goals that cannot dispatch:');
     for (const g of o.goals) lines.push(`- ${g.goal}: ${g.reason}`);
   }
+  if (meta.trigger === GENESIS_TEND_TRIGGER) lines.push('Origin: pak2 genesis queued this first survey of a new garden; no run has happened here before it.');
   lines.push('', 'Where to look:');
+  if (meta.trigger === GENESIS_TEND_TRIGGER) {
+    lines.push(
+      `- the garden's motivation: ${paths.motivationFile}`,
+      `- what the operator wants and what done means: ${path.join(paths.homeDir, 'CHARTER.md')} and ${path.join(paths.homeDir, 'DONE.md')} (if they exist)`,
+      ...(goal.assigned_to ? [`- your plant directory, where your memory starts: ${path.join(paths.plantsDir, goal.assigned_to)}`] : []),
+      `- the garden's configuration: ${paths.configFile}`,
+    );
+  }
   if (o.run) {
     const dir = runDir(paths, o.run);
     lines.push(`- the run directory: ${dir}`, `- ${path.join(dir, 'events.jsonl')} (the agent's event stream)`, `- ${path.join(dir, 'stderr.log')} (the agent's stderr)`, `- ${path.join(dir, 'prompt.md')} (the prompt it was given)`);
@@ -35,10 +45,6 @@ export function renderTendContext(goal: GoalRecord, paths: GardenPaths): string 
   return lines.join('\n');
 }
 
-/** Quotes text for a shell command line in the task body. */
-export function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The `# Plant Commission Context` block for a commissioning goal's prompt, or undefined without `commission` metadata. */
 export function renderCommissionContext(meta: CommissionMetadata | undefined): string | undefined {
@@ -52,7 +58,7 @@ export function renderCommissionContext(meta: CommissionMetadata | undefined): s
     `- Queue exactly one first goal, for plant ${meta.plant} only, of type ${meta.first_goal.type}.`,
     '- Keep it bounded: one concrete task the new plant can finish in a single run.',
     `- Its task: ${meta.first_goal.body.replace(/\n/g, '\n  ')}`,
-    `- Command: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellQuote(meta.first_goal.body)}`,
+    `- Command: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellWord(meta.first_goal.body)}`,
     '- Report the first goal\'s id in your final message.',
   ].join('\n');
 }

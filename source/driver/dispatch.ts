@@ -37,6 +37,7 @@ import {
   unfollowRun,
   type ChatMessage,
   type CloseRunInput,
+  type RunCloser,
   storeOf,
 } from '../store/index.js';
 import { acceptancePromptBlock, checkAcceptance, decideAcceptanceCheck, uncheckedAcceptance, type AcceptanceCheckContext } from './acceptance.js';
@@ -296,7 +297,13 @@ export function readPhases(eventsFile: string, options: { mainUntil?: number } =
   };
 }
 
-function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: CloseRunInput['status']; reason: FailureReason; by?: string } {
+/**
+ * How a run pak2 stopped is closed, by what stopped it (docs/run/level2.md,
+ * "Terminal paths and the facts they keep"): its status, reason code and
+ * who the RunClosed event says closed it (none: the driver). The driver
+ * writes the close after the stop in every case.
+ */
+export function stoppedStatus(stop: NonNullable<LaunchResult['stoppedBy']>): { status: CloseRunInput['status']; reason: FailureReason; by?: RunCloser } {
   if (stop === 'timeout') return { status: 'timeout', reason: 'timeout' };
   if (stop === 'coordinator_stopped') return { status: 'killed', reason: 'coordinator_stopped', by: 'coordinator' };
   if (stop === 'operator') return { status: 'killed', reason: 'operator_stopped', by: 'operator' };
@@ -458,8 +465,8 @@ async function closeAfterMainTurnFrom(garden: Garden, run: RunRecord, goalType: 
   const text = reflected.reported && reflected.status === 'success' ? reflected.finalText?.trim() : undefined;
   if (text && !isTerminalRunStatus((await readRun(paths, run.id)).status)) await appendEvent(paths, { type: 'ReflectionRecorded', run: run.id, goal: run.goal, plant: run.plant }, now);
   const input = text
-    ? { status: 'success' as const, reflection: text, by: 'coordinator' }
-    : { status: 'failure' as const, failureReason: 'reflection_failed' as const, errorText: `${why} during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded`, by: 'coordinator' };
+    ? { status: 'success' as const, reflection: text, by: 'coordinator' as const }
+    : { status: 'failure' as const, failureReason: 'reflection_failed' as const, errorText: `${why} during the reflection turn; the main turn had finished (success) and is kept; no reflection was recorded`, by: 'coordinator' as const };
   return closeFromStreamFile(garden, run, goalType, input, now, eventsFile, async (full) => ({ ...full, cost: addCosts(full.cost, reflected.cost) }));
 }
 
@@ -718,8 +725,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
         if (phase === 'main' && handle.pid) guard?.executorLaunched?.({ sandboxed });
         ctx.onRunStart?.(runId, handle);
       },
-      // The agent knows its run and garden: `pak2 operator-message` and friends read these.
-      env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
+      // The agent knows its goal, run and garden: `pak2 comment "$PAK2_GOAL_ID" --blocking`, `pak2 operator-message` and friends read these.
+      env: { ...agentEnv, PAK2_GOAL_ID: goal.id, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot, ...(run.worktree ? { PAK2_WORKTREE: workDir } : {}) },
     });
     forward(heldLine);
     heldLine = '';

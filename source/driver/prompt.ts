@@ -22,6 +22,14 @@ export const PROMPT_HEADINGS = {
   task: '# Task',
 } as const;
 
+/**
+ * The run block's line on asking the operator (docs/runners/level2.md,
+ * "An agent's comments"): every run gets it, local or on a runner (both set
+ * `PAK2_GOAL_ID`), whether or not its goal has comments yet.
+ */
+export const ASK_LINE =
+  '- To ask the operator a question you cannot go on without: pak2 comment "$PAK2_GOAL_ID" --blocking --wait "YOUR QUESTION" — your goal waits, blocked, and the answer is printed; with no answer within 10 minutes it exits 1: end your turn saying what you need, and the next run of this goal is given the answer.';
+
 /** The question asked by the reflection continuation (seed 000, "Reflection"). */
 export const REFLECTION_PROMPT = [
   'Reflection: the task is finished. In a few sentences of plain text, answer "what was learned?"',
@@ -99,6 +107,7 @@ export function buildPrompt(input: PromptInput): string {
       ...(paths.homeDir !== paths.gardenRoot ? [`- Plant directory: ${gardenRelative(paths, dir)}/ (memory/MEMORY.md, skills/, knowledge/; pak2's files in this repository are under ${gardenRelative(paths, paths.homeDir)}/)`] : []),
       `- Run directory: ${input.runDirectory}`,
       ...(input.replyDirectory ? [`- Reply notes for the operator go in: ${input.replyDirectory}`] : []),
+      ASK_LINE,
       ...(input.worktree
         ? [
             `- Worktree: your own git worktree on branch ${input.worktree.branch}, from ${input.worktree.base_branch} at ${input.worktree.base_commit.slice(0, 12)}. Other agents work in worktrees of their own. When you finish, pak2 commits what you changed here (your own commits are kept) and lands it on ${input.worktree.base_branch} after it is verified on the merged result.`,

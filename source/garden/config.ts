@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, cronProblem, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type AcceptanceCriterion, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
+import { CONFIG_RANGES, cronProblem, GARDEN_NAME_PATTERN, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type AcceptanceCriterion, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
+import { loadedText } from './loaded.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
 import { storeUrlProblem } from './store-url.js';
 
@@ -22,6 +23,23 @@ export const LEASE_TTL_DEFAULT_SECONDS = 600;
 
 /** The reply directory name under `<runtime-root>/inbox/` when `[garden].name` is absent. */
 export const DEFAULT_GARDEN_NAME = 'garden';
+
+/** The seed's failure code for a malformed garden name (seed 002, "Failure modes": `set_garden_name()`). */
+export const INVALID_GARDEN_NAME = 'INVALID_GARDEN_NAME';
+
+/**
+ * Checks a name about to become `[garden].name` (seed 002, "Failure modes":
+ * `set_garden_name()`; `pak2 init --name`, `pak2 publish --name`): one safe
+ * path segment, since it names `<runtime-root>/inbox/<name>/`.
+ * `source` names where the name came from in the message (`--name`).
+ *
+ * @returns the name, unchanged.
+ * @throws UserError with code INVALID_GARDEN_NAME (exit 2) for a malformed name.
+ */
+export function setGardenName(name: string, source = '--name'): string {
+  if (GARDEN_NAME_PATTERN.test(name)) return name;
+  throw new UserError(`${source} ${JSON.stringify(name)}: ${INVALID_GARDEN_NAME} (a garden name is lower-case letters, digits, '.', '_' and '-', at most 64, starting and ending with a letter or digit: it names the reply directory <runtime-root>/inbox/<name>/)`, { code: INVALID_GARDEN_NAME });
+}
 
 /** PAK2.toml with every default filled in. Times are seconds. */
 export interface GardenConfig {
@@ -106,18 +124,34 @@ export interface ScheduleConfig {
   goal: { type: GoalType; plant: string; body: string; priority?: number; driver?: string; model?: string; guard?: GoalGuard; acceptance_criteria?: AcceptanceCriterion[] };
 }
 
-/** A loaded garden: where it is, and its configuration. */
+/**
+ * A loaded garden: where it is, and its configuration. `config` is the
+ * configuration in force: a long-lived process replaces it when PAK2.toml
+ * changes (source/garden/reload.ts), so code reads `garden.config` when it
+ * acts, not once at start.
+ */
 export interface Garden {
   paths: GardenPaths;
   config: GardenConfig;
 }
 
 /**
+ * PAK2.toml does not load: the one-line message of {@link UserError}, and
+ * `where` it went wrong: the dotted keys named (`drivers.trap.command`,
+ * `schedule[2].cron`) or, for TOML syntax, `line L, column C`.
+ */
+export class ConfigError extends UserError {
+  constructor(message: string, readonly where: string[], options: { hint?: string } = {}) {
+    super(message, options);
+  }
+}
+
+/**
  * Parses and validates PAK2.toml text. `file` names the file in errors.
  *
- * @throws UserError `PAK2.toml: line L, column C: …` for TOML syntax, or
- *   `PAK2.toml: <key>: <CODE> (…)` for the first schema issue
- *   (UNKNOWN_CONFIG_KEY, INVALID_CONFIG_VALUE).
+ * @throws ConfigError (a UserError) `PAK2.toml: line L, column C: …` for
+ *   TOML syntax, or `PAK2.toml: <key>: <CODE> (…)` for each schema issue
+ *   (UNKNOWN_CONFIG_KEY, INVALID_CONFIG_VALUE), with the keys in `where`.
  */
 export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   let raw: unknown;
@@ -126,7 +160,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   } catch (error) {
     if (error instanceof TomlError) {
       const first = error.message.split('\n')[0] ?? 'invalid TOML';
-      throw new UserError(`${file}: line ${error.line}, column ${error.column}: ${first.replace(/^Invalid TOML document: /, '')}`);
+      throw new ConfigError(`${file}: line ${error.line}, column ${error.column}: ${first.replace(/^Invalid TOML document: /, '')}`, [`line ${error.line}, column ${error.column}`]);
     }
     throw error;
   }
@@ -151,7 +185,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       const range = CONFIG_RANGES[issue.field] ? `must be ${CONFIG_RANGES[issue.field]}` : issue.message;
       return `${issue.field || '(document)'}: ${issue.code} (${range}${got})`;
     });
-    throw new UserError(`${file}: ${issues.length === 1 ? '' : `${issues.length} problems: `}${described.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
+    throw new ConfigError(`${file}: ${issues.length === 1 ? '' : `${issues.length} problems: `}${described.join('; ')}`, described.map(keyOf), { hint: 'see PAK2.toml.example for every key' });
   }
   const cfg = raw as ConfigFile;
   // What the schema cannot say: scope globs are relative to the garden, and a routing tier names a driver pak2 can run.
@@ -184,7 +218,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
   if (budgetZone) semantic.push(`budget.timezone: INVALID_CONFIG_VALUE (must be ${budgetZone}; got ${JSON.stringify(cfg.budget!.timezone)})`);
   const urlProblem = cfg.store?.url !== undefined ? storeUrlProblem(cfg.store.url) : undefined;
   if (urlProblem) semantic.push(`store.url: INVALID_CONFIG_VALUE (${urlProblem})`);
-  if (semantic.length > 0) throw new UserError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, { hint: 'see PAK2.toml.example for every key' });
+  if (semantic.length > 0) throw new ConfigError(`${file}: ${semantic.length === 1 ? '' : `${semantic.length} problems: `}${semantic.join('; ')}`, semantic.map(keyOf), { hint: 'see PAK2.toml.example for every key' });
   const driverCommands: GardenConfig['drivers'] = {};
   for (const [name, entry] of Object.entries(cfg.drivers ?? {})) {
     const command = entry.command;
@@ -257,6 +291,11 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
       },
     })),
   };
+}
+
+/** The key an error part names: what comes before its first `: `. */
+function keyOf(part: string): string {
+  return part.slice(0, part.indexOf(': '));
 }
 
 /** ` ; got <value>` for an error line (TOML's inf and nan as the file writes them), or nothing for an absent value. */
@@ -370,7 +409,9 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
       hint: 'set `root = ".runtime"` under [runtime] in PAK2.toml, or move .runtime/ to the new root (or aside)',
     });
   }
-  return { paths, config };
+  const garden = { paths, config };
+  loadedText.set(garden, text);
+  return garden;
 }
 
 /** Whether `dir` holds at least one `.json` file (read until the first; false when it is not there). */

@@ -1,4 +1,4 @@
-import { RUN_ID_PATTERN, type ExecutionEnvelope, type PhaseEvent, type RoutingAttempt, type ScopeViolation, type TaskOutcome } from '../contracts/index.js';
+import { RUN_ID_PATTERN, type ExecutionEnvelope, type GoalRecord, type PhaseEvent, type RoutingAttempt, type ScopeViolation, type TaskOutcome } from '../contracts/index.js';
 import type { GardenConfig } from '../garden/index.js';
 import type { GuardRecord } from './read.js';
 
@@ -183,19 +183,47 @@ function attemptLine(a: RoutingAttempt, i: number, runId: string): string {
   return `${me} ${i + 1}  ${pad(a.run_id, 24)} tier ${a.tier_index}  ${pad(`${a.executor}/${a.model}`, 24)} ${pad(a.diagnostic_code, 18)} ${formatUsd(a.cost_usd)}`;
 }
 
+/** What {@link traceSections} knows besides the guard files: the routing class's bound, the run's goal as it is now. */
+export interface TraceContext {
+  maxAttempts?: number;
+  goal?: Pick<GoalRecord, 'id' | 'status' | 'closed_reason'>;
+}
+
+/**
+ * The next useful step after a guarded run that kept nothing, for a person
+ * reading its trace (`pak2 trace RUN`, the workbench detail), never the
+ * trace itself: the escalated attempt's trace when routing ran the goal
+ * again (`pak2 trace 3-x-r2`); `pak2 retry GOAL` when the goal closed
+ * without success (it queues it again); `pak2 show GOAL` while it is open
+ * (what it waits for, its runs). Without the goal, the outcome's recorded
+ * `next_command` unless it names this very trace. Undefined for a run that
+ * kept its work or has no outcome yet.
+ */
+export function traceNextStep(record: GuardRecord, runId: string, goal?: TraceContext['goal']): string | undefined {
+  const o = record.outcome;
+  if (!o || o.state === 'ready') return undefined;
+  const routing = record.envelope?.routing;
+  const escalated = routing && nextTierIndex(routing) !== undefined ? nextRunId(runId) : undefined;
+  if (escalated) return `pak2 trace ${escalated}`;
+  if (goal?.status === 'closed') return goal.closed_reason === 'success' ? undefined : `pak2 retry ${goal.id}`;
+  if (goal) return `pak2 show ${goal.id}`;
+  return o.next_command && o.next_command !== `pak2 trace ${runId}` ? o.next_command : undefined;
+}
+
 /**
  * The trace of a guarded run, section by section (`pak2 trace RUN`, the
  * workbench detail): decision and diagnostic, executor, baseline, the
  * phase timeline with durations, verify, violations, mutations, rollback,
  * routing with each attempt's cost, and the problems of the files.
  */
-export function traceSections(record: GuardRecord, runId: string, options: { maxAttempts?: number } = {}): { heading: string; lines: string[] }[] {
+export function traceSections(record: GuardRecord, runId: string, options: TraceContext = {}): { heading: string; lines: string[] }[] {
   const sections: { heading: string; lines: string[] }[] = [];
   const { envelope: e, outcome: o } = record;
   const decision: string[] = [];
   if (o) {
     decision.push(`${o.state} / ${o.status} · ${o.diagnostic_code}`);
-    if (o.next_command) decision.push(`next ${o.next_command}`);
+    const next = traceNextStep(record, runId, options.goal);
+    if (next) decision.push(`next ${next}`);
     decision.push(`contract ${o.contract_id ?? '-'} · acceptance ${o.acceptance_state}`);
     decision.push(`wall time ${formatMs(o.wall_time_seconds * 1000)}`);
   } else decision.push(record.phases.length ? `no task_outcome.json yet (last phase: ${record.phases.at(-1)!.phase} ${record.phases.at(-1)!.outcome})` : 'no task_outcome.json');
@@ -281,7 +309,7 @@ export function traceSections(record: GuardRecord, runId: string, options: { max
 }
 
 /** The trace as text: a header line, then each section with its lines indented. */
-export function traceText(record: GuardRecord, runId: string, options: { maxAttempts?: number; status?: string } = {}): string {
+export function traceText(record: GuardRecord, runId: string, options: TraceContext & { status?: string } = {}): string {
   const lines = [`run ${runId} · guarded${options.status ? ` · ${options.status}` : ''}`];
   for (const section of traceSections(record, runId, options)) lines.push('', section.heading.toLowerCase(), ...section.lines.map((l) => `  ${l}`));
   return lines.join('\n');

@@ -16,6 +16,13 @@ export const GUARD_BASE_ENV = [
   'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'no_proxy', 'all_proxy',
   'SSL_CERT_FILE', 'SSL_CERT_DIR', 'NODE_EXTRA_CA_CERTS', 'REQUESTS_CA_BUNDLE',
 ] as const;
+/**
+ * pak2's own hand-over to the agent (never a secret): its goal and run ids,
+ * and on a runner the outbox and inbox its comments go through
+ * (docs/runners/level2.md, "An agent's comments"). Passed to a guarded
+ * run's agent, not to its verify command.
+ */
+export const PAK2_AGENT_ENV = ['PAK2_GOAL_ID', 'PAK2_RUN_ID', 'PAK2_OUTBOX', 'PAK2_INBOX'] as const;
 /** Prefixes passed as well: locales and XDG directories. */
 const BASE_PREFIXES = ['LC_', 'XDG_'];
 
@@ -27,15 +34,17 @@ export const DRIVER_ENV_PREFIXES: Readonly<Record<string, readonly string[]>> = 
 
 /**
  * The environment for a guarded run: `base` filtered to {@link GUARD_BASE_ENV},
- * `LC_*`, `XDG_*`, the driver's prefixes (when `driver` is given) and
- * `passthrough` names. Names in `passthrough` that are unset are absent.
+ * `LC_*`, `XDG_*`, the driver's prefixes and {@link PAK2_AGENT_ENV} (when
+ * `driver` is given: the agent's environment) and `passthrough` names.
+ * Names in `passthrough` that are unset are absent.
  */
 export function guardedEnvironment(base: NodeJS.ProcessEnv, passthrough: readonly string[], driver?: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   const prefixes = [...BASE_PREFIXES, ...(driver ? (DRIVER_ENV_PREFIXES[driver] ?? []) : [])];
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined) continue;
-    if ((GUARD_BASE_ENV as readonly string[]).includes(name) || prefixes.some((p) => name.startsWith(p)) || passthrough.includes(name)) env[name] = value;
+    const own = driver !== undefined && (PAK2_AGENT_ENV as readonly string[]).includes(name);
+    if (own || (GUARD_BASE_ENV as readonly string[]).includes(name) || prefixes.some((p) => name.startsWith(p)) || passthrough.includes(name)) env[name] = value;
   }
   return env;
 }

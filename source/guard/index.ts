@@ -7,3 +7,4 @@ export * from './tree.js';
 export * from './verify.js';
 export * from './read.js';
 export * from './interrupted.js';
+export * from './wire.js';

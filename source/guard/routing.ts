@@ -80,6 +80,29 @@ export async function planRoute(paths: GardenPaths, config: GardenConfig, goal: 
   };
 }
 
+/**
+ * The goal as its attempt runs it (seed 001, routing): the plan's tier's
+ * driver, model and effort over the goal's, unless the goal pins its model
+ * (then it runs on its own settings). Without a plan, the goal itself.
+ */
+export function routedGoal(goal: GoalRecord, plan: RoutePlan | undefined): GoalRecord {
+  if (!plan || plan.pinned) return goal;
+  return { ...goal, driver: plan.tier.driver, ...(plan.tier.model ? { model: plan.tier.model } : {}), ...(plan.tier.effort ? { reasoning_effort: plan.tier.effort } : {}) };
+}
+
+/**
+ * The event an attempt's routing writes (RoutingStopped with the stop
+ * reason, or RoutingEscalated with the tier it goes on at), from the
+ * envelope's `routing` and the attempt's diagnostic code.
+ */
+export function routingEventOf(routing: { task_class: string; tier_index: number; stop_reason?: string; next_tier_index?: number; attempts: readonly unknown[] }, diagnostic: string): { type: 'RoutingStopped' | 'RoutingEscalated'; detail: string } {
+  if (routing.stop_reason !== undefined || typeof routing.next_tier_index !== 'number') {
+    return { type: 'RoutingStopped', detail: `${routing.task_class}: ${routing.stop_reason ?? 'stopped'} after ${routing.attempts.length} attempt(s)` };
+  }
+  const next = routing.next_tier_index;
+  return { type: 'RoutingEscalated', detail: `${routing.task_class}: ${next > routing.tier_index ? `escalating to tier ${next}` : `running tier ${next} again`} after ${diagnostic}` };
+}
+
 /** Diagnostics a stronger tier may fix: the work was done but did not prove itself. */
 export const RETRYABLE_DIAGNOSTICS = ['verify_failed', 'verify_timeout'] as const;
 

@@ -23,7 +23,7 @@ import { appendEvent, appendJsonLine, writeJsonAtomic, type CloseRunInput } from
 import { guardedEnvironment } from './env.js';
 import { makeRedactor, runRedaction, type Redact, type RedactionOptions } from '../redact.js';
 import { GUARD_RECORD_FILES } from './read.js';
-import { decideRouteStep, type RoutePlan } from './routing.js';
+import { decideRouteStep, routingEventOf, type RoutePlan } from './routing.js';
 import { checkScope, type ScopeResult } from './scope.js';
 import { diffSnapshots, patchOf, rollback, snapshotToJson, snapshotTree, type TreeChange, type TreeScope, type TreeSnapshot } from './tree.js';
 import { runVerify, type VerifyResult } from './verify.js';
@@ -87,6 +87,10 @@ interface Setup {
   env: NodeJS.ProcessEnv;
   now: () => Date;
   plan?: RoutePlan;
+  /** The guard in force, when the garden decided it elsewhere (a runner's claim: the garden's goal and `[guard]`); default {@link effectiveGuard} of the goal over `garden.config`. */
+  guard?: EffectiveGuard;
+  /** More work-tree-relative paths left out of the scope check and the rollback (a runner's: its checkout's plant directory, its state directory). */
+  excluded?: string[];
 }
 
 /**
@@ -99,7 +103,7 @@ export function createRunGuard(setup: Setup): RunGuard {
   const { garden, goal, run, now } = setup;
   const { paths, config } = garden;
   const dir = runDir(paths, run.id);
-  const guard = effectiveGuard(goal, config);
+  const guard = setup.guard ?? effectiveGuard(goal, config);
   const agentEnv = guardedEnvironment(setup.env, guard.envPassthrough, run.driver);
   const verifyEnv = guardedEnvironment(setup.env, guard.envPassthrough);
   // The agent's own keys and the passthrough names, with the values the coordinator holds (docs/run/level2.md, "Secrets").
@@ -108,7 +112,7 @@ export function createRunGuard(setup: Setup): RunGuard {
   const redact: Redact = makeRedactor(redaction);
   // A run in its own worktree is guarded there: the operator's tree, and other runs', are not its to judge or revert.
   const workTree = run.worktree?.path ?? paths.gardenRoot;
-  const scope: TreeScope = { root: workTree, excluded: pak2OwnedPaths(paths, run.plant), env: authoredGitEnv(setup.env) };
+  const scope: TreeScope = { root: workTree, excluded: [...new Set([...pak2OwnedPaths(paths, run.plant), ...(setup.excluded ?? [])])], env: authoredGitEnv(setup.env) };
   const startedMs = Date.now();
   let before: TreeSnapshot | undefined;
   let baselineError: string | undefined;
@@ -362,7 +366,8 @@ export function createRunGuard(setup: Setup): RunGuard {
         ...(plan.pinned ? { pinned_model: goal.model } : {}),
         ...(plan.budgetUsd !== undefined ? { budget_usd: plan.budgetUsd } : {}),
       };
-      await appendEvent(paths, { type: 'stop' in step ? 'RoutingStopped' : 'RoutingEscalated', run: run.id, goal: goal.id, plant: run.plant, detail: 'stop' in step ? `${plan.taskClass}: ${step.stop} after ${attempts.length} attempt(s)` : `${plan.taskClass}: ${step.why === 'escalate' ? `escalating to tier ${step.nextTierIndex}` : `running tier ${step.nextTierIndex} again`} after ${d.diagnostic}` }, now()).catch(() => undefined);
+      const event = routingEventOf(routing, d.diagnostic);
+      await appendEvent(paths, { type: event.type, run: run.id, goal: goal.id, plant: run.plant, detail: event.detail }, now()).catch(() => undefined);
     }
     const envelope: ExecutionEnvelope = {
       schema_version: GUARD_SCHEMA_VERSION,

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { gardenRelative, resolveSettings, type Garden, type GardenPaths } from '../garden/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
 import { appendEvent, commissionPlant, ensureRuntimeRoot, listGoalIds, readPlant, StoreError } from '../store/index.js';
-import { submitGoal } from '../submit/index.js';
+import { submitTendGoal } from '../submit/index.js';
+import { GENESIS_TEND_TRIGGER } from '../contracts/index.js';
 import { UserError } from '../errors.js';
 import { authoredGitEnv, describeFailure, runGit } from '../history/index.js';
 import { ADOPT_TEMPLATE_ENTRIES } from './adopt.js';
@@ -82,8 +83,8 @@ export async function genesis(garden: Garden, env: NodeJS.ProcessEnv = process.e
     report.commissioned.push(GARDENER);
   }
   if ((await listGoalIds(paths)).length === 0) {
-    // Through the one public submit API, like every goal an operator command creates.
-    const goal = await submitGoal(garden, { type: 'tend', plant: GARDENER, priority: 60, title: 'survey the garden', body: firstGardenerGoal(paths.homeDir === paths.gardenRoot ? '' : `${gardenRelative(paths, paths.homeDir)}/`) }, new Date(), env);
+    // Through the one tend goal builder the automatic tends use: its `tend` metadata gives the run its # Tend Context (seed 002, "Prompt structure").
+    const goal = await submitTendGoal(garden, { trigger: GENESIS_TEND_TRIGGER, key: GENESIS_TEND_TRIGGER, origin: {}, priority: 60, title: 'survey the garden', body: firstGardenerGoal(paths.homeDir === paths.gardenRoot ? '' : `${gardenRelative(paths, paths.homeDir)}/`) }, new Date());
     report.queued.push(goal.id);
   }
   try {

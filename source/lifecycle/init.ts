@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { GARDEN_NAME_PATTERN } from '../contracts/index.js';
 import { UserError } from '../errors.js';
+import { setGardenName } from '../garden/index.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 
 /** Options of {@link initGarden}. */
@@ -100,7 +101,7 @@ export function refuseInsideGarden(dir: string, root: string): void {
 /** `--name` (default: from the directory's name) and `--driver` (default claude), checked. */
 export function checkOptions(root: string, options: InitOptions): { name: string; driver: string } {
   const name = options.name ?? gardenNameFor(root);
-  if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
+  setGardenName(name);
   const driver = options.driver ?? 'claude';
   if (!['claude', 'codex', 'command'].includes(driver)) throw new UserError(`--driver ${driver}: must be claude, codex or command`);
   return { name, driver };

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { GARDEN_NAME_PATTERN } from '../contracts/index.js';
+import { setGardenName } from '../garden/index.js';
 import { UserError } from '../errors.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 import { GARDEN_TEMPLATE_ENTRIES, gardenNameFor, initialConfig } from './init.js';
@@ -141,7 +141,7 @@ export function publishExport(dir: string, options: PublishOptions = {}): Publis
     if (!fs.existsSync(parent) || !fs.statSync(parent).isDirectory()) throw new UserError(`DIR ${dir}: its parent ${parent} is not an existing directory`);
   }
   const name = options.name ?? gardenNameFor(dest);
-  if (!GARDEN_NAME_PATTERN.test(name)) throw new UserError(`--name ${name}: use lower-case letters, digits, '.', '_' and '-'`);
+  setGardenName(name);
 
   // Checked: now write. The checkout's .git is never opened, only left in place.
   if (!fs.existsSync(dest)) fs.mkdirSync(dest);

@@ -1,4 +1,5 @@
 import type { CommentRecord, GoalRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
+import type { GuardContext, GuardRecordsWire } from '../guard/index.js';
 
 /**
  * The runner's side of the garden's HTTP protocol (docs/runners/level2.md,
@@ -93,6 +94,8 @@ export interface ClaimContext {
   seed?: { name: string; content: string | null } | string | null;
   blocks?: { tend?: string; commission?: string; supplements?: string; comments?: string } | null;
   comments?: CommentRecord[];
+  /** A guarded or routed goal: the guard in force and this attempt's routing plan; the runner runs the guard in its checkout (docs/runners/level2.md, "Guarded and routed goals"). */
+  guard?: GuardContext;
   settings: RunSettings;
 }
 
@@ -159,6 +162,8 @@ export interface FinishBody {
   background_tasks: NonNullable<RunRecord['background_tasks']>;
   stop_reason: string | null;
   terminal_reason: string | null;
+  /** A guarded run's records (execution_envelope.json, task_outcome.json, phase_events.jsonl, rejected.patch, prompt_bundle.md); absent for an unguarded run. */
+  guard?: GuardRecordsWire;
 }
 
 /** One event of the garden's log (docs/server): `id` is a sortable ULID. */
@@ -259,8 +264,8 @@ export class RunnerClient {
   }
 
   /** `POST /tasks/claim`: the claimed goal with its lease and context, or undefined for `204` (nothing to claim). */
-  async claim(filter: { plants?: string[]; drivers?: string[] }): Promise<ClaimAnswer | undefined> {
-    const body = { ...(filter.plants?.length ? { plants: filter.plants } : {}), ...(filter.drivers?.length ? { drivers: filter.drivers } : {}) };
+  async claim(filter: { plants?: string[]; drivers?: string[]; guard?: boolean }): Promise<ClaimAnswer | undefined> {
+    const body = { ...(filter.plants?.length ? { plants: filter.plants } : {}), ...(filter.drivers?.length ? { drivers: filter.drivers } : {}), ...(filter.guard ? { guard: true } : {}) };
     const answer = await this.call<ClaimAnswer>('tasks_claim', 'POST', '/tasks/claim', body, [200, 204]);
     return answer.status === 204 ? undefined : answer.body;
   }

@@ -7,6 +7,8 @@ import { runDir, type Garden } from '../garden/index.js';
 import { plantDir, readPlantDocuments, runEventsFile } from '../store/index.js';
 import { RunnerApiError, type AcceptanceItem, type FinishBody, type RunnerClient } from './client.js';
 import { workdirPlantDir } from './scratch.js';
+import { localGuardRecords } from './guard.js';
+import type { GuardRecordsWire } from '../guard/index.js';
 import { changedDocuments, type ClaimState } from './state.js';
 import type { LogUploader } from './uploader.js';
 import { workdirDiff } from './workdir-diff.js';
@@ -65,8 +67,9 @@ export function acceptanceOf(garden: Garden, run: RunRecord, goalType: string, e
 }
 
 /** The `runs_finish` body from a closed local record: its facts as they are, `null` where it has none. */
-export function finishBody(run: RunRecord, lease: string, streamBytes: FinishBody['stream_bytes'], acceptance: AcceptanceItem[]): FinishBody {
+export function finishBody(run: RunRecord, lease: string, streamBytes: FinishBody['stream_bytes'], acceptance: AcceptanceItem[], guard?: GuardRecordsWire): FinishBody {
   return {
+    ...(guard ? { guard } : {}),
     lease,
     status: run.status,
     failure_reason: run.failure_reason ?? null,
@@ -155,10 +158,12 @@ export async function finishRun(input: FinishInput): Promise<FinishOutcome> {
       }
     }
     const acceptance = acceptanceOf(input.garden, run, input.goalType, input.exit);
+    // A guarded run's records go with its finish: the garden keeps them in its run directory (seed 001).
+    const guard = localGuardRecords(input.garden, run.id, log);
     await input.beforeFinish?.();
     for (let attempt = 0; ; attempt += 1) {
       try {
-        const body = finishBody(run, lease, input.uploader.localSizes(), acceptance);
+        const body = finishBody(run, lease, input.uploader.localSizes(), acceptance, guard);
         const answer = await client.finish(run.id, body);
         return { kind: 'finished', run: answer.run };
       } catch (error) {

@@ -9,6 +9,7 @@ import { getDriverPlugin } from '../driver/plugins/index.js';
 import { addCosts } from '../driver/pricing.js';
 import { RUN_MARK_ENV, signalGroup, sweepRun } from '../driver/process-tree.js';
 import { runDir, type Garden } from '../garden/index.js';
+import { finishInterruptedGuard } from '../guard/index.js';
 import { adoptRun, listRuns, readRun, runEventsFile, writeGoalRecord, type CloseRunInput } from '../store/index.js';
 import { RunnerApiError } from './client.js';
 import { carry, finishAndReport, leaseState, type CarriedRun, type RunnerContext } from './carry.js';
@@ -34,6 +35,8 @@ import { inboxDir, outboxDir, readClaimState, type ClaimState } from './state.js
 
 /** The message of a run whose agent was gone when its runner restarted (the doc's words). */
 export const AGENT_GONE_MESSAGE = 'the runner restarted and the agent process was gone; its exit was not observed';
+/** Why a guarded run the runner restarted in ends interrupted (its guard's verdict was in the process that died); the goal goes back to the queue. */
+export const GUARD_INTERRUPTED_MESSAGE = 'the runner restarted during a guarded run: its guard never decided, so the run is interrupted and the goal goes back to the queue';
 /** Why an adopted agent that ended without a result event failed. */
 export const UNREPORTED_MESSAGE = 'the runner restarted while the agent ran; the agent ended without a result event and its exit was not observed';
 
@@ -146,7 +149,7 @@ export function judgeUnobserved(garden: Garden, run: RunRecord, goalType: string
   // Its own report decides: the exit code is unknown, so it is not held against it.
   const verdict = judge(parsed, { exitCode: 0, lingered: false, stderrTail: '' });
   const facts = streamExtra(parsed);
-  const base = { exitCode: null, by: 'runner', ...(Object.keys(facts).length ? { extra: facts } : {}) };
+  const base = { exitCode: null, by: 'runner' as const, ...(Object.keys(facts).length ? { extra: facts } : {}) };
   if (verdict.status !== 'success') return { ...base, ...verdict };
   if (!(REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType)) return { ...base, status: 'success' };
   const reflected = plugin.parseEvents(phases.reflection, { phase: 'reflection', runDir: runDir(garden.paths, run.id), model: run.model, ...(parsed.threadTotal ? { threadBefore: parsed.threadTotal } : {}) });
@@ -184,7 +187,18 @@ export async function resumeLease(ctx: RunnerContext, lease: LeaseRecord, task?:
   const files = { events: runEventsFile(garden.paths, lease.run), stderr: path.join(runDir(garden.paths, lease.run), RUN_STDERR_FILE) };
   const carried = await carry(ctx, garden, { runId: lease.run, goalId: goal.id, plant: lease.plant, lease: lease.id, ttlSeconds: lease.ttl_seconds, startedAt: Date.parse(local.started_at) || Date.now() });
   let exit: 'observed' | 'unobserved' = 'observed';
-  if (!isTerminalRunStatus(local.status)) {
+  if (!isTerminalRunStatus(local.status) && claim?.context.guard) {
+    // A guarded run's verdict lived in the runner process that died (docs/runners/level2.md, "Guarded and routed goals"): as a local guarded run at a coordinator's restart, it is interrupted, never judged unguarded.
+    exit = 'unobserved';
+    const record = readProcessRecord(garden, lease.run);
+    const alive = Boolean(record && record.host === os.hostname() && isMarkedAlive(record.pid, record.mark));
+    if (record && alive) await sweepRun(record.pid, record.mark, [files.events, files.stderr]);
+    const words = await finishInterruptedGuard(garden, local, ctx.env, new Date());
+    const message = `${GUARD_INTERRUPTED_MESSAGE}${alive ? '; its agent was stopped' : ''}${words ? `; ${words}` : ''}`;
+    ctx.log(`resuming ${lease.run} (lease ${lease.id}): ${message}`);
+    await closeFromStream(garden, local, goal.type, { status: 'killed', failureReason: 'coordinator_stopped', errorText: message, exitCode: null, by: 'runner' });
+    local = await readRun(garden.paths, lease.run);
+  } else if (!isTerminalRunStatus(local.status)) {
     exit = 'unobserved';
     const record = readProcessRecord(garden, lease.run);
     const alive = record && record.host === os.hostname() && isMarkedAlive(record.pid, record.mark);

@@ -14,6 +14,7 @@ import { scratchGarden, workdirConfig, workdirPlantDir, writeClaim } from './scr
 import { oneLine } from './outbox.js';
 import { inboxDir, lockStateDir, outboxDir, readCursor, runnerInstance, writeClaimState, writeCursor, type ClaimState } from './state.js';
 import { isGitWorkTree, snapshotTree } from './workdir-diff.js';
+import { runnerGuardFor } from './guard.js';
 
 /**
  * `pak2 runner` (docs/runners/level2.md): claims goals from a garden's
@@ -274,6 +275,8 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
     log(`catching up on events: ${(error as Error).message}`);
   }
 
+  // A guard needs git in the checkout (its baseline is a git snapshot): outside one, guarded and routed goals are left to others.
+  const canGuard = await isGitWorkTree(options.workdir, options.env);
   const waiter = new Waiter();
   const streamStop = new AbortController();
   const onAbort = () => streamStop.abort();
@@ -286,7 +289,7 @@ async function runWithState(options: RunnerOptions, log: (line: string) => void,
       let claim: ClaimAnswer | undefined;
       try {
         activity.claiming = true;
-        claim = await client.claim({ plants: options.plants, drivers: options.drivers });
+        claim = await client.claim({ plants: options.plants, drivers: options.drivers, guard: canGuard });
         if (unreachableSaid) log(`reached ${client.base} again`);
         unreachableSaid = false;
       } catch (error) {
@@ -403,19 +406,25 @@ async function carryClaim(ctx: RunnerContext, claim: ClaimAnswer, carried: Carri
       ctx.log(`${run.id}: the runner was stopped before its agent started; finishing it (operator_stopped, requeued)`);
       const current = await readRun(garden.paths, run.id);
       if (!isTerminalRunStatus(current.status)) await closeFromStream(garden, current, goal.type, { status: 'killed', failureReason: 'operator_stopped', errorText: NOT_STARTED_MESSAGE, exitCode: null, by: 'operator', extra: { operator_stop: { requeue: true } } });
-    } else await dispatch(goal, run.id, {
-      garden,
-      env: { ...ctx.env, PAK2_OUTBOX: outboxDir(ctx.stateDir, run.id), PAK2_INBOX: inboxDir(ctx.stateDir, run.id), PAK2_GOAL_ID: goal.id },
-      contextBlocks: context.blocks ?? {},
-      onRunStart: (_id, handle) => {
-        launches += 1;
-        // The second launch of a run that needs one is its reflection turn (a fresh-session retry is rare and brief).
-        setReflecting(launches > 1 && readPhasesHasReflection(runEventsFile(garden.paths, run.id)));
-        keeper.setHandle(handle);
-      },
-      onRunEnd: () => keeper.setHandle(undefined),
-      onStderr: () => undefined, // stderr.log holds it, and it is uploaded
-    });
+    } else {
+      const env = { ...ctx.env, PAK2_OUTBOX: outboxDir(ctx.stateDir, run.id), PAK2_INBOX: inboxDir(ctx.stateDir, run.id), PAK2_GOAL_ID: goal.id };
+      // A guarded or routed goal: the garden's guard runs here, in this checkout (docs/runners/level2.md, "Guarded and routed goals").
+      const guardFor = runnerGuardFor(context.guard, { garden, workdir: ctx.workdir, stateDir: ctx.stateDir, env });
+      await dispatch(goal, run.id, {
+        garden,
+        env,
+        ...(guardFor ? { guardFor } : {}),
+        contextBlocks: context.blocks ?? {},
+        onRunStart: (_id, handle) => {
+          launches += 1;
+          // The second launch of a run that needs one is its reflection turn (a fresh-session retry is rare and brief).
+          setReflecting(launches > 1 && readPhasesHasReflection(runEventsFile(garden.paths, run.id)));
+          keeper.setHandle(handle);
+        },
+        onRunEnd: () => keeper.setHandle(undefined),
+        onStderr: () => undefined, // stderr.log holds it, and it is uploaded
+      });
+    }
   } catch (error) {
     const message = `pak2 failed while running the agent: ${(error as Error)?.message ?? String(error)}`;
     await appendJsonLine(runEventsFile(garden.paths, run.id), { type: 'error', source: 'pak2', message }).catch(() => undefined);

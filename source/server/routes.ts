@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BUDGET_CAP_KEYS,
   EVENT_TYPES,
+  parseEventTypes,
   GOAL_ID_PATTERN,
   GOAL_STATUSES,
   GOAL_TYPES,
@@ -84,11 +85,9 @@ const eventQuery = {
 
 /** The event filter of `?type=&goal=`, each type checked. */
 function eventFilter(query: { type?: string[]; goal?: string }): EventFilter {
-  const types = (query.type ?? []).flatMap((t) => t.split(',')).map((t) => t.trim()).filter(Boolean);
-  for (const type of types) {
-    if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new HttpError(400, `type ${type}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
-  }
-  return { ...(types.length ? { types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
+  const parsed = parseEventTypes(query.type ?? []);
+  if ('unknown' in parsed) throw new HttpError(400, `type ${parsed.unknown}: not an event type (${EVENT_TYPES.join(', ')})`, 'type');
+  return { ...(parsed.types.length ? { types: parsed.types } : {}), ...(query.goal ? { goal: query.goal } : {}) };
 }
 
 /** A store refusal as an HTTP answer: not found → 404 naming `id`; anything else is not the client's fault. */

@@ -23,6 +23,7 @@ import {
   type RunnerIdentity,
 } from '../coordinator/remote.js';
 import type { Garden } from '../garden/index.js';
+import { MAX_GUARD_RECORD_BYTES } from '../guard/index.js';
 import type { OperatorActions } from '../session/index.js';
 import { OpenGoalScanner, readGoal, readRun, StoreError } from '../store/index.js';
 import { goalComments } from '../submit/index.js';
@@ -49,6 +50,8 @@ export const RUNNER_BODY_LIMITS = {
   artifact: Math.ceil(1.5 * MAX_ARTIFACT_BYTES) + 64 * 1024,
   /** `PUT /plants/:name/documents`: 1 MB of content, however it is escaped. */
   document: 6 * MAX_DOCUMENT_BYTES + 64 * 1024,
+  /** `POST /runs/:id/finish`: the run's facts and a guarded run's records (each text at most 10 MB, escaped up to 1.5 times). */
+  finish: Math.ceil(1.5 * 3 * MAX_GUARD_RECORD_BYTES) + 1024 * 1024,
 } as const;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -188,6 +191,19 @@ const FINISH_BODY = {
     background_tasks: { type: ['array', 'null'], description: 'the background tasks of the main turn: {id, type, description, status, unfinished?}', items: { type: 'object' } },
     stop_reason: { type: ['string', 'null'] },
     terminal_reason: { type: ['string', 'null'] },
+    guard: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['envelope', 'outcome', 'phases'],
+      description: 'a guarded run’s records (seed 001), written into the garden’s run directory: execution_envelope.json, task_outcome.json, phase_events.jsonl, rejected.patch, prompt_bundle.md; required for success of a guarded goal, refused for any other',
+      properties: {
+        envelope: { type: 'object' },
+        outcome: { type: 'object' },
+        phases: { type: 'string' },
+        rejected_patch: { type: ['string', 'null'] },
+        prompt_bundle: { type: ['string', 'null'] },
+      },
+    },
   },
 };
 
@@ -267,7 +283,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       schema: {
         summary: 'tasks_claim: take the first queued goal this runner may run, under a lease',
         description:
-          'Dispatch order (priority, then age); only goals of active plants, not conversation replies, not guarded, not routed. queued → dispatched under the goal’s lock (of racing claimers exactly one wins), the run opened with `runner`, dispatched → running, the lease, LeaseClaimed. 204 when nothing can be claimed.',
+          'Dispatch order (priority, then age); only goals of active plants, never conversation replies (converse, post-reply hops); guarded and routed goals only with `guard: true` (the runner runs the guard in its checkout and finishes with its records; `context.guard` carries the guard and the routing plan). queued → dispatched under the goal’s lock (of racing claimers exactly one wins), the run opened with `runner`, dispatched → running, the lease, LeaseClaimed. 204 when nothing can be claimed.',
         operationId: 'claimTask',
         headers: RUNNER_HEADERS,
         body: {
@@ -275,7 +291,8 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
           additionalProperties: false,
           properties: {
             plants: { type: 'array', items: { type: 'string', pattern: PLANT_NAME_PATTERN.source }, description: 'only goals assigned to these plants' },
-            drivers: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'only goals whose driver (goal → [defaults] → built-in) is one of these' },
+            drivers: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'only goals whose driver (a routed goal: its tier; else goal → [defaults] → built-in) is one of these' },
+            guard: { type: 'boolean', description: 'the runner runs guarded and routed goals: their guard in its checkout (seed 001), finishing with the guard records; without it they are never claimed' },
           },
         },
         response: {
@@ -294,7 +311,12 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
                   plant: ref('Plant'),
                   documents: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } } } },
                   seed: { type: 'object', properties: { name: { type: 'string' }, content: { type: ['string', 'null'] } } },
-                  blocks: { type: 'object', properties: { tend: { type: 'string' }, commission: { type: 'string' }, supplements: { type: 'string' } } },
+                  blocks: { type: 'object', properties: { tend: { type: 'string' }, commission: { type: 'string' }, supplements: { type: 'string' }, comments: { type: 'string' } } },
+                  guard: {
+                    type: 'object',
+                    additionalProperties: true,
+                    description: 'a guarded or routed goal only: the guard in force ({verify, allowed_files, forbidden_paths, timeout_seconds, env_passthrough, contract_id, redact}) and this attempt’s routing plan (`routing`: {task_class, tier_index, tier, attempts, escalations, pinned, tiers, max_escalations, budget_usd}, or null)',
+                  },
                   comments: { type: 'array', items: ref('Comment') },
                   settings: {
                     type: 'object',
@@ -309,10 +331,10 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
         },
       },
     },
-    async (request: FastifyRequest<{ Body: { plants?: string[]; drivers?: string[] } | undefined }>, reply: FastifyReply) => {
+    async (request: FastifyRequest<{ Body: { plants?: string[]; drivers?: string[]; guard?: boolean } | undefined }>, reply: FastifyReply) => {
       const who = runnerOf(request, true);
       const body = request.body ?? {};
-      const claim = await claimTask(garden, who, { ...(body.plants ? { plants: body.plants } : {}), ...(body.drivers ? { drivers: body.drivers } : {}) });
+      const claim = await claimTask(garden, who, { ...(body.plants ? { plants: body.plants } : {}), ...(body.drivers ? { drivers: body.drivers } : {}), ...(body.guard ? { guard: true } : {}) });
       if (!claim) return reply.code(204).send();
       return claim;
     },
@@ -454,10 +476,12 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
   app.post(
     '/runs/:id/finish',
     {
+      // A guarded run's records ride along: a rejected patch and a phase log of up to 10 MB each.
+      bodyLimit: RUNNER_BODY_LIMITS.finish,
       schema: {
         summary: 'runs_finish: close the run with the runner’s observed facts, end the lease, settle the goal',
         description:
-          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included) or failure_reason lease_expired; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance — also a criterion reported verified without evidence); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
+          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included), failure_reason lease_expired, or guard records for a goal that is not guarded; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance (also a criterion reported verified without evidence), /guard: a guarded goal’s success without guard records, records that do not validate, an outcome that did not keep the work); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
         operationId: 'finishRun',
         headers: RUNNER_HEADERS,
         params: runParam,

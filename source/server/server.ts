@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import type { Garden } from '../garden/index.js';
+import { reloadConfig, type ConfigStatus, type Garden } from '../garden/index.js';
 import { UserError } from '../errors.js';
 import { RemoteRefusal } from '../coordinator/remote.js';
 import { storeUnavailable } from '../store/index.js';
@@ -54,6 +54,8 @@ export interface ServerOptions {
   onStatus?: (view: ServerView) => void;
   /** Errors inside a route (500s) and worker notices, one line each. */
   onNotice?: (line: string) => void;
+  /** Told once per change of PAK2.toml a request finds (each authorized request reads it again when it changed: source/garden/reload.ts). */
+  onConfig?: (status: ConfigStatus) => void;
   /**
    * How often expired runner leases are reaped, ms (docs/runners/level2.md):
    * default `min(lease_ttl_seconds / 3, 5 s)`; false for none (a test that
@@ -208,6 +210,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (route.url.startsWith(API_PREFIX)) routes.push({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema as Record<string, unknown> } : {}) });
   });
   const book = new TokenBook(garden.paths, token, (line) => options.onNotice?.(line));
+  let configSaid = 0;
   app.decorateRequest('caller', undefined);
   // Every route, the unknown ones too: no token, no answer but 401, and nothing read or written; a role that may not call the route, 403.
   app.addHook('onRequest', async (request, reply) => {
@@ -217,7 +220,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       const route = request.routeOptions.url?.startsWith(API_PREFIX) ? request.routeOptions.url.slice(API_PREFIX.length) : undefined;
       const decision = decideAccess(caller, request.method, route);
       request.caller = caller;
-      if (decision.allowed) return;
+      if (decision.allowed) {
+        // PAK2.toml as it is now, for whatever this request does (a driver just added, a lease TTL changed).
+        const status = reloadConfig(garden);
+        if (status.version !== configSaid) {
+          configSaid = status.version;
+          options.onConfig?.(status);
+        }
+        return;
+      }
       options.onNotice?.(`pak2 serve: refused ${request.method} ${request.url.split('?')[0]} from ${request.ip}: token ${caller.name} (role ${caller.role}) may not call it (403)`);
       await reply.code(403).header('connection', 'close').send({ error: decision.error, field: decision.field });
       return reply;

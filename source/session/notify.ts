@@ -8,8 +8,8 @@ export const NOTIFY_COMMAND_TIMEOUT_MS = 10_000;
 
 /** Options of {@link AttentionNotifier}. */
 export interface AttentionNotifierOptions {
-  /** `[notify] command`: argv run once per new item, the item as JSON (one line) on stdin. */
-  command?: readonly string[];
+  /** `[notify] command`: argv run once per new item, the item as JSON (one line) on stdin; a function is asked per item (the command as PAK2.toml says now). */
+  command?: readonly string[] | (() => readonly string[] | undefined);
   /** Where the command runs: the garden root. */
   cwd: string;
   /** Default {@link NOTIFY_COMMAND_TIMEOUT_MS}. */
@@ -50,7 +50,8 @@ export class AttentionNotifier {
       } catch {
         // a terminal that went away: nothing to tell
       }
-      if (this.options.command?.length) this.queue = this.queue.then(() => this.run(item));
+      const command = typeof this.options.command === 'function' ? this.options.command() : this.options.command;
+      if (command?.length) this.queue = this.queue.then(() => this.run(item, command));
     }
     return fresh;
   }
@@ -60,8 +61,8 @@ export class AttentionNotifier {
     return this.queue;
   }
 
-  private async run(item: AttentionItem): Promise<void> {
-    const [file, ...args] = this.options.command!;
+  private async run(item: AttentionItem, command: readonly string[]): Promise<void> {
+    const [file, ...args] = command;
     try {
       const result = await execa(file!, args, {
         cwd: this.options.cwd,
@@ -149,7 +150,8 @@ export interface AttentionWatchOptions {
  */
 export function watchAttention(garden: Garden, options: AttentionWatchOptions): AttentionWatch {
   const notifier = new AttentionNotifier({
-    ...(garden.config.notify?.command ? { command: garden.config.notify.command } : {}),
+    // Read per item: a [notify] command added to PAK2.toml while pak2 runs is used from the next item on.
+    command: () => garden.config.notify?.command,
     cwd: garden.paths.gardenRoot,
     ...(options.onItem ? { onItem: options.onItem } : {}),
     onProblem: options.onProblem,

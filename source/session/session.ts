@@ -4,7 +4,7 @@ import type { EventRecord, GoalRecord } from '../contracts/index.js';
 import { Coordinator, CoordinatorHeld, type ReconcileSummary } from '../coordinator/index.js';
 import { UserError } from '../errors.js';
 import { RUN_STDERR_FILE, type DriverContext } from '../driver/index.js';
-import { runDir, type Garden } from '../garden/index.js';
+import { reloadConfig, runDir, type ConfigStatus, type Garden } from '../garden/index.js';
 import { historyNotice, setRuntimeHistoryListener } from '../history/index.js';
 import { SnapshotSource, type ServerView } from '../snapshot/index.js';
 import { markNoteRead, type GoalSupplement } from '../store/index.js';
@@ -76,9 +76,13 @@ export interface OperatorActions {
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
 }
 
-/** The actions bound to a garden. */
+/**
+ * The actions bound to a garden. Each reads PAK2.toml again first when it
+ * changed ({@link reloadConfig}): a driver just added to the file is one a
+ * goal can name, in a process that has run for days (`pak2 serve`, the workbench).
+ */
 export function operatorActions(garden: Garden): OperatorActions {
-  return {
+  return withLiveConfig(garden, {
     submitGoal: (input) => submitGoal(garden, input),
     sendMessage: (text) => sendOperatorMessage(garden, text),
     addSupplement: (goalId, text) => appendGoalSupplement(garden, goalId, text),
@@ -94,7 +98,20 @@ export function operatorActions(garden: Garden): OperatorActions {
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
     retryGoal: (goalId) => retryGoal(garden, goalId),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
-  };
+  });
+}
+
+/** `actions`, each calling {@link reloadConfig} before it acts. */
+function withLiveConfig<T extends object>(garden: Garden, actions: T): T {
+  return Object.fromEntries(
+    Object.entries(actions).map(([name, action]) => [
+      name,
+      (...args: unknown[]) => {
+        reloadConfig(garden);
+        return (action as (...a: unknown[]) => unknown)(...args);
+      },
+    ]),
+  ) as T;
 }
 
 /** Options of a {@link Session}. */
@@ -124,6 +141,8 @@ export interface SessionOptions {
   /** Told of coordinator errors and each pass (headless prints them; the workbench shows them as problems). */
   onError?: (error: Error) => void;
   onPass?: (summary: ReconcileSummary) => void;
+  /** Told once per change of PAK2.toml the coordinator finds (headless prints it; the workbench reads it from the snapshot). */
+  onConfig?: (status: ConfigStatus) => void;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
 }
@@ -153,6 +172,14 @@ export class Session {
   private opened = false;
   private restoreNotices: (() => void) | undefined;
   private server: ServerView | undefined;
+  /**
+   * Events read while the coordinator takes the garden, held back until it
+   * holds the lock; dropped, with every later one, when it is refused: a
+   * session that loses a race to start prints nothing of the winner's (its
+   * CoordinatorStarted) before it refuses.
+   */
+  private held: EventRecord[] | undefined;
+  private refused = false;
 
   constructor(private readonly options: SessionOptions) {
     const { garden } = options;
@@ -175,6 +202,7 @@ export class Session {
           ...(options.onStderr ? { onStderr: options.onStderr } : {}),
           onError: (error) => this.reportError(error),
           ...(options.onPass ? { onPass: options.onPass } : {}),
+          ...(options.onConfig ? { onConfig: options.onConfig } : {}),
           ...(options.env ? { env: options.env } : {}),
           ...(options.now ? { now: options.now } : {}),
           // [[schedule]] firings queue their goals through the operator's submit path (docs/schedules/level2.md).
@@ -194,9 +222,11 @@ export class Session {
     this.actions = options.readOnly ? undefined : operatorActions(garden);
     this.reads = { runDiff: (runId) => runDiff(garden, runId) };
     this.follower = new EventFollower(garden.paths, (event) => {
+      if (this.refused) return;
       // The coordinator attached to went, and another one started (a restart under systemd): attach to it.
       if (event.type === 'CoordinatorStarted' && this.attachment?.view && !this.attachment.alive && this.coordinator?.state === 'stopped') void this.attachment.connect();
-      for (const listener of this.listeners) listener(event);
+      if (this.held) this.held.push(event);
+      else this.deliver(event);
     });
   }
 
@@ -231,7 +261,15 @@ export class Session {
     this.source?.setServer(view);
   }
 
-  /** Listens to every event appended to the garden's log from `open()` on; returns the unsubscribe function. */
+  private deliver(event: EventRecord): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /**
+   * Listens to every event appended to the garden's log from `open()` on,
+   * once this session's coordinator holds the garden (a refused session's
+   * listeners hear nothing); returns the unsubscribe function.
+   */
   onEvent(listener: (event: EventRecord) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -247,8 +285,17 @@ export class Session {
    */
   open(): Promise<void> {
     this.opening ??= (async () => {
+      if (this.coordinator) this.held = [];
       await this.follower.start();
-      await this.startCoordinator();
+      try {
+        await this.startCoordinator();
+      } catch (error) {
+        // Refused (another coordinator holds the garden): what the log said meanwhile was the other process's.
+        if (!this.coordinator?.tookLock) this.refused = true;
+        this.releaseHeld();
+        throw error;
+      }
+      this.releaseHeld();
       await this.source?.start();
       this.opened = true;
     })();
@@ -304,6 +351,13 @@ export class Session {
     }
     attachment.close();
     return `this workbench runs the coordinator now (pid ${process.pid})`;
+  }
+
+  /** Delivers the events held back while the coordinator took the garden (none when it was refused), and stops holding. */
+  private releaseHeld(): void {
+    const held = this.held ?? [];
+    this.held = undefined;
+    if (!this.refused) for (const event of held) this.deliver(event);
   }
 
   /** Whether a stop has begun. */

@@ -1,6 +1,6 @@
 import fsp from 'node:fs/promises';
 import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type LandingRecord, type RunRecord } from '../contracts/index.js';
-import { attentionItems, readBlocked } from '../coordinator/index.js';
+import { attentionItems, readBlocked, untakeableGoals } from '../coordinator/index.js';
 import type { Garden } from '../garden/index.js';
 import type { GardenPaths } from '../garden/index.js';
 import { closedEntriesNewestFirst, goalOfEntry, OpenGoalScanner, readAttentionAcks, readRun, runIdsForGoal, runMetaFile, storeOf } from '../store/index.js';
@@ -87,7 +87,8 @@ export class AttentionReader {
     );
     this.landings.retain(new Set(rows.map((r) => ('run' in r ? r.run?.id : undefined))));
     const questions = await this.questions.read(open, problems);
-    const blocked = await readBlocked(paths, problems);
+    // A goal no one can take is said from the facts (goal and PAK2.toml), whether or not a coordinator pass reported it.
+    const blocked = { ...untakeableGoals(open, this.garden.config), ...(await readBlocked(paths, problems)) };
     const acked = await readAttentionAcks(paths).catch((error: Error) => {
       problems.push(error.message);
       return new Map<string, unknown>();

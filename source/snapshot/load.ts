@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { isTerminalRunStatus, type AttentionItem, type GoalRecord, type RunRecord, type RuntimeHistoryRecord } from '../contracts/index.js';
-import type { Garden, GardenPaths } from '../garden/index.js';
+import { reloadConfig, type Garden, type GardenPaths } from '../garden/index.js';
 import {
   readBudgetOverrides,
   dispatchOrder,
@@ -26,7 +26,7 @@ import {
 } from '../store/index.js';
 import { BUILTIN_DRIVERS } from '../driver/plugins/index.js';
 import { readHistoryRecord } from '../history/read.js';
-import { attentionItems, readBlocked } from '../coordinator/index.js';
+import { attentionItems, readBlocked, untakeableGoals } from '../coordinator/index.js';
 import { readAttentionAcks } from '../store/index.js';
 import { LandingReader } from './landings.js';
 import { periodOf } from '../budget/index.js';
@@ -207,8 +207,11 @@ export class SnapshotLoader {
 
   /** Reads the garden into a fresh snapshot (without tail and coordinator state, which the source adds). */
   async load(): Promise<Omit<Snapshot, 'coordinator' | 'tail' | 'garden' | 'remote'> & { garden: Omit<Snapshot['garden'], 'readOnly'> }> {
+    // PAK2.toml as it is now (a workbench open for days sees an edit; a bad one is a problem until fixed).
+    const configStatus = reloadConfig(this.garden);
     const { paths, config } = this.garden;
-    const problems: string[] = [];
+    const problems: string[] = configStatus.problem ? [configStatus.problem] : [];
+    const configFile = { ...(configStatus.problem ? { invalid: configStatus.where ?? [] } : {}), ...(configStatus.restart.length ? { restart: configStatus.restart } : {}) };
     // Goals that cannot be read at all (a closed ledger that is a directory) are said; the rest of the garden still loads.
     let unread: string | undefined;
     const scan = await this.scanner.scan().catch((error: unknown) => {
@@ -315,7 +318,7 @@ export class SnapshotLoader {
       problems.push(error.message);
       return new Map();
     });
-    const attention = attentionItems({ goals: rows, questions, blocked: await readBlocked(paths, problems), acked: new Set(acked.keys()) });
+    const attention = attentionItems({ goals: rows, questions, blocked: { ...untakeableGoals(open, this.garden.config), ...(await readBlocked(paths, problems)) }, acked: new Set(acked.keys()) });
     if (!sameItems(attention, this.attention)) this.attention = attention;
 
     const conversation = await latestConversation(paths).catch(() => undefined);
@@ -330,6 +333,7 @@ export class SnapshotLoader {
         runtimeRoot: paths.runtimeRoot,
         drivers: [...new Set([...BUILTIN_DRIVERS, ...Object.keys(config.drivers)])],
         taskClasses: Object.keys(config.routing ?? {}).sort(),
+        ...(Object.keys(configFile).length ? { configFile } : {}),
       },
       goals: rows,
       ...(unread ? { unread } : {}),

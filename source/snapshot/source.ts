@@ -79,6 +79,8 @@ export class SnapshotSource {
   private readonly listeners = new Set<() => void>();
   private readonly loader: SnapshotLoader;
   private wake: DirectoryWake | undefined;
+  /** Reloads when PAK2.toml changes (the load reads it again: source/garden/reload.ts). */
+  private configWake: DirectoryWake | undefined;
   private unwatchStore: (() => Promise<void>) | undefined;
   private storeTimer: NodeJS.Timeout | undefined;
   private wakeKey = '';
@@ -121,6 +123,9 @@ export class SnapshotSource {
   async start(): Promise<void> {
     await this.reload();
     this.rewatch();
+    const { configFile, gardenRoot } = this.options.garden.paths;
+    this.configWake = new DirectoryWake([gardenRoot], () => this.schedule(), (name) => name !== path.basename(configFile));
+    this.configWake.start();
     const store = storeOf(this.options.garden.paths);
     if (store) {
       // A garden in a store changes on other machines too: every commit that leaves an event wakes a reload (LISTEN/NOTIFY),
@@ -177,6 +182,7 @@ export class SnapshotSource {
     this.options.coordinator?.off('pass', this.onCoordinator);
     this.options.attachment?.off('change', this.onAttachment);
     this.wake?.close();
+    this.configWake?.close();
     if (this.storeTimer) clearInterval(this.storeTimer);
     await this.unwatchStore?.().catch(() => undefined);
     await this.loading;

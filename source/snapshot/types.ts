@@ -97,8 +97,13 @@ export interface Snapshot {
   /** Increases with every snapshot. */
   version: number;
   takenAt: string;
-  /** `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names. */
-  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[] };
+  /**
+   * `drivers`: the driver names a goal may choose (built-ins and `[drivers.<name>]` entries); `taskClasses`: the `[routing.<class>]` names;
+   * `configFile`: PAK2.toml on disk as this process last read it, when it is not all in force (docs/garden/level2.md, "Changing PAK2.toml
+   * while pak2 runs"): `invalid`, where the file does not load (the configuration read last stays in force; the problems list has the
+   * line); `restart`, keys changed that apply at the next start.
+   */
+  garden: { name: string; root: string; runtimeRoot: string; readOnly: boolean; drivers: string[]; taskClasses?: string[]; configFile?: { invalid?: string[]; restart?: string[] } };
   /**
    * This process's coordinator: its state and live runs (`absent`, none, for the dashboard; `stopped` while attached).
    * `attached`: the other process's coordinator this workbench is attached to.

@@ -388,6 +388,19 @@ export async function recoverRunRecord(paths: GardenPaths, runId: string, known:
   return record;
 }
 
+/**
+ * Who closes a run, as its RunClosed event says (`detail: "closed by
+ * watchdog"`; docs/run/level2.md, "Terminal paths and the facts they
+ * keep"): the `driver` that ran the agent (its own result, exit, timeout,
+ * a failure of pak2 after launch), the `watchdog` (a silent run, whether the
+ * driver writes the close after its stop or the watchdog closes an orphan),
+ * the `coordinator` (its stop, reclaim at start, a close after the main turn),
+ * the `operator` (`pak2 stop`), the `budget` (a cap crossed), a remote
+ * run's `runner` (`runs_finish`) or its `lease` (expired).
+ */
+export const RUN_CLOSERS = ['driver', 'watchdog', 'coordinator', 'operator', 'budget', 'runner', 'lease'] as const;
+export type RunCloser = (typeof RUN_CLOSERS)[number];
+
 /** The terminal facts a close writes. `completed_at` defaults to now. */
 export interface CloseRunInput {
   status: Exclude<RunStatus, 'running'>;
@@ -400,8 +413,8 @@ export interface CloseRunInput {
   exitCode?: number | null;
   /** The agent's or the launcher's error message, kept as `outputs.error`. */
   errorText?: string;
-  /** Who closed it, for the RunClosed event: `driver`, `watchdog`, `coordinator`, `operator`. */
-  by?: string;
+  /** Who closed it, for the RunClosed event ({@link RUN_CLOSERS}). */
+  by?: RunCloser;
   /** Extra terminal fields pak2 observed (watchdog, lingered, leftovers, damage found by reclaim). */
   extra?: Pick<RunRecord, 'watchdog' | 'lingered' | 'linger' | 'background_tasks' | 'stop_reason' | 'terminal_reason' | 'leftovers' | 'record_tampering' | 'permission_denials' | 'operator_stop' | 'acceptance' | 'budget'>;
   /**

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { GOAL_ID_PATTERN, GOAL_TYPES, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_TEXT, MAX_CRITERION_VERIFY, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type AcceptanceCriterion, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { ALL_TEND_TRIGGERS, GOAL_ID_PATTERN, GOAL_TYPES, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_TEXT, MAX_CRITERION_VERIFY, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type AcceptanceCriterion, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugins/index.js';
-import { createTendGoal, TEND_TRIGGERS, type TendGoalInput } from '../coordinator/tend-policy.js';
+import { createTendGoal, type TendGoalInput } from '../coordinator/tend-policy.js';
+import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
 import { ENV_DEFAULT_DRIVER, resolveSettings, runDir, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
@@ -101,6 +102,8 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     throw new UserError(`priority ${input.priority}: must be a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`);
   }
   if (!input.body.trim()) throw new UserError('body: the task is empty');
+  const nobody = whyNobodyTakes({ type: input.type as GoalType, assigned_to: input.plant }, garden.config);
+  if (nobody) throw new UserError(`type ${input.type}: not queued; nobody could take it: ${nobody}`, { exitCode: 1 });
   if (input.budgetUsd !== undefined && !(Number.isFinite(input.budgetUsd) && input.budgetUsd > 0 && input.budgetUsd <= 1_000_000)) {
     throw new UserError(`budget ${input.budgetUsd}: an amount in USD greater than 0 (e.g. 2.50)`);
   }
@@ -237,6 +240,9 @@ export async function sendOperatorMessage(garden: Garden, text: string, options:
     }
     throw error;
   }
+  // A reply no one would ever run is refused, not queued to wait in silence (docs/runners/level2.md, "Who runs what").
+  const nobody = whyNobodyTakes({ type: 'converse', assigned_to: plant }, garden.config);
+  if (nobody) throw new UserError(`message: not sent; nobody could answer it: ${nobody}`, { exitCode: 1 });
   let conversationId = options.conversationId;
   if (conversationId) {
     try {
@@ -443,7 +449,7 @@ async function stopElsewhere(garden: Garden, run: RunRecord, requeue: boolean, n
  * @throws UserError for an unknown trigger, an empty key, or a gardener that is missing or not active.
  */
 export async function submitTendGoal(garden: Garden, input: TendGoalInput, now: Date = new Date()): Promise<GoalRecord> {
-  if (!(TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${TEND_TRIGGERS.join(', ')}`);
+  if (!(ALL_TEND_TRIGGERS as readonly string[]).includes(input.trigger)) throw new UserError(`trigger ${JSON.stringify(input.trigger)}: must be one of ${ALL_TEND_TRIGGERS.join(', ')}`);
   if (!input.key.trim()) throw new UserError('key: empty');
   if (input.body !== undefined && !input.body.trim()) throw new UserError('body: the task is empty');
   try {

@@ -4,7 +4,7 @@ import { UserError } from '../errors.js';
 import { gardenRelative, type Garden } from '../garden/index.js';
 import { createGoal, plantDir, readPlant, seedFile, StoreError } from '../store/index.js';
 import { COMMISSION_GOAL_TYPE, commissionMetadataOf, type CommissionFirstGoal, type CommissionMetadata } from '../contracts/index.js';
-import { shellQuote } from '../driver/context-blocks.js';
+import { shellWord } from '../shell-word.js';
 
 export { COMMISSION_GOAL_TYPE, commissionMetadataOf, type CommissionFirstGoal, type CommissionMetadata } from '../contracts/index.js';
 export { renderCommissionContext, renderCommissionContextOf } from '../driver/context-blocks.js';
@@ -40,7 +40,7 @@ export function renderCommissionBody(meta: CommissionMetadata, seedsDir = 'seeds
     'Steps:',
     `1. Read ${seedsDir}/${meta.seed}.md and check that the seed fits the purpose above. If it does not, do not commission; say why in your final message.`,
     `2. Commission the plant: pak2 plant commission ${meta.plant} --seed ${meta.seed}`,
-    `3. Queue exactly one bounded first goal for it: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellQuote(meta.first_goal.body)}`,
+    `3. Queue exactly one bounded first goal for it: pak2 submit --plant ${meta.plant} --type ${meta.first_goal.type} --body ${shellWord(meta.first_goal.body)}`,
     '4. Report the new goal id in your final message.',
   ].join('\n');
 }

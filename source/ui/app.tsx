@@ -3,6 +3,7 @@ import React, { useEffect, useMemo, useRef, useState, type MutableRefObject } fr
 import type { GoalRecord } from '../contracts/index.js';
 import type { ChatMessage } from '../store/index.js';
 import { isTerminalLandingState } from '../contracts/index.js';
+import { AGE_TICK_MS } from '../format.js';
 import { landingWords } from '../landing-words.js';
 import type { CommentInput, CommentResult, LandResult, RejectResult, RunDiff, SubmitGoalInput } from '../submit/index.js';
 import type { QuestionView, Snapshot } from '../snapshot/types.js';
@@ -76,31 +77,43 @@ export interface AppProps {
 
 export { PANES, type PaneName } from './dispatch.js';
 
+/** The narrowest pane: its corners, a cut title and a few characters of a line. */
+const PANE_MIN_WIDTH = 10;
+/** The goals pane keeps 30 columns beside the run pane; below 40 the run pane goes. */
+const GOALS_MIN_WIDTH = 30;
+
 /**
  * Pane rectangles for a terminal size: goals and tail on top, plants / inbox
  * / chat below, one status row. The whole frame is at most `rows - 1` high
  * at every size (`height`): a frame as high as the terminal makes Ink clear
- * the screen on every render. Short terminals drop the bottom panes (fewer
- * than 8 rows), then every pane (fewer than 5), then the status line (1 row).
+ * the screen on every render. And no pane is wider than the terminal: a line
+ * wider than the terminal wraps, and the wrapped rows push the frame's top
+ * border off the screen (issue 28: a 30×8 terminal lost it). Short terminals
+ * drop the bottom panes (fewer than 9 rows: the goals pane keeps room for
+ * a goal under its header), then every pane (fewer than
+ * 5), then the status line (1 row); narrow ones drop the run pane (fewer
+ * than 40 columns: the goals pane takes the width), then the bottom panes
+ * (fewer than 30), then every pane (fewer than 10).
  */
 export function computeLayout(columns: number, rows: number) {
   const status = rows >= 2 ? 1 : 0;
-  const area = Math.max(0, rows - 2); // less the status line and the one row kept free
-  const split = area >= 6; // both rows of panes, three rows each at least
-  const top = split ? Math.min(area - 3, Math.max(3, Math.round(area * 0.6))) : area >= 3 ? area : 0;
-  const bottom = split ? area - top : 0;
-  const goalsWidth = Math.max(30, Math.floor(columns * (columns >= 140 ? 0.5 : 0.55)));
+  const room = columns >= PANE_MIN_WIDTH ? Math.max(0, rows - 2) : 0; // less the status line and the one row kept free
   const third = Math.floor(columns / 3);
+  // Both rows of panes: the goals pane with a goal under its header (four rows), the bottom three.
+  const split = room >= 7 && third >= PANE_MIN_WIDTH;
+  const top = split ? Math.min(room - 3, Math.max(3, Math.round(room * 0.6))) : room >= 3 ? room : 0;
+  const bottom = split ? room - top : 0;
+  const beside = columns >= GOALS_MIN_WIDTH + PANE_MIN_WIDTH; // the run pane beside the goals
+  const goalsWidth = beside ? Math.max(GOALS_MIN_WIDTH, Math.floor(columns * (columns >= 140 ? 0.5 : 0.55))) : columns;
   return {
     /** Rows of the panes or of an overlay (0: no room for a bordered pane). */
     area: top + bottom,
     /** Rows of the whole frame: the area and the status line, below the terminal's height. */
     height: top + bottom + status,
-    /** Whether the panes side by side fit the terminal's width (not below 40 columns, where the goals pane keeps 30). */
-    fits: goalsWidth + Math.max(10, columns - goalsWidth) <= columns,
     status: status > 0,
     goals: { width: goalsWidth, height: top },
-    tail: { width: Math.max(10, columns - goalsWidth), height: top },
+    /** Width 0: no room for the run pane beside the goals. */
+    tail: { width: columns - goalsWidth, height: top },
     plants: { width: third, height: bottom },
     inbox: { width: third, height: bottom },
     chat: { width: columns - 2 * third, height: bottom },
@@ -118,8 +131,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
   const terminal = useTerminalSize();
   const { columns, rows } = size ?? terminal;
   const now = useClock(fixedNow, snapshot.coordinator.liveRuns.length > 0);
-  // Ages change every few seconds at most: memoised panes skip the other ticks.
-  const coarseNow = fixedNow ?? Math.floor(now / 10_000) * 10_000;
+  // The panes that print ages get the clock to the second they print (issue 28: a 10 s clock printed
+  // ages to the second that stood still, then jumped); memoised, they skip the live clock's other ticks.
+  const coarseNow = fixedNow ?? Math.floor(now / AGE_TICK_MS) * AGE_TICK_MS;
 
   const [focus, setFocus] = useState<PaneName>('goals');
   const [cursor, setCursor] = useState<Record<PaneName, number>>({ goals: 0, tail: 0, plants: 0, inbox: 0, chat: 0 });
@@ -201,7 +215,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       <Box flexDirection="column" height={layout.area}>
         <Box>
           <GoalQueue rows={goals} cursor={clamp('goals', cursor.goals)} filter={editingFilter ? `${filter.text}█` : filter.text} focused={focus === 'goals'} now={coarseNow} unread={snapshot.unread} {...layout.goals} />
-          <RunTail tail={snapshot.tail} run={tailRun} landing={tailRow?.landing} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          {layout.tail.width > 0 ? (
+            <RunTail tail={snapshot.tail} run={tailRun} landing={tailRow?.landing} guard={snapshot.guard} remote={snapshot.remote} scroll={cursor.tail} limits={scrollLimits} focused={focus === 'tail'} now={tailRun?.status === 'running' ? now : coarseNow} {...layout.tail} />
+          ) : null}
         </Box>
         {layout.plants.height > 0 ? (
           <Box>
@@ -213,9 +229,9 @@ export function App({ store, actions, size, now: fixedNow, interactive = true }:
       </Box>
     );
   return (
-    // Clipped to the rows; to the columns only when the panes are wider than the terminal: Ink cuts
-    // every line of a box clipped horizontally (slice-ansi), the biggest part of a frame's cost.
-    <Box flexDirection="column" width={columns} height={layout.height} overflowY="hidden" overflowX={layout.fits ? 'visible' : 'hidden'}>
+    // Clipped to the rows only: no pane is wider than the terminal, and Ink cuts every line of a box
+    // clipped horizontally (slice-ansi), the biggest part of a frame's cost.
+    <Box flexDirection="column" width={columns} height={layout.height} overflowY="hidden">
       {main}
       {layout.status ? <StatusLine snapshot={snapshot} message={message} width={columns} /> : null}
     </Box>

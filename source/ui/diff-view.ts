@@ -1,4 +1,4 @@
-import { displayWidth, sanitize, wrapBudget } from '../format.js';
+import { displayWidth, sanitize } from '../format.js';
 import { diffHeading, patchLineKind, type PatchLineKind } from '../landing-words.js';
 import type { RunDiff } from '../submit/index.js';
 import { fit, wrapLines } from './layout.js';
@@ -80,22 +80,6 @@ export function diffSummary(diff: RunDiff): string {
   return `${diff.files.length} file${diff.files.length === 1 ? '' : 's'} +${insertions} −${deletions} · ${diffHeading(diff)}`;
 }
 
-/** Invisible characters that change how code reads: see {@link showHidden}. */
-const HIDDEN = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
-
-/**
- * `text` with the invisible characters that change how code reads (Trojan Source: bidi
- * overrides and isolates, marks, zero-width spaces, a BOM) shown as
- * escapes, `\u202e`, as `sanitize` shows control characters: a reviewer
- * sees them, and they take no cell the terminal does not draw. Joiners
- * (U+200C, U+200D) stay: emoji and scripts need them. Looks at the first
- * `max` code units only (what a window can show of a line).
- */
-export function showHidden(text: string, max = Number.POSITIVE_INFINITY): string {
-  if (text.length > max) return showHidden(text.slice(0, max)) + text.slice(max);
-  return text.replace(HIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
 /** Tabs to spaces at stops of 4 columns (counted after the patch's first column, the `+`, `-` or space). */
 function expandTabs(line: string): string {
   if (!line.includes('\t')) return line;
@@ -116,7 +100,7 @@ function expandTabs(line: string): string {
 
 /** `text` in `width` columns keeping its end (a path's file name): `…ls/production.env`. */
 export function fitEnd(text: string, width: number): string {
-  const clean = showHidden(sanitize(text)).replace(/[\r\n\t]+/g, ' ');
+  const clean = sanitize(text).replace(/[\r\n\t]+/g, ' ');
   if (displayWidth(clean) <= width) return fit(clean, width);
   const chars = [...clean.slice(-(width * 2 + 2))];
   let start = chars.length;
@@ -159,7 +143,7 @@ function itemRows(diff: RunDiff, i: number, width: number, maxRows: number, coun
   if (line >= lines) return [[{ text: fit(`… ${Math.ceil(diff.truncatedBytes / 1024)} KB more of the patch left out (pak2 diff ${diff.run} prints it whole)`, width), color: 'yellow' }]];
   const text = patchLine(diff, line);
   const style = KIND_STYLE[patchLineKind(text)];
-  const rows = wrapLines(showHidden(expandTabs(text), wrapBudget(width, maxRows)), width, { maxRows });
+  const rows = wrapLines(expandTabs(text), width, { maxRows });
   return (rows.length ? rows : ['']).map((row) => [{ text: row || ' ', ...style }]);
 }
 

@@ -206,7 +206,7 @@ export const KEYMAP: readonly Binding[] = [
   { command: 'form.chooseNext', keys: '→ space', description: 'next choice of type, plant, driver, task class, redact', scope: 'form', match: (i, k) => k.rightArrow || (i === ' ' && !k.ctrl && !k.meta) },
   { command: 'form.enter', keys: 'enter', description: 'next field; a new line in the body; submits on [ submit ]', scope: 'form', match: (i, k) => enter(i, k) },
   { command: 'form.submit', keys: 'ctrl-s', description: 'submit the goal', scope: 'form', match: (i, k) => k.ctrl && i === 's' },
-  { command: 'form.cancel', keys: 'esc', description: 'cancel the form', scope: 'form', match: (_, k) => k.escape },
+  { command: 'form.cancel', keys: 'esc', description: 'close the form; with something in it, asks first (esc again or y discards it)', scope: 'form', match: (_, k) => k.escape },
 
   { command: 'input.send', keys: 'enter ctrl-s', description: 'send (the line breaks of a paste stay in the text)', scope: 'input', match: (i, k) => (k.return && !k.meta) || (k.ctrl && i === 's') },
   { command: 'input.newline', keys: 'alt-enter ctrl-j', description: 'a new line', scope: 'input', match: (i, k) => (k.return && k.meta) || i === '\n' },

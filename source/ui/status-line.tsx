@@ -81,6 +81,18 @@ export function problemsSegment(problems: readonly string[]): string | undefined
   return problems.length ? `⚠ ${problems.length} problem${problems.length === 1 ? '' : 's'}` : undefined;
 }
 
+/**
+ * PAK2.toml on disk when it is not all in force (docs/garden/level2.md,
+ * "Changing PAK2.toml while pak2 runs"): `⚠ PAK2.toml not applied:
+ * drivers.trap.command` (a bad edit; the configuration read last stays),
+ * `restart to apply: store.url` (keys read only at start).
+ */
+export function configSegment(file: Snapshot['garden']['configFile']): string | undefined {
+  if (!file) return undefined;
+  const parts = [...(file.invalid ? [`⚠ PAK2.toml not applied${file.invalid.length ? `: ${file.invalid.join(', ')}` : ''}`] : []), ...(file.restart?.length ? [`restart to apply: ${file.restart.join(', ')}`] : [])];
+  return parts.length ? parts.join(' · ') : undefined;
+}
+
 /** `3 need you` (`1 needs you`) when the needs-you list holds items (docs/attention/level2.md); nothing when it is empty. */
 export function attentionSegment(items: readonly unknown[] | undefined): string | undefined {
   const n = items?.length ?? 0;
@@ -122,7 +134,7 @@ export function costSegment(cost: Snapshot['costToday']): string {
   return `$${cost.usd.toFixed(cap ? 2 : 4)}${cap} today${cost.unknown ? ` (+${cost.unknown} unknown)` : ''}`;
 }
 
-/** The status line: coordinator state, how many items need you, problems, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
+/** The status line: coordinator state, how many items need you, problems, PAK2.toml not in force, live runs (here, or in the dashboard those whose records say running; and on remote runners), queued, blocked and awaiting review goals, cost today, the garden's name, and the latest message. */
 export const StatusLine = React.memo(function StatusLine({ snapshot, message, width }: StatusLineProps): React.JSX.Element {
   const s = snapshot;
   const attached = s.coordinator.attached;
@@ -135,7 +147,8 @@ export const StatusLine = React.memo(function StatusLine({ snapshot, message, wi
   const counted = s.garden.readOnly || attached?.goneAt;
   const running = counted ? s.goals.filter((row) => row.run?.status === 'running' && !row.run.runner).length : attached ? attached.liveRuns.length : s.coordinator.liveRuns.length;
   const needs = attentionSegment(s.attention);
-  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
+  const config = configSegment(s.garden.configFile);
+  const left = [`● ${state}`, ...(needs ? [needs] : []), ...(problems ? [problems] : []), ...(config ? [config] : []), counted ? `${running} running` : `${running} live`, ...(remote ? [`${remote} on runners`] : []), s.unread ? 'goals not read' : `${s.counts.queued} queued`, ...(s.counts.blocked ? [`${s.counts.blocked} blocked`] : []), ...(s.counts.awaitingReview ? [`${s.counts.awaitingReview} awaiting review`] : []), cost, ...(serve ? [serve] : []), s.garden.name].join(' · ');
   // A message goes first, so a narrow terminal cuts the counters, not the news.
   const keys = [...(needs ? [hint('attention', 'needs you')] : []), ...(problems ? [hint('problems', 'problems')] : []), hint('help', 'help')].join(' · ');
   const text = message ? `${messageText(s, message)} │ ${left}` : `${left} │ ${keys}`;

@@ -85,13 +85,13 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
   unmount = () => instance.unmount();
   // New "needs you" items ring the terminal (docs/attention/level2.md, "Notifications"): the sequences move no
   // cursor, and Ink writes each frame whole, so one written between frames leaves the frame as it is.
-  const mode = garden.config.notify?.terminal ?? 'bell';
   const attention = options.readOnly
     ? undefined
     : watchAttention(garden, {
         snapshots: source,
         onItem: (item) => {
-          const bytes = terminalNotification(mode, item);
+          // [notify] terminal as PAK2.toml says now (it is live: docs/garden/level2.md).
+          const bytes = terminalNotification(garden.config.notify?.terminal ?? 'bell', item);
           if (bytes && process.stdout.writable && !process.stdout.destroyed) process.stdout.write(bytes);
         },
         onProblem: (line) => source.reportProblem(line),

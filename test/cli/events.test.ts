@@ -56,9 +56,27 @@ describe('pak2 events', () => {
     expect(await exited).toBe(0);
   });
 
+  it('--type takes types separated by commas, as ?type= and a webhook --events do (issue 28)', async () => {
+    garden = await makeTestGarden();
+    const g = garden;
+    await appendEvent(g.paths, { type: 'GoalSubmitted', goal: '1-a' });
+    await appendEvent(g.paths, { type: 'GardenGenesis' });
+    await appendEvent(g.paths, { type: 'RunStarted', goal: '1-a', run: '1-a-r1' });
+    const types = async (...args: string[]) => {
+      const result = await runCli(['events', '--json', ...args, '--garden', g.paths.gardenRoot]);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      return result.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    };
+    expect(await types('--type', 'GoalSubmitted,RunStarted')).toEqual(['GoalSubmitted', 'RunStarted']);
+    expect(await types('--type', 'RunStarted, GoalSubmitted')).toEqual(['GoalSubmitted', 'RunStarted']);
+    expect(await types('--type', 'GoalSubmitted', '--type', 'RunStarted,GoalSubmitted')).toEqual(['GoalSubmitted', 'RunStarted']);
+  });
+
   it.each([
     [['--since', 'yesterday'], '--since yesterday: not an event id'],
     [['--type', 'Nope'], '--type Nope: not an event type'],
+    [['--type', 'GoalSubmitted,Nope'], '--type Nope: not an event type'],
   ])('%j: one-line error naming the flag, exit 2', async (args, message) => {
     garden = await makeTestGarden();
     const result = await runCli(['events', ...args, '--garden', garden.paths.gardenRoot]);

@@ -1,7 +1,8 @@
 /**
  * An agent that tries to drive the operator's terminal (issue 23, point 6):
  * clear screen, cursor home, title (OSC 0), clipboard (OSC 52), a C1 CSI, a
- * DCS string, a full reset, a bell, an OSC left open at the end of its
+ * DCS string, a full reset, a bell, bidi overrides and isolates (U+202E),
+ * zero-width characters, an OSC left open at the end of its
  * stderr, a progress bar on CR, on stderr, on stdout and in its result's
  * text, error and reflection (test/fixtures/hostile-agent.mjs). Every byte
  * the real CLI prints (`pak2 cycle --no-ui`, `--json`, `show`, `runs`,
@@ -22,9 +23,9 @@ import { makeTestGarden } from '../support/garden.js';
 
 const HOSTILE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/hostile-agent.mjs');
 /** What test/fixtures/hostile-agent.mjs writes (the same text). */
-const HOSTILE = 'clear\x1b[2J\x1b[H|title\x1b]0;pwned\x07|clip\x1b]52;c;cHduZWQ=\x07|c1\u009b2J|dcs\x1bP1$qm\x1b\\|reset\x1bc|bell\x07|red\x1b[31mRED\x1b[0m|end';
+const HOSTILE = 'clear\x1b[2J\x1b[H|title\x1b]0;pwned\x07|clip\x1b]52;c;cHduZWQ=\x07|c1\u009b2J|dcs\x1bP1$qm\x1b\\|reset\x1bc|bell\x07|red\x1b[31mRED\x1b[0m|bidi\u202eevil\u202c|isolate\u2067x\u2069|zw\u200bsp\ufeff|ls\u2028x|end';
 /** HOSTILE as pak2 prints it: each control character as its escape, the colour dropped. */
-const SHOWN = 'clear\\u001b[2J\\u001b[H|title\\u001b]0;pwned\\u0007|clip\\u001b]52;c;cHduZWQ=\\u0007|c1\\u009b2J|dcs\\u001bP1$qm\\u001b\\|reset\\u001bc|bell\\u0007|redRED|end';
+const SHOWN = 'clear\\u001b[2J\\u001b[H|title\\u001b]0;pwned\\u0007|clip\\u001b]52;c;cHduZWQ=\\u0007|c1\\u009b2J|dcs\\u001bP1$qm\\u001b\\|reset\\u001bc|bell\\u0007|redRED|bidi\\u202eevil\\u202c|isolate\\u2067x\\u2069|zw\\u200bsp\\ufeff|ls\\u2028x|end';
 
 const DRIVERS = ['success', 'failure'].map((s) => `[drivers.hostile-${s}]\ncommand = ${JSON.stringify([process.execPath, HOSTILE_AGENT, s])}`).join('\n');
 
@@ -34,6 +35,7 @@ function expectInert(text: string, where: string): void {
   expect(/[\u0080-\u009f]/.test(text), `${where} printed a C1 control`).toBe(false);
   expect(text.includes('\x07'), `${where} printed BEL`).toBe(false);
   expect(/[\x00-\x08\x0b-\x1f\x7f]/.test(text), `${where} printed a control character`).toBe(false);
+  expect(/[\u061c\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/.test(text), `${where} printed a bidi control or a hidden character`).toBe(false);
 }
 
 function expectAllInert(r: CliResult, where: string): void {

@@ -28,6 +28,10 @@ describe('sanitize', () => {
     ['SGR colour and style dropped', '\x1b[31mred\x1b[0m \x1b[1;38;5;208mbold\x1b[m', 'red bold'],
     ['CR LF and lone CR are line feeds', 'a\r\nb\rc\r', 'a\nb\nc\n'],
     ['tab and line feed kept', 'a\tb\nc', 'a\tb\nc'],
+    ['bidi override and its pop (Trojan Source)', 'if admin\u202e } \u2066{\u2069 \u202c', 'if admin\\u202e } \\u2066{\\u2069 \\u202c'],
+    ['every embedding, override, isolate and mark', '\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c', '\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c'],
+    ['zero-width space, word joiner, BOM, line and paragraph separators, annotations', 'a\u200bb\u2060c\ufeffd\u2028e\u2029f\ufff9g', 'a\\u200bb\\u2060c\\ufeffd\\u2028e\\u2029f\\ufff9g'],
+    ['joiners and variation selectors stay: emoji need them', '👨\u200d👩\u200d👧 ❤\ufe0f a\u200cb', '👨\u200d👩\u200d👧 ❤\ufe0f a\u200cb'],
   ])('%s', (_name, input, shown) => {
     expect(sanitize(input)).toBe(shown);
   });
@@ -35,9 +39,10 @@ describe('sanitize', () => {
   it('returns text without control characters as it is; its own output is a fixed point', () => {
     const plain = 'plain 調査 😀 ⚠ text\twith tab\n';
     expect(sanitize(plain)).toBe(plain);
-    const all = Array.from({ length: 0xa0 }, (_, c) => String.fromCharCode(c)).join('');
+    const all = Array.from({ length: 0xa0 }, (_, c) => String.fromCharCode(c)).join('') + '\u202e\u2066\u200b\ufeff\u2028';
     const once = sanitize(all);
     expect(CONTROL.test(once)).toBe(false);
+    expect(/[\u202e\u2066\u200b\ufeff\u2028]/.test(once)).toBe(false);
     expect(sanitize(once)).toBe(once);
   });
 
@@ -47,7 +52,7 @@ describe('sanitize', () => {
   });
 
   it('of JSON is JSON of the same value: DEL and C1, which JSON.stringify leaves raw, become \\u escapes', () => {
-    const value = { every: Array.from({ length: 0xa0 }, (_, c) => String.fromCharCode(c)).join(''), hostile: OSC52, nested: ['\u009b2J', { k: '\x1b[31mx' }] };
+    const value = { every: Array.from({ length: 0xa0 }, (_, c) => String.fromCharCode(c)).join(''), bidi: 'a\u202eb\u2028c\ufeff', hostile: OSC52, nested: ['\u009b2J', { k: '\x1b[31mx' }] };
     for (const text of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
       expect(text).toMatch(/[\u007f-\u009f]/); // raw in JSON.stringify's output
       const printed = sanitize(text);

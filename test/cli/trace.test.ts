@@ -44,7 +44,9 @@ describe('pak2 trace', () => {
     const out = r.stdout;
     expect(out.split('\n')[0]).toBe(`run ${runId} · guarded · failure (scope_violation)`);
     expect(out).toContain('blocked / failed · scope_violation');
-    expect(out).toContain(`next pak2 trace ${runId}`);
+    // Never the command just run: the goal is still open, so what to look at next is the goal.
+    expect(out).not.toContain(`next pak2 trace ${runId}`);
+    expect(out).toContain(`next pak2 show ${runId.replace(/-r2$/, '')}`);
     expect(out).toContain('contract contract-123 · acceptance raw_run_not_contract_accepted');
     // The timeline: each phase at its start (ts less duration_ms) from the first one's, logged durations;
     // a phase logged without one (executor_start, decision) is a point: no next phase's time on its row.
@@ -155,6 +157,22 @@ describe('pak2 trace', () => {
     expect(r.stdout).toContain('redacted: false');
     expect(r.stdout).toContain(`simple · attempt 1 of 3 · tier 0 · 0 escalation(s) · escalated to tier 1 → ${goalId}-r2`);
     expect(r.stdout).toContain(`next attempt: pak2 trace ${goalId}-r2`);
+  });
+
+  it('never suggests the trace just run: a goal that closed failure suggests pak2 retry, an escalated attempt its own trace (issue 28)', async () => {
+    const runId = await closedRun(1);
+    const goalId = runId.replace(/-r1$/, '');
+    writeGuardFiles(garden.paths, runId, { envelope: envelopeFixture(runId, { routing: undefined }) });
+    const open = await runCli(['trace', runId, ...g]);
+    expect(open.code, open.stderr).toBe(0);
+    expect(open.stdout).not.toContain(`pak2 trace ${runId}`);
+    expect(open.stdout).toContain(`next pak2 show ${goalId}`);
+    const { cancelGoal } = await import('../../source/submit/index.js');
+    await cancelGoal(garden, goalId);
+    const closed = await runCli(['trace', runId, ...g]);
+    expect(closed.code, closed.stderr).toBe(0);
+    expect(closed.stdout).toContain(`blocked / failed · scope_violation\n  next pak2 retry ${goalId}\n`);
+    expect(closed.stdout).not.toContain(`pak2 trace ${runId}`);
   });
 
   it('a phase line of another run is a problem line, left out of the timeline', async () => {

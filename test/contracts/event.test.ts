@@ -96,3 +96,15 @@ describe('validateEvent', () => {
     for (const code of EVENT_CODES) expect([...produced], code).toContain(code);
   });
 });
+
+describe('parseEventTypes: the one reading of an event-type filter (pak2 events --type, ?type=, webhook --events)', () => {
+  it('takes repeated values and commas, trims, drops empty pieces and repeats, keeps the order first named', async () => {
+    const { parseEventTypes } = await import('../../source/contracts/index.js');
+    expect(parseEventTypes([])).toEqual({ types: [] });
+    expect(parseEventTypes(['GoalClosed,RunClosed'])).toEqual({ types: ['GoalClosed', 'RunClosed'] });
+    expect(parseEventTypes([' RunClosed , GoalClosed,', 'GoalClosed', ''])).toEqual({ types: ['RunClosed', 'GoalClosed'] });
+    expect(parseEventTypes(['GoalClosed,goalclosed'])).toEqual({ unknown: 'goalclosed' });
+    expect(parseEventTypes(['*'])).toEqual({ unknown: '*' });
+    expect(parseEventTypes(['*,GoalClosed'], ['*'])).toEqual({ types: ['*', 'GoalClosed'] });
+  });
+});

@@ -310,3 +310,117 @@ describe('finishRemoteRun', () => {
     expect(goal).toMatchObject({ status: 'closed', closed_reason: 'success' });
   });
 });
+
+/** A guarded run's records as a runner's guard writes them, for run `runId` (seed 001 fields). */
+function guardRecords(runId: string, state: 'ready' | 'degraded', routing?: Record<string, unknown>) {
+  const kept = state === 'ready';
+  return {
+    envelope: {
+      schema_version: '1.0',
+      run_id: runId,
+      guarded: true,
+      contract_id: null,
+      executor: { name: 'success', version: null, sandbox: false, model: 'default' },
+      env_passthrough: [],
+      timeout_seconds: 600,
+      baseline: { head: null, branch: null },
+      executor_exit_code: 0,
+      ...(routing ? { routing } : {}),
+    },
+    outcome: {
+      schema_version: '1.0',
+      guarded: true,
+      run_id: runId,
+      state,
+      status: kept ? 'success' : 'failed',
+      diagnostic_code: kept ? 'ready' : 'verify_failed',
+      next_command: kept ? null : `pak2 trace ${runId}`,
+      verify_ok: kept,
+      verify_exit_code: kept ? 0 : 1,
+      verify_stdout: '',
+      verify_stderr: '',
+      failed_command: kept ? null : 'false',
+      verifier_was_skipped: false,
+      mutated_files: [],
+      attempted_mutations: ['made.txt'],
+      accepted_mutations: kept ? ['made.txt'] : [],
+      blocked_mutations: [],
+      unexpected_mutations: [],
+      rollback_performed: !kept,
+      rollback_stdout: '',
+      rollback_stderr: '',
+      contract_id: null,
+      acceptance_state: 'raw_run_not_contract_accepted',
+      allowed_files: [],
+      forbidden_paths: [],
+      executor: { name: 'success', version: null, exit_code: 0, timed_out: false, duration_seconds: 1, sandbox: false, self_status: 'success', cost_usd: 0.01, turns: 1 },
+      wall_time_seconds: 2,
+      scope_violations: [],
+    },
+    phases: `${JSON.stringify({ ts: new Date().toISOString(), run_id: runId, phase: 'baseline', outcome: 'ok' })}\n`,
+    rejected_patch: kept ? null : 'diff --git a/made.txt b/made.txt\n',
+    prompt_bundle: '# Prompt bundle (guarded run)\n',
+  };
+}
+
+describe('guarded and routed goals on runners (docs/runners/level2.md, "Guarded and routed goals")', () => {
+  const ROUTING = '[routing.code]\ntiers = [{ driver = "exit3" }, { driver = "success" }]\n';
+
+  it('a runner that runs guards takes guarded and routed goals (a routed one on its tier), with the guard and the plan; one that does not, and a conversation reply, never', async () => {
+    const g = await garden({ extraToml: `[guard]\nforbidden_paths = ["secrets/**"]\n${ROUTING}` });
+    await createGoal(g.paths, { type: 'converse', plant: 'gardener', body: 'hello', conversation_id: 'c1', priority: 99 });
+    const guarded = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'guarded', guard: { verify: 'npm test', allowed_files: ['src/**'] }, priority: 98 });
+    const routed = await createGoal(g.paths, { type: 'fix', plant: 'gardener', body: 'routed', task_class: 'code', priority: 97 });
+    expect(await claimTask(g, WHO)).toBeUndefined();
+    const first = (await claimTask(g, WHO, { guard: true }))!;
+    expect(first.goal.id).toBe(guarded.id);
+    expect(first.context.guard).toEqual({ verify: 'npm test', allowed_files: ['src/**'], forbidden_paths: ['secrets/**'], timeout_seconds: 600, env_passthrough: [], contract_id: null, redact: true, routing: null });
+    // A routed goal runs on its tier's driver: a runner asking only for another driver does not get it.
+    expect(await claimTask(g, WHO, { guard: true, drivers: ['success'] })).toBeUndefined();
+    const second = (await claimTask(g, WHO, { guard: true, drivers: ['exit3'] }))!;
+    expect(second.goal.id).toBe(routed.id);
+    expect(second.run.driver).toBe('exit3');
+    expect(second.context.guard?.routing).toMatchObject({ task_class: 'code', tier_index: 0, tier: { driver: 'exit3' }, attempts: [], escalations: 0, pinned: false, max_escalations: 1, budget_usd: null });
+    expect(await claimTask(g, WHO, { guard: true })).toBeUndefined();
+  });
+
+  it('finish: a guarded success needs the guard records (422 /guard), an unguarded run takes none (400 /guard), records must name the run (422)', async () => {
+    const g = await garden();
+    await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'guarded', guard: { verify: 'true' } });
+    const claim = (await claimTask(g, WHO, { guard: true }))!;
+    const base = { lease: claim.lease.id, status: 'success', exit_code: 0, cost: { source: 'provider' as const, usd: 0.01 } };
+    expect(await finishRemoteRun(g, claim.run.id, base, WHO).catch((e: unknown) => e)).toMatchObject({ status: 422, field: '/guard' });
+    expect(await finishRemoteRun(g, claim.run.id, { ...base, guard: guardRecords('9-other-r1', 'ready') }, WHO).catch((e: unknown) => e)).toMatchObject({ status: 422, field: '/guard/envelope/run_id' });
+    expect(await finishRemoteRun(g, claim.run.id, { ...base, guard: guardRecords(claim.run.id, 'degraded') }, WHO).catch((e: unknown) => e)).toMatchObject({ status: 422, field: '/guard/outcome/state' });
+    expect((await readRun(g.paths, claim.run.id)).status).toBe('running');
+    const { run, goal } = await finishRemoteRun(g, claim.run.id, { ...base, guard: guardRecords(claim.run.id, 'ready') }, WHO);
+    expect(run.status).toBe('success');
+    expect(goal).toMatchObject({ status: 'closed', closed_reason: 'success' });
+    const dir = path.join(g.paths.runsDir, claim.run.id);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'task_outcome.json'), 'utf8'))).toMatchObject({ run_id: claim.run.id, state: 'ready' });
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'execution_envelope.json'), 'utf8'))).toMatchObject({ run_id: claim.run.id, guarded: true });
+    expect(fs.readFileSync(path.join(dir, 'prompt_bundle.md'), 'utf8')).toBe('# Prompt bundle (guarded run)\n');
+    expect(fs.existsSync(path.join(dir, 'rejected.patch'))).toBe(false);
+
+    await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'plain' });
+    const plain = (await claimTask(g, WHO))!;
+    expect(await finishRemoteRun(g, plain.run.id, { lease: plain.lease.id, status: 'success', exit_code: 0, cost: { source: 'unknown' }, guard: guardRecords(plain.run.id, 'ready') }, WHO).catch((e: unknown) => e)).toMatchObject({ status: 400, field: '/guard' });
+  });
+
+  it("a routed attempt's rejected work: the garden keeps its records, writes RunRolledBack and RoutingEscalated, and requeues the goal for the next tier", async () => {
+    const g = await garden({ extraToml: ROUTING });
+    const goal = await createGoal(g.paths, { type: 'spike', plant: 'gardener', body: 'routed', task_class: 'code' });
+    const claim = (await claimTask(g, WHO, { guard: true }))!;
+    const routing = { task_class: 'code', tier_index: 0, escalations: 0, next_tier_index: 1, attempts: [{ run_id: claim.run.id, tier_index: 0, executor: 'exit3', model: 'default', diagnostic_code: 'verify_failed', cost_usd: 0.01 }] };
+    const { goal: after } = await finishRemoteRun(g, claim.run.id, { lease: claim.lease.id, status: 'failure', failure_reason: 'verify_failed', exit_code: 0, cost: { source: 'provider', usd: 0.01 }, guard: guardRecords(claim.run.id, 'degraded', routing) }, WHO);
+    expect(after.status).toBe('queued');
+    expect(fs.readFileSync(path.join(g.paths.runsDir, claim.run.id, 'rejected.patch'), 'utf8')).toBe('diff --git a/made.txt b/made.txt\n');
+    const events = readEventLog(g).filter((e) => e.run === claim.run.id).map((e) => [e.type, e.detail]);
+    expect(events).toContainEqual(['RunRolledBack', 'verify_failed: 1 path(s) reverted on runner r1@box-1; rejected.patch']);
+    expect(events).toContainEqual(['RoutingEscalated', 'code: escalating to tier 1 after verify_failed']);
+    const next = (await claimTask(g, WHO, { guard: true }))!;
+    expect(next.goal.id).toBe(goal.id);
+    expect(next.run.driver).toBe('success');
+    expect(next.context.guard?.routing).toMatchObject({ tier_index: 1, escalations: 1, attempts: [expect.objectContaining({ run_id: claim.run.id })] });
+  });
+});

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLOSED_LEDGER, createGoal, readPlant, readRunChecked, runMetaFile, runSealFile } from '../../source/store/index.js';
 import { makeTestGarden } from '../support/garden.js';
-import { asideDir, closedRun, doctor, doctorJson, expectNothingLost, filesUnder, findingLines, quietHistory, runningRun } from './support.js';
+import { asideDir, closedRun, doctor, doctorJson, expectClean, expectNothingLost, filesUnder, findingLines, quietHistory, runningRun } from './support.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -31,7 +31,7 @@ describe('pak2 doctor: a clean garden', () => {
     const text = await doctor(g.paths.gardenRoot);
     expect(text.stderr).toBe('');
     expect(text.code).toBe(0);
-    expect(text.stdout).toBe(`no problems found in ${g.paths.gardenRoot}\n`);
+    expectClean(text.stdout, g.paths.gardenRoot);
 
     const json = await doctorJson(g.paths.gardenRoot);
     expect(json.code).toBe(0);

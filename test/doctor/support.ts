@@ -40,9 +40,21 @@ export async function doctorJson(root: string, ...args: string[]): Promise<{ cod
   return { code: result.code, findings: parsed.findings, stderr: result.stderr };
 }
 
-/** The finding lines of a text report (everything but the summary line). */
+/** The finding lines of a text report: those under their check's line, indented four spaces (given without them). */
 export function findingLines(stdout: string): string[] {
-  return stdout.trimEnd().split('\n').slice(0, -1);
+  return stdout
+    .trimEnd()
+    .split('\n')
+    .filter((line) => line.startsWith('    '))
+    .map((line) => line.slice(4));
+}
+
+/** A clean text report: every check that ran is `[✓]`, no finding, the summary says so. */
+export function expectClean(stdout: string, root: string): void {
+  const lines = stdout.trimEnd().split('\n');
+  expect(lines[0]).toBe(`doctor: ${root}`);
+  expect(lines.at(-1)).toBe(`no problems found in ${root}`);
+  expect(lines.filter((line) => !/^\[[✓-]\] /.test(line)).slice(1, -1)).toEqual([]);
 }
 
 /** Silences the runtime-history stderr line of closes in a non-git garden, for one test. */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -175,7 +176,7 @@ describe('initGarden: the checks it always made', () => {
   });
 
   it.each([
-    [{ name: 'Bad Name' }, "--name Bad Name: use lower-case letters, digits, '.', '_' and '-'"],
+    [{ name: 'Bad Name' }, '--name "Bad Name": INVALID_GARDEN_NAME (a garden name is lower-case letters'],
     [{ driver: 'gpt' }, '--driver gpt: must be claude, codex or command'],
   ])('refuses %j and creates nothing', (options, message) => {
     const dir = path.join(base, 'g');
@@ -219,6 +220,30 @@ describe('pak2 init, then pak2 genesis', () => {
     expect(fs.readFileSync(path.join(dir, 'CHARTER.md'), 'utf8')).toBe(fs.readFileSync(path.join(PACKAGE_ROOT, QUICKSTART_CHARTER), 'utf8'));
     const goals = await runCli(['goals', '--json'], { cwd: dir });
     expect(JSON.parse(goals.stdout)).toEqual([expect.objectContaining({ id: '1-survey-the-garden', status: 'queued', assigned_to: 'gardener' })]);
+  });
+
+  it.each([
+    ['my garden', "'my garden'"],
+    ["it's", "'it'\\''s'"],
+    ['-dash', './-dash'],
+    ['a$b`c`;rm', "'a$b`c`;rm'"],
+    ['bidi\u202eevil', "$'bidi\\342\\200\\256evil'"],
+  ])('init of case %# prints cd %s, which the shell takes as that directory (issue 28)', async (name, word) => {
+    const r = await runCli(['init', '--driver', 'command', '--', name], { cwd: base });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const next = r.stdout.trim().split('\n').at(-1)!;
+    expect(next).toBe(`next: cd ${word} && pak2 genesis`);
+    // The printed command, pasted into a shell, lands in the garden.
+    const cd = next.replace(/^next: /, '').replace(/ && pak2 genesis$/, '');
+    const landed = execFileSync('bash', ['-c', `${cd} && pwd -P`], { cwd: base, encoding: 'utf8' }).replace(/\n$/, '');
+    expect(landed).toBe(fs.realpathSync(path.join(base, name)));
+  });
+
+  it.each([['My Garden'], ['../up'], ['a/b'], ['.hidden'], ['trailing-']])('init --name %j: INVALID_GARDEN_NAME (seed 002, set_garden_name), one line, exit 2, nothing written', async (name) => {
+    const r = await runCli(['init', 'named', '--name', name], { cwd: base });
+    expect(r.code).toBe(2);
+    expect(oneLineError(r.stderr)).toBe(`pak2: --name ${JSON.stringify(name)}: INVALID_GARDEN_NAME (a garden name is lower-case letters, digits, '.', '_' and '-', at most 64, starting and ending with a letter or digit: it names the reply directory <runtime-root>/inbox/<name>/)`);
+    expect(fs.existsSync(path.join(base, 'named'))).toBe(false);
   });
 
   it('init into a non-empty directory: one-line error, exit 2', async () => {

@@ -5,7 +5,8 @@ import { reconcile, type DispatchFn } from '../../source/coordinator/index.js';
 import { dispatch } from '../../source/driver/index.js';
 import { PROMPT_HEADINGS } from '../../source/driver/prompt.js';
 import { runDir, type Garden } from '../../source/garden/index.js';
-import { createGoal } from '../../source/store/index.js';
+import { createGoal, readGoal } from '../../source/store/index.js';
+import { genesis } from '../../source/lifecycle/genesis.js';
 import { appendGoalSupplement, sendOperatorMessage, submitPlantCommissionGoal, submitTendGoal } from '../../source/submit/index.js';
 import { makeTestGarden } from '../support/garden.js';
 
@@ -81,6 +82,22 @@ describe('prompt assembly: section headings and order', () => {
     expect(outline(prompt)).toEqual([H.motivation, H.seed, H.run, H.tend, H.task, '<closing>']);
     expect(prompt).toContain('Trigger: run_failure');
     expect(prompt).toContain('Origin run: 1-broken-r1');
+  });
+
+  it("(c2) genesis's first survey is a tend with tend metadata (trigger genesis): # Tend Context between the current run and the task", async () => {
+    garden = await makeTestGarden();
+    const report = await genesis(garden, { ...process.env, PATH: process.env.PATH ?? '' });
+    expect(report.queued).toEqual(['1-survey-the-garden']);
+    const goal = await readGoal(garden.paths, '1-survey-the-garden');
+    expect(goal).toMatchObject({ type: 'tend', assigned_to: 'gardener', priority: 60, tend: { trigger: 'genesis', key: 'genesis', origin: {} } });
+    await pass(garden);
+    const prompt = promptOf(garden, '1-survey-the-garden-r1');
+    expect(outline(prompt)).toEqual([H.motivation, H.seed, H.run, H.tend, H.task, '<closing>']);
+    const block = prompt.slice(prompt.indexOf(H.tend), prompt.indexOf(H.task));
+    expect(block).toContain('Trigger: genesis\nKey: genesis\nOrigin: pak2 genesis queued this first survey of a new garden');
+    expect(block).toContain(`- the garden's motivation: ${garden.paths.motivationFile}`);
+    expect(block).toContain(`- your plant directory, where your memory starts: ${path.join(garden.paths.plantsDir, 'gardener')}`);
+    expect(prompt.slice(prompt.indexOf(H.task))).toContain('Survey this garden and start your memory.');
   });
 
   it('(d) commission goal: # Plant Commission Context between the current run and the task', async () => {

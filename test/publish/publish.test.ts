@@ -165,7 +165,7 @@ describe('publishExport: what is exported', () => {
     publishExport(dest, { packageRoot: pkg, name: 'pak2-release' });
     expect(parseConfig(fs.readFileSync(path.join(dest, 'PAK2.toml'), 'utf8')).gardenName).toBe('pak2-release');
     const other = path.join(base, 'other');
-    expect(() => publishExport(other, { packageRoot: pkg, name: 'Bad Name' })).toThrow("--name Bad Name: use lower-case letters, digits, '.', '_' and '-'");
+    expect(() => publishExport(other, { packageRoot: pkg, name: 'Bad Name' })).toThrow(expect.objectContaining({ code: 'INVALID_GARDEN_NAME', message: expect.stringContaining('--name "Bad Name": INVALID_GARDEN_NAME (') }));
     expect(fs.existsSync(other)).toBe(false);
   });
 

@@ -43,10 +43,10 @@ interface Setup {
   tokenFile: string;
 }
 
-async function setup(ttlSeconds = 6, coordinator = ''): Promise<Setup> {
+async function setup(ttlSeconds = 6, coordinator = '', moreDrivers = ''): Promise<Setup> {
   const root = tempDir('pak2-runner-garden-');
   const agent = writeAgent(tempDir('pak2-runner-agent-'));
-  const drivers = `[drivers.agent]\ncommand = ${JSON.stringify([agent])}\n`;
+  const drivers = `[drivers.agent]\ncommand = ${JSON.stringify([agent])}\n${moreDrivers}`;
   fs.writeFileSync(path.join(root, 'PAK2.toml'), `[runtime]\nroot = ".runtime"\n[defaults]\ndriver = "agent"\n[coordinator]\nmax_concurrent_runs = 0\n${coordinator}[runners]\nlease_ttl_seconds = ${ttlSeconds}\n${drivers}`);
   fs.writeFileSync(path.join(root, 'MOTIVATION.md'), '# Motivation\n\nA garden run by runners.\n');
   fs.mkdirSync(path.join(root, 'seeds'));
@@ -288,6 +288,26 @@ describe('pak2 runner against a real garden server', () => {
     expect((await readGoal(s.garden.paths, goalId)).status).toBe('completed');
   });
 
+  it("a runner killed during a guarded run: restarted, it stops the agent, ends the run interrupted (its guard never decided) and the goal runs again", async () => {
+    const s = await setup(10);
+    const response = await api(s.server, '/goals', { method: 'POST', body: JSON.stringify({ type: 'spike', plant: 'gardener', body: 'Guarded, interrupted.', guard: { verify: 'true', env_passthrough: ['AGENT_UNTIL'] } }) });
+    const goalId = ((await response.json()) as { goal: { id: string } }).goal.id;
+    const done = path.join(tempDir('pak2-runner-done-'), 'done');
+    const first = startRunner(s, [], { AGENT_UNTIL: done });
+    await agentStarted(s.state, goalId);
+    const { pid } = JSON.parse(fs.readFileSync(path.join(s.state, 'garden', 'runs', `${goalId}-r1`, 'process.json'), 'utf8')) as { pid: number };
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const second = startRunner(s, ['--max-runs', '2']);
+    expect(await exitOf(second, 120_000)).toBe(0);
+    expect(isAlive(pid)).toBe(false);
+    expect(second.stderr()).toMatch(new RegExp(`resuming ${goalId}-r1 \\(lease \\w+\\): the runner restarted during a guarded run: its guard never decided, so the run is interrupted and the goal goes back to the queue; its agent was stopped`));
+    expect(await readRun(s.garden.paths, `${goalId}-r1`)).toMatchObject({ status: 'killed', failure_reason: 'coordinator_stopped' });
+    // The next attempt ran under a guard of its own and was kept.
+    expect(await readRun(s.garden.paths, `${goalId}-r2`)).toMatchObject({ status: 'success' });
+    expect(JSON.parse(fs.readFileSync(path.join(s.garden.paths.runsDir, `${goalId}-r2`, 'task_outcome.json'), 'utf8'))).toMatchObject({ state: 'ready' });
+  }, 180_000);
+
   it('a runner that comes back after its lease expired stops the agent it left, and runs the requeued goal anew', async () => {
     const s = await setup(3);
     const goalId = await submit(s, 'spike', 'Outlive the runner.');
@@ -456,4 +476,57 @@ describe('pak2 runner against a real garden server', () => {
     expect(await exitOf(gone)).toBe(1);
     expect(gone.stderr()).toMatch(/^pak2: --server: cannot reach the garden's server at http:\/\/127\.0\.0\.1:\d+\/api\/v1 \(.*\): check the URL and that `pak2 serve` runs there/m);
   });
+
+  it("runs a routed, guarded goal's guard in its checkout: tier 0's work fails verify and is reverted there, the garden keeps the records and escalates; tier 1's work is kept", async () => {
+    // Tier 1's agent writes what the verify command looks for; tier 0's (the usual agent) does not.
+    const tier1 = path.join(tempDir('pak2-runner-agent1-'), 'tier1.sh');
+    fs.writeFileSync(
+      tier1,
+      [
+        '#!/bin/sh',
+        'cat > /dev/null',
+        'if [ "$PAK2_PHASE" = reflection ]; then echo \'{"type":"result","status":"success","text":"Learned: tier 1 passes.","cost_usd":0.001}\'; exit 0; fi',
+        'echo "tier 1 was here" > tier1.txt',
+        'echo \'{"type":"result","status":"success","text":"done on tier 1","cost_usd":0.02}\'',
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const routing = '[routing.code]\ntiers = [{ driver = "agent" }, { driver = "agent1" }]\n';
+    const s = await setup(6, routing, `[drivers.agent1]\ncommand = ${JSON.stringify([tier1])}\n`);
+    const response = await api(s.server, '/goals', { method: 'POST', body: JSON.stringify({ type: 'fix', plant: 'gardener', body: 'Make verify pass.', task_class: 'code', guard: { verify: 'test -f tier1.txt' } }) });
+    expect(response.status).toBe(201);
+    const goalId = ((await response.json()) as { goal: { id: string } }).goal.id;
+    const runner = startRunner(s, ['--max-runs', '2']);
+    expect(await exitOf(runner, 120_000)).toBe(0);
+    const stderr = runner.stderr();
+    expect(stderr).toMatch(new RegExp(`^pak2 runner box-1: finished ${goalId}-r1 failure \\(verify_failed\\)`, 'm'));
+    expect(stderr).toMatch(new RegExp(`^pak2 runner box-1: finished ${goalId}-r2 success`, 'm'));
+
+    // Attempt 1, on tier 0 (agent): verify failed on the runner's checkout; its work was reverted there.
+    const r1 = await readRun(s.garden.paths, `${goalId}-r1`);
+    expect(r1).toMatchObject({ status: 'failure', failure_reason: 'verify_failed', driver: 'agent' });
+    expect(fs.existsSync(path.join(s.workdir, 'made-by-agent.txt'))).toBe(false);
+    const dir1 = path.join(s.garden.paths.runsDir, r1.id);
+    expect(JSON.parse(fs.readFileSync(path.join(dir1, 'task_outcome.json'), 'utf8'))).toMatchObject({ run_id: r1.id, state: 'degraded', diagnostic_code: 'verify_failed', rollback_performed: true, failed_command: 'test -f tier1.txt' });
+    expect(JSON.parse(fs.readFileSync(path.join(dir1, 'execution_envelope.json'), 'utf8'))).toMatchObject({ run_id: r1.id, routing: { task_class: 'code', tier_index: 0, next_tier_index: 1 } });
+    expect(fs.readFileSync(path.join(dir1, 'rejected.patch'), 'utf8')).toContain('made by the agent');
+    expect(fs.readFileSync(path.join(dir1, 'phase_events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { phase: string }).phase)).toEqual(['baseline', 'executor_start', 'executor_done', 'scope_check', 'verify', 'decision', 'rollback']);
+    const events = readEventLog(s.garden).map((e) => [e.type, e.run]);
+    expect(events).toContainEqual(['RunRolledBack', r1.id]);
+    expect(events).toContainEqual(['RoutingEscalated', r1.id]);
+    // Nothing of the rejected work reached the garden: attempt 1's diff holds only the memory the agent kept (the guard leaves the plant's directory alone).
+    const diff1 = fs.readFileSync(path.join(dir1, 'artifacts', 'diff.patch'), 'utf8');
+    expect(diff1).not.toContain('made by the agent');
+    expect(diff1).toContain('plants/gardener/memory/MEMORY.md');
+
+    // Attempt 2, on tier 1 (agent1): verify passed, the work is kept and queued to land.
+    const r2 = await readRun(s.garden.paths, `${goalId}-r2`);
+    expect(r2).toMatchObject({ status: 'success', driver: 'agent1' });
+    expect(JSON.parse(fs.readFileSync(path.join(s.garden.paths.runsDir, r2.id, 'task_outcome.json'), 'utf8'))).toMatchObject({ state: 'ready', verify_ok: true });
+    expect(JSON.parse(fs.readFileSync(path.join(s.garden.paths.runsDir, r2.id, 'execution_envelope.json'), 'utf8'))).toMatchObject({ routing: { tier_index: 1, escalations: 1, stop_reason: 'kept' } });
+    expect(fs.readFileSync(path.join(s.garden.paths.runsDir, r2.id, 'artifacts', 'diff.patch'), 'utf8')).toContain('+tier 1 was here');
+    expect((await readGoal(s.garden.paths, goalId)).status).toBe('completed');
+    expect(await readLanding(s.garden.paths, r2.id)).toMatchObject({ state: 'queued' });
+  }, 180_000);
 });

@@ -82,4 +82,42 @@ describe('one session, every mode', () => {
     const lines = out.split('\n').filter((l) => l.includes(id));
     expect(lines[0]).toMatch(new RegExp(`GoalSubmitted +${id}`));
   });
+
+  it('a session refused because another coordinator holds the garden hears none of its events (issue 28)', async () => {
+    const g = await noisyGarden();
+    const holder = new Session({ garden: g, command: 'test holder', snapshot: false, onStderr: () => undefined });
+    cleanups.push(() => holder.close());
+    await holder.open();
+    const loser = new Session({ garden: g, command: 'test loser', snapshot: false, onStderr: () => undefined });
+    const heard: EventRecord[] = [];
+    loser.onEvent((e) => heard.push(e));
+    await expect(loser.open()).rejects.toThrow(/another coordinator is running this garden/);
+    // The holder goes on writing; the loser's last read, at its close, hands none of it over.
+    const goal = await holder.actions!.submitGoal({ type: 'spike', plant: 'gardener', body: 'the holder keeps working', driver: 'noisy' });
+    await waitFor(async () => (await readGoal(g.paths, goal.id)).status === 'closed', 10_000);
+    await loser.close();
+    expect(heard).toEqual([]);
+  });
+
+  it('the loser of `pak2 cycle --no-ui` prints nothing of the holder before it refuses (issue 28)', async () => {
+    const g = await noisyGarden();
+    const holder = new Session({ garden: g, command: 'test holder', snapshot: false, onStderr: () => undefined });
+    cleanups.push(() => holder.close());
+    await holder.open();
+    // The holder writes events the whole time the newcomer starts, looks and refuses.
+    const { appendEvent } = await import('../../source/store/index.js');
+    let writing = true;
+    const writer = (async () => {
+      for (let n = 0; writing; n += 1) {
+        await appendEvent(g.paths, { type: 'GardenGenesis', detail: `the holder's event ${n}` });
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const loser = await runCli(['cycle', '--garden', g.paths.gardenRoot, '--no-ui']);
+    writing = false;
+    await writer;
+    expect(loser.code).toBe(1);
+    expect(loser.stderr).toContain('another coordinator is running this garden');
+    expect(loser.stdout).toBe('');
+  });
 });

@@ -277,6 +277,46 @@ describe('the workbench in a real terminal (tmux)', () => {
   );
 
   it(
+    'a tiny terminal keeps the frame whole: 30×8 and smaller, started there and resized to (issue 28)',
+    async () => {
+      const base = tempDir('pak2-tmux-tiny-');
+      const home = tempDir('pak2-tmux-home-');
+      const env = terminalEnv(home, {});
+      const gardenDir = commandGarden(base, env, 'success');
+      const tmux = session();
+      tmux.start({ cwd: gardenDir, env, argv: [process.execPath, PAK2_BIN], columns: 30, rows: 8 });
+      /** The frame at `columns`×`rows`: the goals pane's top border on the first row, the status line above the free last row, no line wrapped. */
+      const whole = async (columns: number, rows: number) => {
+        const fits = (s: string) => {
+          const lines = s.split('\n');
+          return /^╭─ G[^╭╮]*╮/.test(lines[0]!) && /^● coord/.test(lines[rows - 2] ?? '') && lines.every((line) => widthOf(line) <= columns) && s;
+        };
+        const screen = await tmux.waitFor(`the frame at ${columns}x${rows}`, fits, 15_000);
+        show(`tiny ${columns}x${rows}`, screen);
+        const joined = linesOf(tmux.capture({ joined: true }));
+        for (const line of joined) expect(widthOf(line), line).toBeLessThanOrEqual(columns);
+        expect(joined.length).toBeLessThanOrEqual(rows);
+        return screen;
+      };
+      const first = await whole(30, 8);
+      expect(first.split('\n').slice(0, 6).every((line) => /^[╭│╰]/.test(line) && /[╮│╯]$/.test(line))).toBe(true);
+      for (const [columns, rows] of [
+        [20, 8],
+        [35, 10],
+        [40, 8],
+        [12, 6],
+        [30, 8],
+      ] as const) {
+        tmux.resize(columns, rows);
+        await whole(columns, rows);
+      }
+      tmux.keys('q');
+      expect(await tmux.exitStatus()).toBe(0);
+    },
+    60_000,
+  );
+
+  it(
     'asks before quitting while a run is live: n stays, y stops the run and exits',
     async () => {
       const base = tempDir('pak2-tmux-quit-');

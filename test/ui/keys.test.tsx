@@ -68,8 +68,37 @@ describe('workbench keys', () => {
     await press(CTRL_S);
     expect(actions.submitGoal).not.toHaveBeenCalled();
     expect(lastFrame()).toContain('body: write the task first');
+    await press(ESC); // a choice was changed: the form asks first
+    expect(lastFrame()).toContain('discard this goal?');
     await press(ESC);
     expect(lastFrame()).not.toContain('New goal');
+  });
+
+  it('esc on a form as it opened closes it at once (issue 28)', async () => {
+    const { press, lastFrame } = setup();
+    await press('n');
+    expect(lastFrame()).toContain('New goal');
+    await press(ESC);
+    expect(lastFrame()).not.toContain('New goal');
+  });
+
+  it('esc on a typed body asks before discarding: another key goes back to it, unapplied; esc again or y discards (issue 28)', async () => {
+    const { press, lastFrame, actions } = setup();
+    await press('n', 'A long body I typed');
+    await press(ESC);
+    expect(lastFrame()).toContain('New goal');
+    expect(plain(lastFrame())).toContain('discard this goal? esc again or y discards it; any other key goes back to it');
+    await press('x'); // back to the form: the x is not typed, the body is as it was
+    expect(lastFrame()).not.toContain('discard this goal?');
+    expect(plain(lastFrame())).toMatch(/│ {3}A long body I typed█/);
+    await press(ESC, 'y');
+    expect(lastFrame()).not.toContain('New goal');
+    await press('n', 'Another body', ESC, ESC);
+    expect(lastFrame()).not.toContain('New goal');
+    expect(actions.submitGoal).not.toHaveBeenCalled();
+    await press('n'); // a fresh form: nothing of the discarded bodies
+    expect(lastFrame()).not.toContain('body I typed');
+    expect(lastFrame()).not.toContain('Another body');
   });
 
   it('a refused submit keeps the form open with the core error', async () => {

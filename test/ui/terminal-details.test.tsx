@@ -145,6 +145,31 @@ describe('the frame stays below the terminal height at every size', () => {
     expect(quit.join('\n')).toMatch(/─ Quit\? [\s\S]*│ Quit now\? y \/ n\s+│\n╰/);
   });
 
+  it('tiny terminals (30×8 and smaller): no line wider than the terminal, the top border on the first row (issue 28)', async () => {
+    const snapshot: Snapshot = snapshotOf({ goals: [{ goal: goal(1), run: run(goal(1).id) }], counts: { queued: 0, inFlight: 1, closedShown: 0 }, coordinator: { state: 'running', liveRuns: [`${goal(1).id}-r1`] } });
+    const store = fixedStore(snapshot);
+    for (const [columns, rows] of [[30, 8], [30, 6], [39, 8], [40, 8], [35, 10], [29, 8], [20, 8], [12, 6], [10, 5], [9, 6], [30, 4], [12, 3]] as const) {
+      const ui = render(<App store={store} actions={actions} size={{ columns, rows }} now={NOW} />);
+      await tick();
+      const size = `${columns}×${rows}`;
+      const lines = stripVTControlCharacters(ui.lastFrame()!).split('\n');
+      expect(lines.length, size).toBeLessThanOrEqual(rows - 1);
+      for (const line of lines) expect(displayWidth(line), `${size}: ${line}`).toBeLessThanOrEqual(columns);
+      const layout = computeLayout(columns, rows);
+      if (layout.area > 0) {
+        // Every pane's top border whole, on the first row; the bottom borders on the row above the status line.
+        expect(lines[0], size).toMatch(/^(╭─[^╭╮]*╮)+$/);
+        expect(lines[0], size).toMatch(/^╭─ G/); // the goals pane's, its title cut on the narrowest
+        expect(lines.at(-2), size).toMatch(/^(╰─*╯)+$/);
+        expect(lines[0]!.includes('Run'), size).toBe(columns >= 40);
+        // The goals pane has room for a goal under its header from 4 rows of panes on.
+        if (layout.area >= 4) expect(lines[2], size).toMatch(/^│ 1-/);
+      }
+      expect(lines.at(-1), size).toMatch(/^● coord/);
+      ui.unmount();
+    }
+  });
+
   it('the stream Ink writes to drops Erase Scrollback and passes everything else', () => {
     const target = Object.assign(new EventEmitter(), { columns: 100, rows: 30, isTTY: true, written: [] as string[], write(chunk: string) { this.written.push(chunk); return true; } });
     const stream = keepScrollback(target as unknown as NodeJS.WriteStream);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Garden } from '../../garden/index.js';
+import { describeConfigStatus, type Garden } from '../../garden/index.js';
 import { UserError } from '../../errors.js';
 import { Session } from '../../session/index.js';
 import { gardenOf } from '../context.js';
@@ -51,6 +51,10 @@ export async function runHeadless(garden: Garden, opts: CycleOptions, io: CliIO)
     snapshot: false,
     onStderr: (runId, chunk) => stderr.push(runId, chunk),
     onError: (error) => sayOnce(`pak2: ${error.message}`),
+    // Each change of PAK2.toml is said as it comes (a bad edit, fixed, then the same bad edit again is said twice).
+    onConfig: (status) => {
+      for (const line of describeConfigStatus(status)) io.err(`pak2: ${line}`);
+    },
     onPass: (summary) => {
       for (const problem of summary.problems) sayOnce(`pak2: skipped ${problem.message}`);
       for (const rolled of summary.rolledBack) sayOnce(`pak2: goal ${rolled.goal} stays queued: ${rolled.reason}`);

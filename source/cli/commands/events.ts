@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { EVENT_TYPES } from '../../contracts/index.js';
+import { EVENT_TYPES, parseEventTypes } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
 import { findEventsAfter, isEventId, streamEvents, type EventFilter } from '../../store/index.js';
 import { gardenOf } from '../context.js';
@@ -26,14 +26,15 @@ export function registerEvents(program: Command, io: CliIO): void {
     .description('print the event log: everything after --since ID, then (--follow) new events as they come')
     .option('--since <id>', 'the last event id already seen (a ULID): print only what came after it')
     .option('--follow', 'keep printing new events until interrupted')
-    .option('--type <type...>', 'only these event types')
+    .option('--type <type...>', 'only these event types (repeat it, or separate them with commas: GoalClosed,RunClosed)')
     .option('--goal <id>', 'only events of this goal and its runs')
     .option('--json', 'one JSON event per line')
     .action(async (opts: EventsOptions, command: Command) => {
       const garden = gardenOf(command, io);
       if (opts.since !== undefined && !isEventId(opts.since)) throw new UserError(`--since ${opts.since}: not an event id (a ULID, 26 characters, e.g. from \`pak2 events --json\`)`);
-      for (const type of opts.type ?? []) if (!(EVENT_TYPES as readonly string[]).includes(type)) throw new UserError(`--type ${type}: not an event type (${EVENT_TYPES.join(', ')})`);
-      const filter: EventFilter = { ...(opts.type ? { types: opts.type } : {}), ...(opts.goal ? { goal: opts.goal } : {}) };
+      const types = parseEventTypes(opts.type ?? []);
+      if ('unknown' in types) throw new UserError(`--type ${types.unknown}: not an event type (${EVENT_TYPES.join(', ')})`);
+      const filter: EventFilter = { ...(types.types.length ? { types: types.types } : {}), ...(opts.goal ? { goal: opts.goal } : {}) };
       let offset = opts.since ? (await findEventsAfter(garden.paths, opts.since)).offset : 0;
       const print = (event: Parameters<typeof formatEventLine>[0]) => io.out(formatEventLine(event, opts.json));
       offset = await streamEvents(garden.paths, offset, print, filter);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { genesis, initOrAdopt } from '../../lifecycle/index.js';
 import { publishExport } from '../../lifecycle/publish.js';
+import { shellWord } from '../../shell-word.js';
 import { gardenOf, printJson } from '../context.js';
 import type { CliIO } from '../main.js';
 
@@ -38,7 +39,8 @@ export function registerGardenCommands(program: Command, io: CliIO): void {
         if (report.ignore.added) io.out(`ignored .runtime/ with ${report.ignore.pattern} in ${path.relative(root, report.ignore.file).startsWith('..') ? report.ignore.file : path.relative(root, report.ignore.file)}; ${kept}`);
         else io.out(`.runtime/ is ignored by git already${report.ignore.by ? ` (${report.ignore.by})` : ''}; ${kept}`);
       }
-      io.out(root === path.resolve(io.cwd) ? 'next: pak2 genesis' : `next: cd ${dir} && pak2 genesis`);
+      // As typed, quoted for the shell (`cd 'my garden'`); a name starting with `-` would be an option to cd.
+      io.out(root === path.resolve(io.cwd) ? 'next: pak2 genesis' : `next: cd ${shellWord(dir.startsWith('-') ? `./${dir}` : dir)} && pak2 genesis`);
     });
 
   program

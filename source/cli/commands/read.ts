@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord, type LandingRecord, type LeaseRecord, type RunRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
-import { closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readComments, readGoal, readLanding, readLease, readRun, runIdsForGoal, StoreError, type ClosedEntry } from '../../store/index.js';
+import { artifactContentFile, closedEntriesNewestFirst, goalNumber, goalOfEntry, listRuns, OpenGoalScanner, openQuestions, readArtifacts, readComments, readGoal, readLanding, readLease, readRun, runIdsForGoal, storeOf, StoreError, type ClosedEntry } from '../../store/index.js';
 import { landingsDir, runDir, type GardenPaths } from '../../garden/index.js';
 import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
 import { chainOrder, readDependencyViews, type DependencyView } from '../../coordinator/readiness.js';
 import { gardenOf, printJson } from '../context.js';
-import { blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
+import { artifactLines, blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
 import { acceptanceSummary, age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
@@ -298,7 +298,10 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           }
         }
         if (opts.json) return printJson(io, run);
-        return io.out(sanitize(describeRun(run, run.runner ? await readLease(garden.paths, run.id).catch(() => undefined) : undefined)));
+        const lease = run.runner ? await readLease(garden.paths, run.id).catch(() => undefined) : undefined;
+        // A runner's artifacts, on the file store or a store; a local run has none.
+        const artifacts = artifactLines(await readArtifacts(garden.paths, run.id), (name) => (storeOf(garden.paths) ? undefined : artifactContentFile(garden.paths, run.id, name)));
+        return io.out(sanitize(describeRun(run, lease, artifacts)));
       }
       return showGoal(id);
 
@@ -341,9 +344,9 @@ export function registerReadCommands(program: Command, io: CliIO): void {
 /**
  * A run record for a person: status, driver, times, cost, the runner of a
  * remote run (with its `lease` record when given) and its acceptance items,
- * session, reflection, final text.
+ * session, a runner's `artifacts` (the lines of `artifactLines`), reflection, final text.
  */
-export function describeRun(run: RunRecord, lease?: LeaseRecord): string {
+export function describeRun(run: RunRecord, lease?: LeaseRecord, artifacts: readonly string[] = []): string {
   const lines = [
     `run ${run.id}`,
     `  goal ${run.goal}  plant ${run.plant}  status ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`,
@@ -361,6 +364,7 @@ export function describeRun(run: RunRecord, lease?: LeaseRecord): string {
   if (b) lines.push(`  baseline ${b.tracked_dirty_paths.length} tracked dirty, ${b.untracked_dirty_count} untracked${b.untracked_dirty_roots.length ? ` in ${b.untracked_dirty_roots.join(', ')}` : ''} at start`);
   if (run.session_id) lines.push(`  session ${run.session_id}`);
   if (run.num_turns !== undefined) lines.push(`  turns ${run.num_turns}`);
+  if (artifacts.length) lines.push('', ...artifacts);
   if (run.reflection) lines.push('', 'reflection:', ...run.reflection.trimEnd().split('\n').map((l) => `  ${l}`));
   if (run.outputs?.final_text) lines.push('', 'final text:', ...run.outputs.final_text.trimEnd().split('\n').map((l) => `  ${l}`));
   return lines.join('\n');

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Garden } from '../../garden/index.js';
+import { describeConfigStatus, type ConfigStatus, type Garden } from '../../garden/index.js';
 import { UserError } from '../../errors.js';
 import { sanitize } from '../../sanitize.js';
 import type { RunningServer } from '../../server/index.js';
@@ -37,6 +37,8 @@ export interface ServeHooks {
   onNotice?: (line: string) => void;
   /** Say the start line (default true; the workbench says it before Ink draws). */
   announce?: boolean;
+  /** Say each change of PAK2.toml a request finds (`pak2 serve` alone; under `cycle --serve` the coordinator says it). */
+  configNotices?: boolean;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function startServe(garden: Garden, actions: OperatorActions, flags
       onNotice: (line) => notice(`pak2: ${line}`),
     },
     ...(hooks.onStatus ? { onStatus: hooks.onStatus } : {}),
+    ...(hooks.configNotices ? { onConfig: (status: ConfigStatus) => describeConfigStatus(status).forEach((line) => notice(`pak2: ${line}`)) } : {}),
     onNotice: notice,
   });
   if (hooks.announce !== false) {
@@ -132,7 +135,7 @@ export function registerServe(program: Command, io: CliIO): void {
       const words = [...repaired.recovered, ...repaired.reclaimed.map((run) => `run ${run}: closed (no live process held it; pak2 show ${run} says how)`), ...repaired.closed.map((c) => `goal ${c.goal}: closed ${c.reason}`), ...repaired.requeued.map((goal) => `goal ${goal}: back in the queue`)];
       for (const line of words) io.err(`pak2: recovered at start: ${sanitize(line)}`);
       for (const problem of repaired.problems) io.err(`pak2: ${sanitize(problem.file)}: ${sanitize(problem.message)}`);
-      const server = await startServe(garden, operatorActions(garden), opts, io);
+      const server = await startServe(garden, operatorActions(garden), opts, io, { configNotices: true });
       await new Promise<void>((resolve) => {
         const stop = () => {
           for (const name of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(name, stop);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { GOAL_ID_PATTERN, RUN_ID_PATTERN } from '../../contracts/index.js';
+import { GOAL_ID_PATTERN, RUN_ID_PATTERN, type GoalRecord } from '../../contracts/index.js';
 import { UserError } from '../../errors.js';
 import { sanitize } from '../../format.js';
 import { routingAttemptsMax, traceText } from '../../guard/describe.js';
@@ -71,10 +71,11 @@ export function registerTrace(program: Command, io: CliIO): void {
       // The run record gives the header its status; the goal, the routing class's bounds. Neither is needed for the trace.
       let status: string | undefined;
       let maxAttempts: number | undefined;
+      let goal: GoalRecord | undefined;
       try {
         const run = await readRun(garden.paths, runId);
         status = `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`;
-        const goal = await readGoal(garden.paths, run.goal).catch(() => undefined);
+        goal = await readGoal(garden.paths, run.goal).catch(() => undefined);
         maxAttempts = routingAttemptsMax(garden.config.routing, record.envelope?.routing?.task_class ?? goal?.task_class);
       } catch (error) {
         problems.push((error as Error).message);
@@ -82,7 +83,8 @@ export function registerTrace(program: Command, io: CliIO): void {
       if (opts.json) {
         printJson(io, { envelope: record.envelope ?? null, outcome: record.outcome ?? null, phases: record.phases, problems });
       } else {
-        io.out(sanitize(traceText({ ...record, problems }, runId, { ...(status ? { status } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}) })));
+        // The goal as it is now says what to do next (retry it, look at it): never this trace again.
+        io.out(sanitize(traceText({ ...record, problems }, runId, { ...(status ? { status } : {}), ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(goal ? { goal } : {}) })));
       }
       if (problems.length) {
         if (!opts.json) io.err(`pak2: ${problems.length} problem(s) in ${runId}'s guard files; the trace is incomplete`);

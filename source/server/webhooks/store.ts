@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { EVENT_TYPES, ULID_PATTERN } from '../../contracts/index.js';
+import { EVENT_TYPES, parseEventTypes, ULID_PATTERN } from '../../contracts/index.js';
 import type { GardenPaths } from '../../garden/index.js';
 import { isErrno, UserError } from '../../errors.js';
 import { appendJsonLine, DOCUMENT_FILES, DOCUMENT_GITIGNORES, eventKey, eventLogLineStart, GARDEN_KEY, LINE_FILES, storedWhere, storeOf, withLock, writeJsonAtomic, type StoredNote } from '../../store/index.js';
@@ -184,11 +184,10 @@ export async function addSubscription(paths: GardenPaths, input: SubscriptionInp
   }
   const refused = await checkWebhookAddress(url, input.rules ?? { allowLinkLocal: false }, `URL ${input.url}`);
   if (refused) throw new UserError(refused);
-  const events = [...new Set(input.events.flatMap((e) => e.split(',')).map((e) => e.trim()).filter(Boolean))];
+  const parsed = parseEventTypes(input.events, [ALL_EVENTS]);
+  if ('unknown' in parsed) throw new UserError(`--events ${parsed.unknown}: not an event type (${EVENT_TYPES.join(', ')}, or ${ALL_EVENTS})`);
+  const events = parsed.types;
   if (events.length === 0) throw new UserError(`--events: name at least one event type (${EVENT_TYPES.join(', ')}), or ${ALL_EVENTS} for all`);
-  for (const type of events) {
-    if (type !== ALL_EVENTS && !(EVENT_TYPES as readonly string[]).includes(type)) throw new UserError(`--events ${type}: not an event type (${EVENT_TYPES.join(', ')}, or ${ALL_EVENTS})`);
-  }
   const secret = input.secret ?? crypto.randomBytes(32).toString('hex');
   if (!secret.trim()) throw new UserError('--secret-file: the secret is empty');
   const cursor = await lastEventId(paths);

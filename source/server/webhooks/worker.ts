@@ -5,7 +5,7 @@ import lockfile from 'proper-lockfile';
 import { takeDuty } from '../../coordinator/leader.js';
 import { storeOf } from '../../store/index.js';
 import type { EventRecord } from '../../contracts/index.js';
-import type { Garden } from '../../garden/index.js';
+import { reloadConfig, type Garden } from '../../garden/index.js';
 import { PACKAGE_VERSION } from '../../package-root.js';
 import { eventKey, findEventsAfter } from '../../store/index.js';
 import { scanEvents, type LogTail } from '../log-tail.js';
@@ -352,6 +352,8 @@ export interface PostOutcome {
  * made. Redirects are not followed. Never throws.
  */
 export async function postEvent(garden: Garden, sub: Subscription, event: EventRecord, attempt: number, options: { timeoutMs: number; signal?: AbortSignal }): Promise<PostOutcome> {
+  // [webhooks] as PAK2.toml says now (live: docs/garden/level2.md).
+  reloadConfig(garden);
   const { paths, config } = garden;
   const key = eventKey(event);
   const body = JSON.stringify({ subscription: sub.id, garden: config.gardenName, event });

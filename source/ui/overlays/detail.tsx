@@ -145,7 +145,7 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
   const provenanceSection = provenanceLines(run, provenance);
   if (provenanceSection.length) sections.push({ heading: 'Provenance', lines: provenanceSection });
   if (guard && guard.runId === run.id) {
-    for (const section of traceSections(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {})) sections.push({ heading: `Guard · ${section.heading}`, lines: section.lines });
+    for (const section of traceSections(guard, run.id, { goal, ...(guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {}) })) sections.push({ heading: `Guard · ${section.heading}`, lines: section.lines });
   }
   if (landing && landing.run === run.id) sections.push({ heading: 'Landing', lines: landingDetailLines(landing) });
   if (run.reflection) sections.push({ heading: 'Reflection', lines: textLines(run.reflection) });

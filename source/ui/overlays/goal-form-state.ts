@@ -1,7 +1,7 @@
 import type { Key } from 'ink';
 import { GOAL_TYPES, PRIORITY_DEFAULT } from '../../contracts/index.js';
 import type { GuardInput, SubmitGoalInput } from '../../submit/index.js';
-import { commandFor } from '../keymap.js';
+import { commandFor, keyOf } from '../keymap.js';
 import { applyEditKey, editState, insertText, type EditState } from '../text-edit.js';
 
 /**
@@ -40,6 +40,8 @@ export interface GoalFormState {
   after: EditState;
   body: EditState;
   error: string | undefined;
+  /** Esc was pressed on a form with something in it: the form asks whether to discard it (esc again or y discards, any other key keeps editing). */
+  discarding?: boolean;
 }
 
 /** The text fields of the form. */
@@ -49,7 +51,22 @@ const isTextField = (field: FormField): field is TextField => (TEXT_FIELDS as re
 
 /** Whether the field the form is on takes text (a burst of keys is typed there, not pressed). */
 export function formTakesText(state: GoalFormState): boolean {
-  return isTextField(FORM_FIELDS[state.field]!);
+  return !state.discarding && isTextField(FORM_FIELDS[state.field]!);
+}
+
+/** The question the form asks on esc when something is in it ({@link GoalFormState.discarding}). */
+export function discardQuestion(): string {
+  return `discard this goal? ${keyOf('form.cancel')} again or y discards it; any other key goes back to it`;
+}
+
+/** Whether the form is as it opened: nothing typed or chosen (where it is, the field it is on, does not count). */
+export function formUntouched(state: GoalFormState, choices: FormChoices): boolean {
+  const fresh = newGoalForm(choices);
+  return (Object.keys(fresh) as (keyof GoalFormState)[]).every((name) => {
+    if (name === 'field' || name === 'error' || name === 'discarding') return true;
+    const [now, then] = [state[name], fresh[name]];
+    return typeof now === 'object' && now !== null && typeof then === 'object' && then !== null ? now.text === then.text : now === then;
+  });
 }
 
 /** The redact field's choices: the run's artifacts redacted (the default), or not (`--no-redact`). */
@@ -181,10 +198,17 @@ export function formInput(state: GoalFormState, choices: FormChoices): SubmitGoa
  * Applies one key through the keymap's `form` keys: tab / shift-tab (and
  * ↓ ↑ outside the body) move between fields, ← → (space) change a choice,
  * enter moves on (a new line in the body, submits on "submit"), ctrl-s
- * submits, esc cancels; text fields take the `text` keys and typed or
- * pasted text (`paste`: a paste goes to a text field only).
+ * submits, esc closes a form as it opened and asks first when something is
+ * in it ({@link GoalFormState.discarding}: esc again or y discards); text
+ * fields take the `text` keys and typed or pasted text (`paste`: a paste
+ * goes to a text field only).
  */
 export function formKey(state: GoalFormState, input: string, key: Key, choices: FormChoices, paste = false): FormOutcome {
+  if (state.discarding) {
+    // The discard question: esc again or y throws the goal away; any other key (a paste too) goes back to the form, unapplied.
+    const discard = !paste && (commandFor(input, key, 'form') === 'form.cancel' || commandFor(input, key, 'confirm') === 'confirm.yes');
+    return discard ? { state, cancel: true } : { state: { ...state, discarding: false } };
+  }
   const field = FORM_FIELDS[state.field]!;
   const submit = (): FormOutcome => {
     const result = formInput(state, choices);
@@ -195,7 +219,8 @@ export function formKey(state: GoalFormState, input: string, key: Key, choices: 
   const move = (delta: number): FormOutcome => ({ state: { ...state, field: cycle(state.field, delta, FORM_FIELDS.length), error: undefined } });
   switch (command) {
     case 'form.cancel':
-      return { state, cancel: true };
+      // A form as it opened closes at once; one with something in it asks first.
+      return formUntouched(state, choices) ? { state, cancel: true } : { state: { ...state, discarding: true } };
     case 'form.submit':
       return submit();
     case 'form.nextField':

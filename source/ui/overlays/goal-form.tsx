@@ -5,7 +5,7 @@ import { hint, keyOf } from '../keymap.js';
 import { withCursor } from '../panes/chat.js';
 import { fit, windowRange, wrapTail } from '../layout.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
-import { FORM_FIELDS, REDACT_OPTIONS, taskClassOptions, type FormChoices, type FormField, type GoalFormState } from './goal-form-state.js';
+import { discardQuestion, FORM_FIELDS, REDACT_OPTIONS, taskClassOptions, type FormChoices, type FormField, type GoalFormState } from './goal-form-state.js';
 
 /** Props of {@link GoalForm}. */
 export interface GoalFormProps {
@@ -93,9 +93,15 @@ export function GoalForm({ state, choices, width, height }: GoalFormProps): Reac
           {fit(fieldHint, w)}
         </Text>
       ) : null}
-      <Text color="red" wrap="truncate">
-        {fit(state.error ?? '', w)}
-      </Text>
+      {state.discarding ? (
+        <Text color="yellow" wrap="truncate">
+          {fit(discardQuestion(), w)}
+        </Text>
+      ) : (
+        <Text color="red" wrap="truncate">
+          {fit(state.error ?? '', w)}
+        </Text>
+      )}
     </Pane>
   );
 }

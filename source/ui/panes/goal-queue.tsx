@@ -78,6 +78,9 @@ const FIXED: { name: Exclude<ColumnName, 'id'>; width: number }[] = [
 /** Columns dropped first when the pane is narrow. */
 const DROP_ORDER: ColumnName[] = ['cost', 'pri', 'plant', 'age', 'type'];
 const MIN_ID = 18;
+/** The id's least width once every column but the status is dropped: the status narrows for it, down to {@link STATUS_MIN}. */
+const MIN_ID_NARROW = 8;
+const STATUS_MIN = 6;
 
 /** The widest status column: a dependency's words (`blocked: 12 cancelled`, `waits for 12,13`) widen it up to this. */
 const STATUS_MAX = 22;
@@ -94,6 +97,11 @@ export function queueColumns(width: number, statusWidth = 16): { name: ColumnNam
     if (width - used() >= MIN_ID) break;
     fixed = fixed.filter((c) => c.name !== drop);
   }
+  // A pane narrower still (a tiny terminal): the status gives way until the id shows a few characters.
+  const short = MIN_ID_NARROW - (width - used());
+  if (short > 0) fixed = fixed.map((c) => (c.name === 'status' ? { ...c, width: Math.max(STATUS_MIN, c.width - short) } : c));
+  // Narrower than an id and a status side by side: the id alone.
+  if (width - used() < MIN_ID_NARROW / 2) fixed = [];
   return [{ name: 'id', width: Math.max(1, width - used()) }, ...fixed];
 }
 
