@@ -152,9 +152,23 @@ export class OutboxRelay {
    * than an ended lease rejects the file (the reason is kept); an
    * unreachable server or a 5xx leaves it for the next pass.
    *
+   * Posts never overlap: a call made while one runs (the keeper's tick and
+   * the flush after the agent ended) waits for it, so a file is posted once.
+   *
    * @throws RunnerApiError when the lease has ended (409 on `lease`).
    */
-  async post(now: () => Date = () => new Date()): Promise<Pick<RelayResult, 'posted' | 'rejected' | 'attached'>> {
+  post(now: () => Date = () => new Date()): Promise<Pick<RelayResult, 'posted' | 'rejected' | 'attached'>> {
+    const next = this.posting.then(
+      () => this.postOnce(now),
+      () => this.postOnce(now),
+    );
+    this.posting = next;
+    return next;
+  }
+
+  private posting: Promise<unknown> = Promise.resolve();
+
+  private async postOnce(now: () => Date): Promise<Pick<RelayResult, 'posted' | 'rejected' | 'attached'>> {
     const result: Pick<RelayResult, 'posted' | 'rejected' | 'attached'> = { posted: [], rejected: [] };
     let names: string[];
     try {

@@ -67,6 +67,15 @@ describe('OutboxRelay', () => {
     expect(server.seen).toHaveLength(1);
   });
 
+  it('two posts at once (a tick and the flush after the agent ended) post a file once', async () => {
+    const { relay, server, thread } = await setup();
+    drop(relay.outbox, 'q1', JSON.stringify({ body: 'Which branch should I use?', blocking: true }));
+    const [a, b] = await Promise.all([relay.post(), relay.post()]);
+    expect([...a.posted, ...b.posted].map((p) => p.key)).toEqual(['q1']);
+    expect(server.seen.filter((r) => routeOf(r) === 'POST /goals/3-fix/comments')).toHaveLength(1);
+    expect(thread).toHaveLength(1);
+  });
+
   it('writes the answer to the inbox under the same key when it arrives, once', async () => {
     const { relay } = await setup();
     drop(relay.outbox, 'q1', JSON.stringify({ body: 'Which branch?', blocking: true }));
