@@ -96,8 +96,8 @@ export interface RetryResult {
 /**
  * Queues a closed goal again (`pak2 retry GOAL`; docs/goal/level2.md,
  * "Dependencies"): a closed goal stays closed, so the retry is a new goal
- * with the same type, plant, body, priority, settings and dependencies,
- * and `retry_of` naming the old one. Every open goal that depended on the
+ * with the same type, plant, body, priority, settings, dependencies and
+ * acceptance criteria, and `retry_of` naming the old one. Every open goal that depended on the
  * old one is moved to the new one under its lock (`GoalDependencyChanged`,
  * `depends_on: 3-a → 9-a (retry)`), so a chain a failure blocked waits for
  * the retry, and runs when it succeeds.
@@ -135,6 +135,7 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
       ...(old.task_class ? { task_class: old.task_class } : {}),
       ...(old.budget_usd !== undefined ? { budget_usd: old.budget_usd } : {}),
       ...(old.depends_on?.length ? { depends_on: old.depends_on } : {}),
+      ...(old.acceptance_criteria?.length ? { acceptance_criteria: old.acceptance_criteria } : {}),
       retry_of: old.id,
     },
     now,
