@@ -368,3 +368,30 @@ export function runNoticeLines(run: RunRecord): string[] {
   else if (run.cost?.partial) lines.push('cost partial: a part of the run (e.g. the reflection turn) reported no cost');
   return lines;
 }
+
+/** One item of a run's `acceptance`, as pak2 shows it. */
+type AcceptanceItem = NonNullable<RunRecord['acceptance']>[number];
+
+/**
+ * An acceptance item's mark: `✓` verified, `✗` checked and not met (a
+ * criterion whose command failed, a runner check that did not hold), `?`
+ * not verified (a criterion nothing proved either way).
+ */
+export function acceptanceMark(item: AcceptanceItem): string {
+  if (item.verified) return '✓';
+  return item.result === 'unverified' ? '?' : '✗';
+}
+
+/** `✓ item — evidence`: one acceptance item on one line. */
+export function acceptanceLine(item: AcceptanceItem): string {
+  return `${acceptanceMark(item)} ${item.item}${item.evidence ? ` — ${item.evidence}` : ''}`;
+}
+
+/** `2 of 3 criteria verified, 1 failed` over a run's acceptance criteria, or undefined when it has none. */
+export function acceptanceSummary(items: readonly AcceptanceItem[] | undefined): string | undefined {
+  const criteria = (items ?? []).filter((a) => a.criterion);
+  if (!criteria.length) return undefined;
+  const verified = criteria.filter((a) => a.verified).length;
+  const failed = criteria.filter((a) => !a.verified && a.result !== 'unverified').length;
+  return `${verified} of ${criteria.length} criteria verified${failed ? `, ${failed} failed` : ''}`;
+}

@@ -1,5 +1,5 @@
 import type { ArtifactRecord, CommentRecord, GoalRecord, LeaseRecord, RunRecord } from '../contracts/index.js';
-import { sanitize } from '../format.js';
+import { acceptanceLine, acceptanceSummary, sanitize } from '../format.js';
 import { formatBytes } from '../guard/describe.js';
 
 /** `2026-11-29 12:00:03` (UTC) of an ISO time. */
@@ -40,9 +40,11 @@ export function blockedLine(goal: GoalRecord, open: readonly CommentRecord[]): s
 }
 
 /**
- * A remote run's runner and what it verified, lines for `pak2 show RUN`:
- * `runner NAME@HOST  lease ID (state, last heartbeat …)` and one line per
- * acceptance item (`✓`/`✗ item — evidence`). Empty for a local run without acceptance items.
+ * A remote run's runner and what was verified, lines for `pak2 show RUN`:
+ * `runner NAME@HOST  lease ID (state, last heartbeat …)`, then, when the
+ * goal had acceptance criteria, `acceptance 2 of 3 criteria verified, 1
+ * failed`, and one line per acceptance item (`✓`/`✗`/`? item — evidence`:
+ * verified, checked and not met, not verified). Empty for a local run without acceptance items.
  */
 export function remoteRunLines(run: RunRecord, lease: LeaseRecord | undefined): string[] {
   const lines: string[] = [];
@@ -51,7 +53,9 @@ export function remoteRunLines(run: RunRecord, lease: LeaseRecord | undefined): 
     lines.push(`runner ${run.runner.name}@${run.runner.host}  lease ${run.runner.lease}${state}`);
     if (lease?.state === 'active' && lease.status_line) lines.push(`status ${lease.status_line}`);
   }
-  for (const a of run.acceptance ?? []) lines.push(`${a.verified ? '✓' : '✗'} ${a.item}${a.evidence ? ` — ${a.evidence}` : ''}`);
+  const summary = acceptanceSummary(run.acceptance);
+  if (summary) lines.push(`acceptance ${summary}`);
+  for (const a of run.acceptance ?? []) lines.push(acceptanceLine(a));
   return lines.map(sanitize);
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { collectIssues, type ValidationIssue, lazySchema, PLANT_NAME_PATTERN } from './common.js';
 import { ENV_NAME_PATTERN, TASK_CLASS_PATTERN } from './guard.js';
-import { GOAL_TYPES, PRIORITY_MAX, PRIORITY_MIN } from './goal.js';
+import { GOAL_TYPES, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_TEXT, MAX_CRITERION_VERIFY, PRIORITY_MAX, PRIORITY_MIN } from './goal.js';
 import { SCHEDULE_NAME_PATTERN, SCHEDULE_OVERLAPS } from './schedule.js';
 
 /** A garden name: one safe path segment (it names the reply directory under `inbox/`). */
@@ -60,6 +60,7 @@ export const CONFIG_RANGES: Readonly<Record<string, string>> = {
   'schedule.priority': `a whole number from ${PRIORITY_MIN} to ${PRIORITY_MAX}`,
   'schedule.driver': 'claude, codex, command or a [drivers.<name>] table',
   'schedule.model': 'a model name',
+  'schedule.acceptance_criteria': 'an array of { text = "one line", verify = "a shell command" } tables (verify optional)',
   schedule: 'an array of [[schedule]] tables',
   'notify.terminal': '"bell", "osc9", "osc777", "all" or "off"',
   'notify.command': 'an array of the executable and its arguments (e.g. ["notify-send", "pak2"]); each new item is its stdin as JSON',
@@ -227,7 +228,8 @@ const missingOrInvalid = (iss: { input?: unknown }) => (iss.input === undefined 
  * `enabled` (default true), and the goal each firing submits: `type`
  * (default `build`), `plant` (default `gardener`), `body`, `priority`,
  * `driver`, `model`, `guard` (a goal's guard: verify, allowed_files,
- * forbidden_paths, timeout_seconds, env_passthrough, redact). The cron line
+ * forbidden_paths, timeout_seconds, env_passthrough, redact),
+ * `acceptance_criteria` (`{text, verify?}` each). The cron line
  * and timezone are checked beyond their shape at load (garden/config.ts).
  */
 export const ScheduleConfigSchema = lazySchema(() =>
@@ -245,6 +247,20 @@ export const ScheduleConfigSchema = lazySchema(() =>
       driver: text().optional(),
       model: text().optional(),
       guard: GuardConfigSchema.optional(),
+      /** The goal's acceptance criteria (docs/goal/level2.md, "Acceptance criteria"). */
+      acceptance_criteria: z
+        .array(
+          z.strictObject(
+            {
+              text: z.string({ error: missingOrInvalid }).max(MAX_CRITERION_TEXT, { error: 'INVALID_CONFIG_VALUE' }).regex(/^[^\r\n]*\S[^\r\n]*$/, { error: 'INVALID_CONFIG_VALUE' }),
+              verify: z.string({ error: 'INVALID_CONFIG_VALUE' }).max(MAX_CRITERION_VERIFY, { error: 'INVALID_CONFIG_VALUE' }).regex(/\S/, { error: 'INVALID_CONFIG_VALUE' }).optional(),
+            },
+            section,
+          ),
+          { error: 'INVALID_CONFIG_VALUE' },
+        )
+        .max(MAX_ACCEPTANCE_CRITERIA, { error: 'INVALID_CONFIG_VALUE' })
+        .optional(),
     },
     section,
   ),

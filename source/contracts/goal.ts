@@ -52,6 +52,28 @@ export const GOAL_TRANSITIONS: Readonly<Record<GoalStatus, readonly GoalStatus[]
   blocked: ['queued', 'running', 'closed'],
 };
 
+/** The most acceptance criteria a goal carries, and the longest criterion text and verify command (characters). */
+export const MAX_ACCEPTANCE_CRITERIA = 50;
+export const MAX_CRITERION_TEXT = 2000;
+export const MAX_CRITERION_VERIFY = 65_536;
+
+/**
+ * One acceptance criterion of a goal (seed 004, "The write-back contract"
+ * 5: "acceptance criteria checkboxes that reflect what was actually
+ * verified"; docs/goal/level2.md, "Acceptance criteria"): what must be true
+ * when the work is done (`text`, one line), and optionally a shell command
+ * (`verify`, `sh -c` in the run's working directory) whose exit 0 proves it.
+ * A criterion without `verify` is given to the agent but is never reported
+ * verified: pak2 has no evidence for it.
+ */
+export const AcceptanceCriterionSchema = lazySchema(() =>
+  z.strictObject({
+    text: z.string().min(1).max(MAX_CRITERION_TEXT).regex(/^[^\r\n]*\S[^\r\n]*$/),
+    verify: z.string().min(1).max(MAX_CRITERION_VERIFY).optional(),
+  }),
+);
+export type AcceptanceCriterion = z.infer<typeof AcceptanceCriterionSchema>;
+
 /** Lowest and highest goal priority; higher dispatches first. Default 50. */
 export const PRIORITY_MIN = 0;
 export const PRIORITY_MAX = 100;
@@ -98,6 +120,8 @@ export const GoalSchema = lazySchema(() =>
      * Goal ids, no duplicates, never its own id.
      */
     depends_on: z.array(codedString(GOAL_ID_PATTERN, 'INVALID_DEPENDENCY'), { error: 'INVALID_FIELD_TYPE' }).optional(),
+    /** What must be true when the work is done, each checked after the run and reported in the run's `acceptance` (docs/goal/level2.md, "Acceptance criteria"). */
+    acceptance_criteria: z.array(AcceptanceCriterionSchema, { error: 'INVALID_FIELD_TYPE' }).max(MAX_ACCEPTANCE_CRITERIA).optional(),
     /** The goal this one retries (`pak2 retry`): its dependents were moved to wait for this one. */
     retry_of: codedString(GOAL_ID_PATTERN, 'INVALID_GOAL_FORMAT').optional(),
   }),

@@ -16,3 +16,4 @@ export * from './budget.js';
 export * from './schedule.js';
 export * from './attention.js';
 export * from './tend.js';
+export * from './dashboard-invocation.js';

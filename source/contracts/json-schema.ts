@@ -3,6 +3,7 @@ import { ActiveThreadsSchema } from './active-threads.js';
 import { BudgetOverridesSchema, BudgetWarnedSchema } from './budget.js';
 import { AttentionItemSchema, AttentionRecordSchema } from './attention.js';
 import { ConfigSchema } from './config.js';
+import { DashboardInvocationSchema } from './dashboard-invocation.js';
 import { EventSchema } from './event.js';
 import { GoalSchema } from './goal.js';
 import { LandingSchema } from './landing.js';
@@ -56,6 +57,7 @@ export const SCHEMA_FILES = {
   'schedules.schema.json': { schema: SchedulesStateSchema, title: 'pak2 schedule state (schedules.json)' },
   'attention.schema.json': { schema: AttentionRecordSchema, title: 'pak2 acknowledged attention items (attention.json)' },
   'tend.schema.json': { schema: TendStateSchema, title: 'pak2 automatic tends paused or not (tend.json)' },
+  'dashboard-invocation.schema.json': { schema: DashboardInvocationSchema, title: 'pak2 dashboard invocation cost record (dashboard/invocations/<id>.json, seed 002)' },
   'attention-item.schema.json': { schema: AttentionItemSchema, title: 'pak2 attention item (pak2 attention --json, GET /attention, [notify] command stdin)' },
 } as const;
 

@@ -135,6 +135,16 @@ export const RunRunnerSchema = lazySchema(() => z.looseObject({ name: z.string()
 export type RunRunner = z.infer<typeof RunRunnerSchema>;
 
 /**
+ * How an acceptance criterion came out (docs/goal/level2.md, "Acceptance
+ * criteria"): `verified` (its verify command exited 0: `verified: true`),
+ * `failed` (the command ran and did not: exit code, timeout or could not
+ * start), `unverified` (nothing proved it either way: no verify command, or
+ * the run ended before its criteria were checked; the evidence says why).
+ */
+export const ACCEPTANCE_RESULTS = ['verified', 'failed', 'unverified'] as const;
+export type AcceptanceResult = (typeof ACCEPTANCE_RESULTS)[number];
+
+/**
  * The run record, `<runtime-root>/runs/<run-id>/meta.json` (seed 000).
  * Unknown fields are kept (readers ignore them). pak2 adds the optional
  * `reasoning_effort`, `session_id` (the agent's continuity id), `exit_code`,
@@ -190,11 +200,30 @@ export const RunSchema = lazySchema(() =>
     worktree: z.looseObject({ path: z.string().min(1), branch: z.string().min(1), base_branch: z.string().min(1), base_commit: z.string().regex(/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/) }).optional(),
     /** A budget stop (failure_reason `budget_exceeded`; docs/budget/level2.md): the cap crossed (`run`, `goal`, `plant_day`, `garden_day`, `garden_month`), its amount, and what had been spent against it then (USD). */
     budget: z.looseObject({ cap: z.string().min(1), cap_usd: z.number().min(0), spent_usd: z.number().min(0) }).optional(),
-    /** What the runner actually verified (seed 004, `runs_finish`): each item checked or not, with the evidence it saw. */
-    acceptance: z.array(z.looseObject({ item: z.string().min(1), verified: z.boolean(), evidence: z.string().optional() })).optional(),
+    /**
+     * What was actually verified (seed 004, `runs_finish`): each item checked
+     * or not, with the evidence seen. The goal's acceptance criteria carry
+     * `criterion: true`, their `result` and their `verify` command; a
+     * runner's own checks (the agent's exit, its result event, the
+     * reflection) follow them on a remote run.
+     */
+    acceptance: z
+      .array(
+        z.looseObject({
+          item: z.string().min(1),
+          verified: z.boolean(),
+          evidence: z.string().optional(),
+          criterion: z.boolean().optional(),
+          result: z.enum(ACCEPTANCE_RESULTS).optional(),
+          verify: z.string().optional(),
+        }),
+      )
+      .optional(),
   }),
 );
 export type RunRecord = z.infer<typeof RunSchema>;
+/** One item of a run's `acceptance`. */
+export type AcceptanceItemRecord = NonNullable<RunRecord['acceptance']>[number];
 
 function has(data: Record<string, unknown>, key: string): boolean {
   return data[key] !== undefined && data[key] !== null;

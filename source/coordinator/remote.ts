@@ -65,7 +65,7 @@ import {
   storeOf,
   tryGoalLock,
 } from '../store/index.js';
-import { buildPrompt, closeFromStream, pluginDefaults } from '../driver/index.js';
+import { buildPrompt, closeFromStream, completeReportedAcceptance, pluginDefaults } from '../driver/index.js';
 import { renderCommentThread, renderCommissionContextOf, renderTendContext } from '../driver/context-blocks.js';
 import { claimRoutePlan, guardContextOf, guardRecordsProblem, isGuarded, routedGoal, routingEventOf, writeGuardRecords, type GuardContext, type GuardRecordsWire } from '../guard/index.js';
 import { settleGoals } from './settle.js';
@@ -552,7 +552,7 @@ export interface FinishInput {
   num_turns?: number | null;
   reflection?: string | null;
   stream_bytes?: { events?: number; stderr?: number };
-  acceptance?: { item: string; verified: boolean; evidence?: string }[];
+  acceptance?: { item: string; verified: boolean; evidence?: string; criterion?: boolean; result?: 'verified' | 'failed' | 'unverified'; verify?: string }[];
   lingered?: boolean | null;
   leftovers?: string[] | null;
   watchdog?: RunRecord['watchdog'] | null;
@@ -591,10 +591,14 @@ function contradiction(input: FinishInput, goalType: string): { message: string;
     // A lingering agent (its result reported, then ended by pak2 after the grace) may exit non-zero on the signal; its result stands, as locally.
     if (typeof input.exit_code === 'number' && input.exit_code !== 0 && !input.lingered) return { message: `status success with exit_code ${input.exit_code}: the agent's process failed; report the failure`, field: '/exit_code' };
     if (input.failure_reason) return { message: `status success with failure_reason ${input.failure_reason}`, field: '/failure_reason' };
-    const failedCheck = (input.acceptance ?? []).find((a) => !a.verified && /\b(exit|exited|result)\b/i.test(a.item));
+    // The runner's own checks of the agent's exit and result; a goal's criterion is the task's, not the process's, whatever its words.
+    const failedCheck = (input.acceptance ?? []).find((a) => !a.criterion && !a.verified && /\b(exit|exited|result)\b/i.test(a.item));
     if (failedCheck) return { message: `status success while the runner's own check "${failedCheck.item}" is not verified`, field: '/acceptance' };
     if ((REFLECTION_REQUIRED_TYPES as readonly string[]).includes(goalType) && !input.reflection?.trim()) return { message: `status success without a reflection: a ${goalType} run must reflect (MISSING_REFLECTION)`, field: '/reflection' };
   } else if (!input.failure_reason) return { message: `status ${input.status} without a failure_reason`, field: '/failure_reason' };
+  // A checkbox ticked with nothing to show for it is the green lie seed 004 forbids.
+  const unproven = (input.acceptance ?? []).find((a) => a.criterion && a.verified && !a.evidence?.trim());
+  if (unproven) return { message: `acceptance criterion "${unproven.item}" reported verified without evidence`, field: '/acceptance' };
   return undefined;
 }
 
@@ -643,7 +647,7 @@ export async function finishRemoteRun(garden: Garden, runId: string, input: Fini
       ...(input.watchdog ? { watchdog: input.watchdog } : {}),
       ...(input.permission_denials?.length ? { permission_denials: input.permission_denials } : {}),
       ...(input.operator_stop ? { operator_stop: { requeue: Boolean(input.operator_stop.requeue) } } : {}),
-      ...(input.acceptance ? { acceptance: input.acceptance } : {}),
+      ...(input.acceptance || goal.acceptance_criteria?.length ? { acceptance: completeReportedAcceptance(goal.acceptance_criteria, input.acceptance ?? []) } : {}),
       ...(input.linger ? { linger: input.linger } : {}),
       ...(input.background_tasks?.length ? { background_tasks: input.background_tasks } : {}),
       ...(typeof input.stop_reason === 'string' ? { stop_reason: input.stop_reason } : {}),

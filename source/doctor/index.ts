@@ -9,6 +9,7 @@ import { attachStore, detachStore, OpenGoalScanner, storeOf } from '../store/ind
 import { PostgresStore } from '../store/postgres/store.js';
 import { Aside } from './aside.js';
 import { loadForDoctor } from './config.js';
+import { checkDashboardInvocations } from './dashboard.js';
 import { checkEvents } from './events.js';
 import { checkGoals, checkLedger } from './goals.js';
 import { checkTakers } from './takers.js';
@@ -70,7 +71,8 @@ function publicFinding(problem: Problem): Finding {
  * Checks the garden at `options.dir`: PAK2.toml (stopping there when it
  * does not load), the coordinator lock, goal files, the closed ledger, run
  * records against their seals and running runs, remote runners' leases
- * (and goals their finish left unsettled), plants, schedules.json, the event log,
+ * (and goals their finish left unsettled), plants, schedules.json, the
+ * dashboard invocation records, the event log,
  * orphan agent processes, the runtime git repository and whether git
  * ignores the runtime root. On a PostgreSQL garden the store check (its
  * schema version, stuck leases, orphaned runs) stands for the goal, ledger,
@@ -104,7 +106,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     const store = await checkStore(ctx, storeUrl.url, storeUrl.from);
     problems.push(...store.problems);
     skipped = (check) =>
-      STORE_STANDS_FOR.includes(check) ? 'not run: the store check stands for it on PostgreSQL' : check === 'worktrees' && !store.usable ? 'not run: the store does not open without a migration' : undefined;
+      STORE_STANDS_FOR.includes(check) ? 'not run: the store check stands for it on PostgreSQL' : (check === 'worktrees' || check === 'dashboard') && !store.usable ? 'not run: the store does not open without a migration' : undefined;
     problems.push(...(await checkPlants(ctx)));
     problems.push(...(await checkSchedules(ctx)));
     problems.push(...checkProcesses(ctx));
@@ -117,6 +119,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       if (own) attachStore(garden.paths, own);
       try {
         problems.push(...checkTakers(ctx, (await new OpenGoalScanner(garden.paths).scan()).goals));
+        problems.push(...(await checkDashboardInvocations(ctx)));
         problems.push(...(await checkWorktrees(ctx)));
       } finally {
         if (own) {
@@ -134,6 +137,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     problems.push(...(await checkLeases(ctx, goals.scan)));
     problems.push(...(await checkPlants(ctx)));
     problems.push(...(await checkSchedules(ctx)));
+    problems.push(...(await checkDashboardInvocations(ctx)));
     problems.push(...(await checkEvents(ctx)));
     problems.push(...checkProcesses(ctx));
     problems.push(...(await checkRuntimeGit(ctx)));

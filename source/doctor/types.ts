@@ -3,7 +3,7 @@ import type { Aside } from './aside.js';
 import type { CoordinatorPresence } from './presence.js';
 
 /** The checks `pak2 doctor` runs, in the order it runs them (docs/doctor/level2.md). */
-export const DOCTOR_CHECKS = ['config', 'lock', 'store', 'goals', 'ledger', 'runs', 'leases', 'plants', 'schedules', 'events', 'processes', 'runtime-git', 'ignore', 'worktrees'] as const;
+export const DOCTOR_CHECKS = ['config', 'lock', 'store', 'goals', 'ledger', 'runs', 'leases', 'plants', 'schedules', 'dashboard', 'events', 'processes', 'runtime-git', 'ignore', 'worktrees'] as const;
 
 /** One check's name. */
 export type DoctorCheck = (typeof DOCTOR_CHECKS)[number];
@@ -19,6 +19,7 @@ export const CHECK_WORDS: Record<DoctorCheck, string> = {
   leases: "remote runners' leases and the goals their finish left unsettled",
   plants: 'every plant record reads and names its directory',
   schedules: 'schedules.json reads and validates',
+  dashboard: 'every dashboard invocation record reads and validates',
   events: 'the event log: no torn or unreadable line',
   processes: 'no agent process of a run nobody watches',
   'runtime-git': "the runtime history's git repository (split gardens)",

@@ -40,6 +40,7 @@ import {
   type RunCloser,
   storeOf,
 } from '../store/index.js';
+import { acceptancePromptBlock, checkAcceptance, decideAcceptanceCheck, uncheckedAcceptance, type AcceptanceCheckContext } from './acceptance.js';
 import { launch, type LaunchResult, type RunHandle } from './launch.js';
 import { bubblewrapSpec } from './sandbox.js';
 import type { LineSignal } from './liveness.js';
@@ -145,6 +146,12 @@ export interface RunGuard {
   promptBlock(): string;
   environment(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   beforeLaunch(prompt: string): Promise<CloseRunInput | undefined>;
+  /**
+   * The agent's main phase started (its process is running): `sandboxed`
+   * when pak2 started it inside the `[coordinator] sandbox` (bubblewrap),
+   * as observed at that launch (seed 001: `executor.sandbox`).
+   */
+  executorLaunched?(facts: { sandboxed: boolean }): void;
   afterMain(input: RunGuardVerdictInput): Promise<GuardVerdict>;
   beforeClose(input: CloseRunInput): Promise<CloseRunInput>;
 }
@@ -164,6 +171,17 @@ export interface RunProcessRecord {
   /** The run's driver and model, so a run whose record is lost can still be named. */
   driver?: string;
   model?: string;
+  /** Present when pak2 started this process inside its sandbox (`[coordinator] sandbox`, docs/run/isolation.md). */
+  sandbox?: 'bubblewrap';
+}
+
+/** A run's `process.json`, or undefined when it is missing or unreadable. */
+function readProcessRecord(dir: string): RunProcessRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, RUN_PROCESS_FILE), 'utf8')) as RunProcessRecord;
+  } catch {
+    return undefined;
+  }
 }
 
 function writeProcessRecord(dir: string, record: RunProcessRecord): void {
@@ -398,11 +416,15 @@ async function closeFromStreamFile(
   const plugin = getDriverPlugin(run.driver, config);
   const phases = readPhases(eventsFile);
   // A fresh-session retry (its marker) left a main phase on a new thread: nothing was resumed.
-  const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession ? await readGoal(paths, run.goal).then((goal) => resumedSession(paths, goal, run), () => ({})) : {};
+  const goal = await readGoal(paths, run.goal).catch(() => undefined);
+  const resumed: { threadBefore?: TokenUsage | 'unknown' } = plugin && !phases.freshSession && goal ? await resumedSession(paths, goal, run) : {};
   const parsed = plugin?.parseEvents(phases.main, { phase: 'main', runDir: runDir(paths, run.id), model: run.model, ...('threadBefore' in resumed ? { threadBefore: resumed.threadBefore } : {}) });
   const facts = parsed ? streamFacts(parsed) : { cost: { source: 'unknown' } as Cost, extra: {} };
+  // Closed from its stream, not by the dispatch that ran it: its criteria were never checked (a runner's finish brings its own).
+  const criteria = goal?.acceptance_criteria;
+  const unchecked = criteria?.length && !input.extra?.acceptance ? { acceptance: uncheckedAcceptance(criteria, `not checked: the run was closed ${input.status}${input.failureReason ? ` (${input.failureReason})` : ''} from its stream${input.by ? ` by the ${input.by}` : ''}, not by the run that would have checked them`) } : {};
   try {
-    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost, extra: { ...facts.extra, ...input.extra } };
+    const full: CloseRunInput = { ...facts, ...input, cost: input.cost ?? facts.cost, extra: { ...facts.extra, ...input.extra, ...unchecked } };
     return await closeRun(paths, run.id, goalType, prepare ? await prepare(full) : full, now);
   } catch (error) {
     if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
@@ -510,8 +532,11 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   // Every run's secrets: the secret-looking values of the environment its agent starts from (a guarded run's close input carries its own).
   const redaction = runRedaction(ctx.env ?? process.env);
   const redactLive = makeRedactor(redaction);
+  // Set once the agent's working directory and environment are known: a run closing success has its criteria checked there.
+  let acceptanceContext: AcceptanceCheckContext | undefined;
   const close = async (input: CloseRunInput): Promise<RunRecord | undefined> => {
     try {
+      input = await withAcceptance(input);
       if (guard) {
         // Already closed by the watchdog or the operator: the guard still checks and reverts the tree, but writes nothing over the record.
         if (isTerminalRunStatus((await readRun(paths, runId)).status)) await guard.afterMain({ launched: true, status: input.status, failureReason: input.failureReason, errorText: input.errorText, exitCode: input.exitCode ?? null });
@@ -523,6 +548,16 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       if (error instanceof StoreError && error.code === 'INVALID_TRANSITION') return undefined;
       throw error;
     }
+  };
+  /** The goal's acceptance criteria on the close input (docs/goal/level2.md, "Acceptance criteria"): checked when the run closes success, else each unverified with how it ended. */
+  const withAcceptance = async (input: CloseRunInput): Promise<CloseRunInput> => {
+    const criteria = goal.acceptance_criteria;
+    if (!criteria?.length || input.extra?.acceptance) return input;
+    const decision = decideAcceptanceCheck(input);
+    let acceptance;
+    if (decision.run && acceptanceContext) acceptance = await checkAcceptance(criteria, acceptanceContext);
+    else acceptance = uncheckedAcceptance(criteria, decision.run ? 'not checked: the agent never started' : decision.why);
+    return { ...input, extra: { ...input.extra, acceptance } };
   };
   const failLaunch = async (message: string): Promise<RunRecord | undefined> => {
     await appendJsonLine(eventsFile, { type: DRIVER_ERROR_TYPE, source: 'pak2', message });
@@ -562,6 +597,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
     const commission = given ? given.commission : renderCommissionContextOf(goal);
     if (commission) extraBlocks.commission = commission;
     if (guard) extraBlocks.guard = guard.promptBlock();
+    const acceptance = acceptancePromptBlock(goal.acceptance_criteria);
+    if (acceptance) extraBlocks.acceptance = acceptance;
     if (route === 'standard' && given) {
       if (given.supplements) extraBlocks.supplements = given.supplements;
       if (given.comments) extraBlocks.comments = given.comments;
@@ -615,6 +652,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   const leftovers: string[] = [];
   const { env: cleanedEnv, removed } = agentEnvironment(ctx.env ?? process.env, { onStore: Boolean(storeOf(paths)) });
   const agentEnv = guard ? guard.environment(cleanedEnv) : cleanedEnv;
+  // The criteria's commands run where the agent worked, with what it had ([guard] timeout_seconds each).
+  acceptanceContext = { cwd: workDir, env: { ...agentEnv, PAK2_RUN_ID: runId, PAK2_RUN_DIR: dir, PAK2_GARDEN: paths.gardenRoot }, timeoutSeconds: config.guard.timeoutSeconds, runDir: dir };
   if (removed.length > 0 && !cleanedReported.has(removed.join(','))) {
     cleanedReported.add(removed.join(','));
     const git = removed.filter((n) => (GIT_LOCATION_VARIABLES as readonly string[]).includes(n));
@@ -638,7 +677,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       stdinFile = path.join(dir, REFLECTION_PROMPT_FILE);
       await writePrivate(stdinFile, REFLECTION_PROMPT);
     }
-    if (config.coordinator.sandbox === 'bubblewrap') {
+    const sandboxed = config.coordinator.sandbox === 'bubblewrap';
+    if (sandboxed) {
       // The agent cannot write the runtime root: only its run directory, its worktree and the reply directory (docs/run/isolation.md).
       const reply = replyDir(paths, config);
       await fsp.mkdir(reply, { recursive: true });
@@ -680,7 +720,9 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       // stderr lands in stderr.log itself; this forwards it (seed 002: to the coordinator's stderr), never a control sequence raw.
       onStderr: (raw: string) => forwardStderr(raw),
       onStart: (handle) => {
-        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model });
+        if (handle.pid) writeProcessRecord(dir, { pid: handle.pid, mark: handle.mark, host: os.hostname(), phase, started_at: run.started_at, driver: run.driver, model: run.model, ...(sandboxed ? { sandbox: 'bubblewrap' as const } : {}) });
+        // What the executor really ran in, as started (a config reloaded later does not rewrite it).
+        if (phase === 'main' && handle.pid) guard?.executorLaunched?.({ sandboxed });
         ctx.onRunStart?.(runId, handle);
       },
       // The agent knows its goal, run and garden: `pak2 comment "$PAK2_GOAL_ID" --blocking`, `pak2 operator-message` and friends read these.
@@ -700,7 +742,6 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
       await appendEvent(paths, { type: 'RunLeftovers', run: runId, goal: goal.id, plant: run.plant, detail: named.join('; ') }, now()).catch(() => undefined);
     }
     if (result.spawnError) {
-      const sandboxed = config.coordinator.sandbox === 'bubblewrap';
       const hint = sandboxed ? ' ([coordinator] sandbox = "bubblewrap": install Debian\'s bubblewrap package, or set sandbox = "none")' : plugin.installHint ? ` (install: ${plugin.installHint})` : '';
       return `cannot start ${spec.command}: ${result.spawnError}${hint}`;
     }
@@ -708,6 +749,8 @@ async function dispatchFollowed(goal: GoalRecord, run: RunRecord, ctx: DriverCon
   };
 
   const adopted = ctx.adoptedMain;
+  // An adopted main phase was started by a process that is gone: its process record says how.
+  if (adopted) guard?.executorLaunched?.({ sandboxed: readProcessRecord(dir)?.sandbox === 'bubblewrap' });
   let main = adopted
     ? ({ exitCode: null, signal: null, stoppedBy: adopted.stoppedBy, stopDetail: adopted.stopDetail, lingered: false, spawnError: undefined, outputBytes: 0, durationMs: 0, stderrTail: adopted.stderrTail ?? '', survivors: [] } satisfies LaunchResult)
     : await runPhase('main');

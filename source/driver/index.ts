@@ -5,3 +5,4 @@ export * from './dispatch.js';
 export * from './plugins/index.js';
 export * from './process-tree.js';
 export * from './spend.js';
+export * from './acceptance.js';

@@ -18,6 +18,7 @@ export const PROMPT_HEADINGS = {
   tend: '# Tend Context',
   commission: '# Plant Commission Context',
   guard: '# Guard',
+  acceptance: '# Acceptance Criteria',
   task: '# Task',
 } as const;
 
@@ -55,7 +56,7 @@ export interface PromptInput {
   /** The agent's working directory. */
   workingDirectory: string;
   /** Extra context blocks, already rendered, placed between the run block and the task. */
-  extraBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string; conversation?: string; guard?: string };
+  extraBlocks?: { tend?: string; commission?: string; supplements?: string; comments?: string; conversation?: string; guard?: string; acceptance?: string };
   /** The reply directory, named in the run block so the agent can leave reply notes there. */
   replyDirectory?: string;
   /** The run's own worktree, when it has one (docs/landing/level2.md): its branch and what it started from. */
@@ -73,7 +74,8 @@ export function isBlankMemory(paths: GardenPaths, plant: string): boolean {
  * motivation; the seed (first blank-memory run) or memory in full plus skill
  * and knowledge indexes; the current run; tend and commission context when
  * given; goal supplements (frozen in the dispatch packet) and the
- * conversation so far, on the routes that have them; the task; the closing
+ * conversation so far, on the routes that have them; the guard and the
+ * goal's acceptance criteria when it has them; the task; the closing
  * working-directory line.
  */
 export function buildPrompt(input: PromptInput): string {
@@ -119,6 +121,7 @@ export function buildPrompt(input: PromptInput): string {
   if (input.extraBlocks?.comments) sections.push(`${PROMPT_HEADINGS.comments}\n\n${input.extraBlocks.comments.trim()}`);
   if (input.extraBlocks?.conversation) sections.push(`${PROMPT_HEADINGS.conversation}\n\n${input.extraBlocks.conversation.trim()}`);
   if (input.extraBlocks?.guard) sections.push(`${PROMPT_HEADINGS.guard}\n\n${input.extraBlocks.guard.trim()}`);
+  if (input.extraBlocks?.acceptance) sections.push(`${PROMPT_HEADINGS.acceptance}\n\n${input.extraBlocks.acceptance.trim()}`);
   sections.push(`${PROMPT_HEADINGS.task}\n\n${goal.body.trim()}`);
   sections.push(`Your working directory is ${input.workingDirectory}. Begin.`);
   return `${sections.join('\n\n')}\n`;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml, TomlError } from 'smol-toml';
-import { CONFIG_RANGES, cronProblem, GARDEN_NAME_PATTERN, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
+import { CONFIG_RANGES, cronProblem, GARDEN_NAME_PATTERN, globProblem, SCHEDULE_DEFAULT_TIMEZONE, timezoneProblem, validateConfig, type AcceptanceCriterion, type ConfigFile, type GoalGuard, type GoalType, type NotifyTerminalMode, type ScheduleOverlap } from '../contracts/index.js';
 import { UserError, isErrno } from '../errors.js';
 import { loadedText } from './loaded.js';
 import { gardenPaths, type GardenPaths } from './paths.js';
@@ -144,7 +144,7 @@ export interface ScheduleConfig {
   timezone: string;
   overlap: ScheduleOverlap;
   enabled: boolean;
-  goal: { type: GoalType; plant: string; body: string; priority?: number; driver?: string; model?: string; guard?: GoalGuard };
+  goal: { type: GoalType; plant: string; body: string; priority?: number; driver?: string; model?: string; guard?: GoalGuard; acceptance_criteria?: AcceptanceCriterion[] };
 }
 
 /**
@@ -319,6 +319,7 @@ export function parseConfig(text: string, file = 'PAK2.toml'): GardenConfig {
         ...(entry.driver ? { driver: entry.driver } : {}),
         ...(entry.model ? { model: entry.model } : {}),
         ...(entry.guard ? { guard: { ...entry.guard } } : {}),
+        ...(entry.acceptance_criteria?.length ? { acceptance_criteria: entry.acceptance_criteria.map((c) => ({ ...c })) } : {}),
       },
     })),
   };
@@ -441,7 +442,7 @@ export function loadGarden(dir: string, options: { search?: boolean } = {}): Gar
     });
   }
   const garden = { paths, config };
-  loadedText.set(garden, text);
+  loadedText.set(paths, text);
   return garden;
 }
 

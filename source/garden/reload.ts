@@ -135,7 +135,7 @@ export function reloadConfig(garden: Garden): ConfigStatus {
   const file = garden.paths.configFile;
   const stamp = stampOf(file);
   let state = states.get(garden);
-  const loaded = state ? undefined : loadedText.get(garden);
+  const loaded = state ? undefined : loadedText.get(garden.paths);
   if (loaded !== undefined) {
     // The text the garden was loaded from is the baseline: a change since is said with its keys.
     state = { stamp: '', text: loaded, raw: tomlOf(loaded), status: { file, version: 0, restart: [], applied: [] } };

@@ -16,6 +16,7 @@ import {
   type TaskOutcome,
 } from '../contracts/index.js';
 import type { GuardVerdict, RunGuard, RunGuardVerdictInput } from '../driver/index.js';
+import { executorIdentity } from '../driver/plugins/index.js';
 import { runDir, type Garden, type GardenPaths } from '../garden/index.js';
 import { authoredGitEnv } from '../history/index.js';
 import { appendEvent, appendJsonLine, writeJsonAtomic, type CloseRunInput } from '../store/index.js';
@@ -116,6 +117,8 @@ export function createRunGuard(setup: Setup): RunGuard {
   let before: TreeSnapshot | undefined;
   let baselineError: string | undefined;
   let executorStartMs = 0;
+  // Whether the agent's main phase was started inside pak2's sandbox, as dispatch observed it (false until it started).
+  let executorSandboxed = false;
   let executorDoneMs = 0;
   let verdictIn: RunGuardVerdictInput | undefined;
   let scopeResult: ScopeResult | undefined;
@@ -139,6 +142,10 @@ export function createRunGuard(setup: Setup): RunGuard {
   const guardHooks: RunGuard = {
     environment: () => agentEnv,
     promptBlock: () => guardPromptBlock(guard),
+
+    executorLaunched(facts: { sandboxed: boolean }): void {
+      executorSandboxed = facts.sandboxed;
+    },
 
     async beforeLaunch(prompt: string): Promise<CloseRunInput | undefined> {
       const t = Date.now();
@@ -297,6 +304,8 @@ export function createRunGuard(setup: Setup): RunGuard {
     const d = decision ?? { state: 'degraded' as const, status: 'failed' as const, diagnostic: 'executor_failed' as const };
     const s = scopeResult ?? { attempted: [], accepted: [], blocked: [], unexpected: [], violations: [] };
     const kept = d.state === 'ready';
+    // An executor that never started ran in no sandbox.
+    const sandboxed = Boolean(verdictIn?.launched) && executorSandboxed;
     const outcome: TaskOutcome = {
       schema_version: GUARD_SCHEMA_VERSION,
       guarded: true,
@@ -329,8 +338,8 @@ export function createRunGuard(setup: Setup): RunGuard {
         exit_code: verdictIn?.exitCode ?? input.exitCode ?? null,
         timed_out: input.failureReason === 'timeout',
         duration_seconds: ((executorDoneMs || Date.now()) - (executorStartMs || startedMs)) / 1000,
-        // What pak2 put the agent in: the bubblewrap sandbox of [coordinator] sandbox (docs/run/isolation.md), or none.
-        sandbox: config.coordinator.sandbox === 'bubblewrap',
+        // What pak2 started the agent in, as observed at its launch: the bubblewrap sandbox of [coordinator] sandbox (docs/run/isolation.md), or none.
+        sandbox: sandboxed,
         self_status: verdictIn ? verdictIn.agentStatus ?? null : null,
         cost_usd: costUsd,
         turns: input.numTurns ?? null,
@@ -365,7 +374,8 @@ export function createRunGuard(setup: Setup): RunGuard {
       run_id: run.id,
       guarded: true,
       contract_id: guard.contractId ?? null,
-      executor: { name: run.driver, version: executorVersion, sandbox: config.coordinator.sandbox === 'bubblewrap', model: run.model },
+      // seed 001: name is the label, kind the adapter under a label (absent without one).
+      executor: { ...executorIdentity(run.driver, config), version: executorVersion, sandbox: sandboxed, model: run.model },
       env_passthrough: guard.envPassthrough,
       timeout_seconds: config.coordinator.runTimeoutSeconds,
       baseline: {

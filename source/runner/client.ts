@@ -125,11 +125,18 @@ export interface HeartbeatAnswer {
 /** The two streams a runner uploads. */
 export type LogStream = 'events' | 'stderr';
 
-/** An acceptance item of `runs_finish`: what the runner itself checked, and what it saw. */
+/**
+ * An acceptance item of `runs_finish`: what was checked, and what was
+ * seen. A goal's acceptance criterion carries `criterion: true`, its
+ * `result` (`verified`, `failed`, `unverified`) and its `verify` command.
+ */
 export interface AcceptanceItem {
   item: string;
   verified: boolean;
   evidence: string;
+  criterion?: boolean;
+  result?: 'verified' | 'failed' | 'unverified';
+  verify?: string;
 }
 
 /** The body of `POST /runs/:id/finish` (docs/runners/level2.md, "runs_finish"). */

@@ -25,12 +25,15 @@ import { workdirDiff } from './workdir-diff.js';
 export type ExitObservation = 'observed' | 'unobserved' | 'not_started';
 
 /**
- * The acceptance items the runner itself verified, from the closed local
+ * The acceptance items of `runs_finish`: first the goal's acceptance
+ * criteria as the local close checked them (docs/goal/level2.md,
+ * "Acceptance criteria": each verified, failed or unverified, with its
+ * evidence), then what the runner itself verified from the closed local
  * record and its stream: the agent process's exit (and code), the agent's
  * result event, and the reflection when the goal type needs one.
  */
 export function acceptanceOf(garden: Garden, run: RunRecord, goalType: string, exit: ExitObservation): AcceptanceItem[] {
-  const items: AcceptanceItem[] = [];
+  const items: AcceptanceItem[] = (run.acceptance ?? []).filter((a) => a.criterion).map((a) => ({ ...a, evidence: a.evidence ?? '' }));
   const code = run.exit_code;
   if (exit === 'not_started') {
     items.push({ item: 'agent process exited 0', verified: false, evidence: 'the agent was not started: the runner was stopped before it could start it' });

@@ -7,6 +7,9 @@ import {
   GOAL_ID_PATTERN,
   GOAL_STATUSES,
   GOAL_TYPES,
+  MAX_ACCEPTANCE_CRITERIA,
+  MAX_CRITERION_TEXT,
+  MAX_CRITERION_VERIFY,
   PLANT_NAME_PATTERN,
   PRIORITY_MAX,
   PRIORITY_MIN,
@@ -113,6 +116,8 @@ const SUBMIT_FIELDS: Record<string, string> = {
   guard: '/guard',
   'task-class': '/task_class',
   budget: '/budget_usd',
+  accept: '/acceptance_criteria',
+  'accept-verify': '/acceptance_criteria',
 };
 
 /** `POST /goals`' `guard`: the goal record's own field names (docs/guarded-runs/level2.md); `{}` is guarded with the `[guard]` defaults. */
@@ -363,6 +368,20 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
             task_class: { type: 'string', minLength: 1, description: 'routes the goal through the tiers of [routing.<task_class>] in PAK2.toml' },
             budget_usd: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000, description: "the goal's own cap in USD across its attempts (docs/budget/level2.md)" },
             depends_on: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 100, description: 'goal ids it waits for: it is not dispatched or claimed until each closed success (docs/goal/level2.md, "Dependencies"); an unknown one is a 400' },
+            acceptance_criteria: {
+              type: 'array',
+              maxItems: MAX_ACCEPTANCE_CRITERIA,
+              description: 'what must be true when the work is done (docs/goal/level2.md, "Acceptance criteria"): given to the agent; after the run each is reported verified (its verify command exited 0), failed, or unverified (no command: never verified without evidence)',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['text'],
+                properties: {
+                  text: { type: 'string', minLength: 1, maxLength: MAX_CRITERION_TEXT, description: 'one line' },
+                  verify: { type: 'string', minLength: 1, maxLength: MAX_CRITERION_VERIFY, description: 'a shell command (sh -c) run in the run\'s working directory after the agent; exit 0 verifies the criterion' },
+                },
+              },
+            },
           },
         },
         response: { 201: { type: 'object', properties: { goal: ref('Goal') } }, ...ERROR, 409: ref('Error') },
@@ -384,6 +403,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           task_class?: string;
           budget_usd?: number;
           depends_on?: string[];
+          acceptance_criteria?: { text: string; verify?: string }[];
         };
       }>,
       reply: FastifyReply,
@@ -404,6 +424,7 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
           ...(b.task_class !== undefined ? { taskClass: b.task_class } : {}),
           ...(b.budget_usd !== undefined ? { budgetUsd: b.budget_usd } : {}),
           ...(b.depends_on?.length ? { dependsOn: b.depends_on } : {}),
+          ...(b.acceptance_criteria?.length ? { acceptanceCriteria: b.acceptance_criteria } : {}),
         })
         .catch((error: unknown) => refusal(dependencyWords(error, 'after', 'depends_on'), SUBMIT_FIELDS, '/body'));
       return reply.code(201).header('location', `${API_PREFIX}/goals/${goal.id}`).send({ goal });

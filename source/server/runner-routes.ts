@@ -168,7 +168,19 @@ const FINISH_BODY = {
     },
     acceptance: {
       type: 'array',
-      items: { type: 'object', required: ['item', 'verified'], properties: { item: { type: 'string' }, verified: { type: 'boolean' }, evidence: { type: 'string' } } },
+      description: "what was verified, each with its evidence: the goal's acceptance criteria (criterion: true, result verified|failed|unverified, verify: the command), then the runner's own checks; a criterion the runner leaves out is recorded unverified (not reported by the runner)",
+      items: {
+        type: 'object',
+        required: ['item', 'verified'],
+        properties: {
+          item: { type: 'string' },
+          verified: { type: 'boolean' },
+          evidence: { type: 'string' },
+          criterion: { type: 'boolean' },
+          result: { type: 'string', enum: ['verified', 'failed', 'unverified'] },
+          verify: { type: 'string' },
+        },
+      },
     },
     lingered: { type: ['boolean', 'null'] },
     leftovers: { type: ['array', 'null'], items: { type: 'string' } },
@@ -469,7 +481,7 @@ export function registerRunnerRoutes(app: FastifyInstance, ctx: RunnerRouteConte
       schema: {
         summary: 'runs_finish: close the run with the runner’s observed facts, end the lease, settle the goal',
         description:
-          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included), failure_reason lease_expired, or guard records for a goal that is not guarded; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance, /guard: a guarded goal’s success without guard records, records that do not validate, an outcome that did not keep the work); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
+          'Refused, changing nothing: 400 a status that is not a runner’s terminal one (abandoned included), failure_reason lease_expired, or guard records for a goal that is not guarded; 422 an outcome contradicting the runner’s own facts (`field` names it: /exit_code, /failure_reason, /reflection, /acceptance (also a criterion reported verified without evidence), /guard: a guarded goal’s success without guard records, records that do not validate, an outcome that did not keep the work); 409 {size} when stream_bytes exceeds what the garden holds; 409 an ended lease.',
         operationId: 'finishRun',
         headers: RUNNER_HEADERS,
         params: runParam,

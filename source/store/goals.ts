@@ -12,6 +12,7 @@ import {
   validateGoal,
   type ClosedReason,
   type GoalRecord,
+  type AcceptanceCriterion,
   type GoalGuard,
   type GoalStatus,
   type GoalType,
@@ -61,6 +62,8 @@ export interface GoalInput {
   retry_of?: string;
   /** A goal a `[[schedule]]` submitted: the schedule's name, kept as the record's `schedule` (docs/schedules/level2.md). */
   schedule?: string;
+  /** What must be true when the work is done (docs/goal/level2.md, "Acceptance criteria"), kept as the record's `acceptance_criteria`. */
+  acceptance_criteria?: AcceptanceCriterion[];
 }
 
 /** Path of a goal's file. Refuses ids that are not `N-slug` (never a path outside goals/). */
@@ -129,6 +132,7 @@ function goalRecordOf(input: GoalInput, n: number, slug: string, now: Date): Goa
     ...(input.depends_on?.length ? { depends_on: input.depends_on } : {}),
     ...(input.retry_of ? { retry_of: input.retry_of } : {}),
     ...(input.schedule ? { schedule: input.schedule } : {}),
+    ...(input.acceptance_criteria?.length ? { acceptance_criteria: input.acceptance_criteria } : {}),
   };
 }
 

@@ -20,3 +20,4 @@ export * from './backend.js';
 export * from './streams.js';
 export * from './documents.js';
 export * from './tend.js';
+export * from './dashboard-invocations.js';

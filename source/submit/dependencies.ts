@@ -107,9 +107,9 @@ export interface RetryOptions {
  * Queues a closed goal again (`pak2 retry GOAL`, the workbench's `r`,
  * `POST /goals/{id}/retry`; docs/goal/level2.md, "Retry"): a closed goal
  * stays closed, so the retry is a new goal with the same type, plant, body,
- * priority, settings, guard, routing class, budget, dependencies and
- * type payload (`tend`, `commission`, `retrospective`, `conversation_id`),
- * the old goal's supplements copied, and `retry_of` naming the old one;
+ * priority, settings, guard, routing class, budget, dependencies,
+ * acceptance criteria and type payload (`tend`, `commission`,
+ * `retrospective`, `conversation_id`), the old goal's supplements copied, and `retry_of` naming the old one;
  * `options` may change its driver and model. Every open goal that
  * depended on the old one is moved to the new one under its lock
  * (`GoalDependencyChanged`, `depends_on: 3-a → 9-a (retry)`), so a chain a
@@ -162,6 +162,7 @@ export async function retryGoal(garden: Garden, goalId: string, options: RetryOp
       ...(old.task_class ? { task_class: old.task_class } : {}),
       ...(old.budget_usd !== undefined ? { budget_usd: old.budget_usd } : {}),
       ...(old.depends_on?.length ? { depends_on: old.depends_on } : {}),
+      ...(old.acceptance_criteria?.length ? { acceptance_criteria: old.acceptance_criteria } : {}),
       retry_of: old.id,
     },
     now,

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ALL_TEND_TRIGGERS, GOAL_ID_PATTERN, GOAL_TYPES, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
+import { ALL_TEND_TRIGGERS, GOAL_ID_PATTERN, GOAL_TYPES, MAX_ACCEPTANCE_CRITERIA, MAX_CRITERION_TEXT, MAX_CRITERION_VERIFY, isTerminalLandingState, isTerminalRunStatus, PRIORITY_MAX, PRIORITY_MIN, RUN_ID_PATTERN, type AcceptanceCriterion, type GoalRecord, type GoalType, type RunRecord } from '../contracts/index.js';
 import { createTendGoal, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
@@ -55,6 +55,30 @@ export interface SubmitGoalInput {
   dependsOn?: string[];
   /** Submitted by a `[[schedule]]`: its name, kept as the goal's `schedule` (docs/schedules/level2.md). */
   schedule?: string;
+  /** What must be true when the work is done (`--accept`, `--accept-verify`; docs/goal/level2.md, "Acceptance criteria"). */
+  acceptanceCriteria?: AcceptanceCriterion[];
+}
+
+/**
+ * Checks acceptance criteria as given (pure): each a `text` of one
+ * non-blank line of at most {@link MAX_CRITERION_TEXT} characters, an
+ * optional non-blank `verify` command, at most {@link MAX_ACCEPTANCE_CRITERIA}.
+ *
+ * @returns the criteria, trimmed. @throws UserError naming `accept` (the text) or `accept-verify` (the command) and which criterion.
+ */
+export function checkAcceptanceCriteria(criteria: readonly { text: string; verify?: string | undefined }[]): AcceptanceCriterion[] {
+  if (criteria.length > MAX_ACCEPTANCE_CRITERIA) throw new UserError(`accept: ${criteria.length} criteria; a goal carries at most ${MAX_ACCEPTANCE_CRITERIA}`);
+  return criteria.map((c, i) => {
+    const text = typeof c.text === 'string' ? c.text.trim() : '';
+    const which = `criterion ${i + 1}`;
+    if (!text) throw new UserError(`accept: ${which} is empty`);
+    if (/[\r\n]/.test(text)) throw new UserError(`accept: ${which} is more than one line; a criterion is one line (give several --accept)`);
+    if (text.length > MAX_CRITERION_TEXT) throw new UserError(`accept: ${which} is ${text.length} characters; at most ${MAX_CRITERION_TEXT}`);
+    if (c.verify === undefined) return { text };
+    if (typeof c.verify !== 'string' || !c.verify.trim()) throw new UserError(`accept-verify: the command of ${which} (${JSON.stringify(text.slice(0, 40))}) is empty`);
+    if (c.verify.length > MAX_CRITERION_VERIFY) throw new UserError(`accept-verify: the command of ${which} is ${c.verify.length} characters; at most ${MAX_CRITERION_VERIFY}`);
+    return { text, verify: c.verify };
+  });
 }
 
 /**
@@ -68,7 +92,8 @@ export interface SubmitGoalInput {
  *   `body` (empty); for a guarded or routed goal `verify`, `allow`,
  *   `forbid`, `verify-timeout`, `pass-env`, `contract` (bad values),
  *   `task-class` (not a `[routing]` class), `after` (not a goal id, no such
- *   goal; a new goal has no dependents, so it closes no cycle), and (exit 1)
+ *   goal; a new goal has no dependents, so it closes no cycle), `accept` /
+ *   `accept-verify` (an empty or multi-line criterion, an empty command), and (exit 1)
  *   the argument that asked for it when the garden is not in a git repository.
  */
 export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<GoalRecord> {
@@ -106,6 +131,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
   const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
   if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
   const dependsOn = input.dependsOn?.length ? await checkDependencies(garden, input.dependsOn, 'after') : [];
+  const acceptanceCriteria = input.acceptanceCriteria?.length ? checkAcceptanceCriteria(input.acceptanceCriteria) : [];
   return createGoal(
     garden.paths,
     {
@@ -123,6 +149,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
       ...(input.budgetUsd !== undefined ? { budget_usd: input.budgetUsd } : {}),
       ...(dependsOn.length ? { depends_on: dependsOn } : {}),
       ...(input.schedule ? { schedule: input.schedule } : {}),
+      ...(acceptanceCriteria.length ? { acceptance_criteria: acceptanceCriteria } : {}),
     },
     now,
   );
@@ -162,6 +189,7 @@ export function submitScheduledGoal(garden: Garden, schedule: ScheduleConfig, no
             },
           }
         : {}),
+      ...(goal.acceptance_criteria?.length ? { acceptanceCriteria: goal.acceptance_criteria } : {}),
     },
     now,
     env,

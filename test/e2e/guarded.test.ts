@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +29,9 @@ import { cycleUntilIdle, makeAgentGarden, processesWith, type AgentGarden, codex
  */
 
 const REFLECTION_MARK = REFLECTION_PROMPT.slice(0, 40);
+// bwrap as test/run-record/sandbox.test.ts finds it: on PATH, or unpacked by CI and named in PAK2_TEST_BWRAP.
+const BWRAP = process.env.PAK2_TEST_BWRAP ?? 'bwrap';
+const bwrapWorks = spawnSync(BWRAP, ['--dev-bind', '/', '/', 'true']).status === 0;
 /** Passed through to (b)'s agent, which writes it into the forbidden file and prints it: redacted from every file of the run. */
 const SECRET = 'pak2-e2e-secret-5d1c7a90e3';
 const MARK = {
@@ -193,6 +196,9 @@ describe('guarded runs end to end: the real claude and codex CLIs against the sc
     expect(outcome.executor.cost_usd).toBeGreaterThan(0);
     const envelope = read(path.join(dir, 'execution_envelope.json'));
     expect(validateExecutionEnvelope(envelope)).toEqual([]);
+    // seed 001: the adapter's own name is no label, so kind is absent; no sandbox was asked for, so none was active.
+    expect(envelope.executor).toEqual({ name: driver, version: driver === 'claude' ? expect.stringMatching(/^\d+\.\d+\.\d+/) : null, sandbox: false, model: run.model });
+    expect(outcome.executor.sandbox).toBe(false);
     expect(envelope.baseline).toMatchObject({ branch: 'main', head: git(root, 'rev-parse', 'HEAD').trim(), dirty_paths: ['notes.txt'] });
     expect(phaseEvents(g, runId).map((e) => e.phase)).toEqual(['baseline', 'executor_start', 'executor_done', 'scope_check', 'verify', 'decision', 'rollback']);
     expect(fs.existsSync(path.join(dir, 'rejected.patch'))).toBe(false);
@@ -200,6 +206,26 @@ describe('guarded runs end to end: the real claude and codex CLIs against the sc
     expectParsedStream(g, runId);
     expect((await readGoal(g.paths, goal.id)).closed_reason).toBe('success');
     expect(status(root)).toEqual([' M notes.txt', ' M src/app.txt', '?? src/greeting.txt']);
+    expect(processesWith(g.stateDir)).toEqual([]);
+  }, TIMEOUT);
+
+  it.skipIf(!bwrapWorks)('(e) claude started inside the bubblewrap sandbox: its work is kept and the envelope says sandbox true', async () => {
+    const { g, root } = await gitGarden('claude', 'sandbox = "bubblewrap"');
+    if (process.env.PAK2_TEST_BWRAP) g.env = { ...g.env, PATH: `${path.dirname(process.env.PAK2_TEST_BWRAP)}${path.delimiter}${g.env.PATH ?? ''}` };
+    const goal = await createGoal(g.paths, {
+      type: 'build',
+      plant: 'gardener',
+      body: `${MARK.allowed} Create src/greeting.txt and set src/app.txt to v2.`,
+      guard: { verify: 'grep -q v2 src/app.txt && grep -q hello src/greeting.txt', allowed_files: ['src/**'] },
+    } as GoalInput);
+    expect(toolCalls(await cycle(g))).toBe(2);
+    const run = await readRun(g.paths, `${goal.id}-r1`);
+    expect([run.status, run.failure_reason ?? null]).toEqual(['success', null]);
+    expect(fs.readFileSync(path.join(root, 'src', 'app.txt'), 'utf8')).toBe('v2\n');
+    const dir = runDir(g.paths, run.id);
+    expect(read(path.join(dir, 'execution_envelope.json')).executor).toMatchObject({ name: 'claude', sandbox: true });
+    expect(read(path.join(dir, 'execution_envelope.json')).executor).not.toHaveProperty('kind');
+    expect(read(path.join(dir, 'task_outcome.json')).executor).toMatchObject({ name: 'claude', sandbox: true });
     expect(processesWith(g.stateDir)).toEqual([]);
   }, TIMEOUT);
 

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -84,6 +84,11 @@ const status = (root: string) => git(root, 'status', '--porcelain').split('\n').
 
 const read = (file: string) => JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, any>;
 
+// bwrap as the sandbox test finds it (test/run-record/sandbox.test.ts): on PATH, or unpacked by CI and named in PAK2_TEST_BWRAP.
+const BWRAP = process.env.PAK2_TEST_BWRAP ?? 'bwrap';
+const bwrapWorks = spawnSync(BWRAP, ['--dev-bind', '/', '/', 'true']).status === 0;
+const withBwrap = { ...process.env, PATH: process.env.PAK2_TEST_BWRAP ? `${path.dirname(process.env.PAK2_TEST_BWRAP)}${path.delimiter}${process.env.PATH ?? ''}` : process.env.PATH };
+
 describe('guarded runs', () => {
   it('keeps an allowed change that verify passes, and writes every record', async () => {
     const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') });
@@ -107,6 +112,58 @@ describe('guarded runs', () => {
     expect(fs.existsSync(path.join(dir, 'prompt_bundle.md'))).toBe(true);
     expect(fs.existsSync(path.join(dir, 'rejected.patch'))).toBe(false);
     expect(fs.readFileSync(path.join(garden.root, 'notes.txt'), 'utf8')).toBe('operator edit\n');
+  });
+
+  it("execution_envelope.executor (seed 001): a label names its adapter in kind; an adapter's own name has no kind; sandbox is what the agent was started in", async () => {
+    // A [drivers.<label>] entry runs through the command adapter: name is the label, kind the adapter.
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt'), command: agent('echo v3 > src/app.txt') });
+    const labelled = await runGoal(garden, { guard: { verify: 'grep -q v2 src/app.txt' } } as Partial<GoalInput>);
+    const envelope = read(path.join(runDir(garden.paths, `${labelled}-r1`), 'execution_envelope.json'));
+    expect(validateExecutionEnvelope(envelope)).toEqual([]);
+    expect(envelope.executor).toEqual({ name: 'sh', kind: 'command', version: null, sandbox: false, model: expect.any(String) });
+    expect(read(path.join(runDir(garden.paths, `${labelled}-r1`), 'task_outcome.json')).executor).toMatchObject({ name: 'sh', sandbox: false });
+    // The command adapter by its own name: no label, so no kind.
+    const plain = await runGoal(garden, { driver: 'command', guard: { verify: 'grep -q v3 src/app.txt' } } as Partial<GoalInput>);
+    const bare = read(path.join(runDir(garden.paths, `${plain}-r1`), 'execution_envelope.json'));
+    expect(bare.executor.name).toBe('command');
+    expect(bare.executor).not.toHaveProperty('kind');
+  });
+
+  it('executor.sandbox is false for an agent that never started, even with the sandbox configured', async () => {
+    const garden = await gitGarden({ sh: agent('true') }, '', { coordinator: 'sandbox = "bubblewrap"' });
+    const goal = await createGoal(garden.paths, { type: 'fix', body: 'no bwrap', plant: 'gardener', guard: { verify: 'true' } } as GoalInput);
+    // A PATH with git and no bwrap: the baseline is taken, the launch fails, so no executor ran in any sandbox.
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'pak2-nobwrap-'));
+    cleanups.push(() => fs.rmSync(bin, { recursive: true, force: true }));
+    fs.symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), path.join(bin, 'git'));
+    const coordinator = new Coordinator({ garden, onStderr: () => undefined, env: { ...process.env, PATH: bin } });
+    await coordinator.start();
+    try {
+      await coordinator.untilIdle();
+    } finally {
+      await coordinator.stop();
+    }
+    const run = await readRun(garden.paths, `${goal.id}-r1`);
+    expect(run.failure_reason).toBe('launch_failed');
+    expect(read(path.join(runDir(garden.paths, run.id), 'execution_envelope.json')).executor.sandbox).toBe(false);
+    expect(outcomeOf(garden, run.id).executor.sandbox).toBe(false);
+  });
+
+  it.skipIf(!bwrapWorks)('executor.sandbox is true for an agent pak2 started inside bubblewrap', async () => {
+    const garden = await gitGarden({ sh: agent('echo v2 > src/app.txt') }, '', { coordinator: 'sandbox = "bubblewrap"' });
+    const goal = await createGoal(garden.paths, { type: 'fix', body: 'in the sandbox', plant: 'gardener', guard: { verify: 'grep -q v2 src/app.txt' } } as GoalInput);
+    const coordinator = new Coordinator({ garden, onStderr: () => undefined, env: withBwrap });
+    await coordinator.start();
+    try {
+      await coordinator.untilIdle();
+    } finally {
+      await coordinator.stop();
+    }
+    const run = await readRun(garden.paths, `${goal.id}-r1`);
+    expect(run.status).toBe('success');
+    expect(read(path.join(runDir(garden.paths, run.id), 'process.json')).sandbox).toBe('bubblewrap');
+    expect(read(path.join(runDir(garden.paths, run.id), 'execution_envelope.json')).executor).toMatchObject({ name: 'sh', kind: 'command', sandbox: true });
+    expect(outcomeOf(garden, run.id).executor.sandbox).toBe(true);
   });
 
   it('rolls back a forbidden write made through the shell, keeping the operator dirty file byte-identical', async () => {

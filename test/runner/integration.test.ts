@@ -181,6 +181,49 @@ describe('pak2 runner against a real garden server', () => {
     expect(execFileSync('git', ['show', '--name-only', '--format=', run.worktree!.base_branch], { cwd: s.garden.paths.gardenRoot, encoding: 'utf8' })).toMatch(/made/);
   });
 
+  it("reports the goal's acceptance criteria as the runner checked them: one verified by its command, one failing, one unverifiable (seed 004, runs_finish)", async () => {
+    const s = await setup();
+    const criteria = [
+      { text: 'the agent leaves made-by-agent.txt', verify: 'test -f made-by-agent.txt' },
+      { text: 'the README says hello', verify: 'grep -q hello README.md' },
+      { text: 'the result reads well' },
+    ];
+    const response = await api(s.server, '/goals', { method: 'POST', body: JSON.stringify({ type: 'fix', plant: 'gardener', body: 'Fix the thing.', acceptance_criteria: criteria }) });
+    expect(response.status).toBe(201);
+    const goalId = ((await response.json()) as { goal: { id: string; acceptance_criteria: unknown } }).goal.id;
+    expect((await readGoal(s.garden.paths, goalId)).acceptance_criteria).toEqual(criteria);
+    const runner = startRunner(s, ['--max-runs', '1']);
+    expect(await exitOf(runner)).toBe(0);
+    const runId = `${goalId}-r1`;
+    const run = await readRun(s.garden.paths, runId);
+    // The agent's run itself succeeded; the criteria say what was proved, each with its evidence.
+    expect(run.status).toBe('success');
+    expect(run.acceptance).toEqual([
+      { item: criteria[0]!.text, verified: true, criterion: true, result: 'verified', verify: criteria[0]!.verify, evidence: expect.stringMatching(/^`test -f made-by-agent\.txt` exited 0 in \d+\.\d s$/) },
+      { item: criteria[1]!.text, verified: false, criterion: true, result: 'failed', verify: criteria[1]!.verify, evidence: expect.stringMatching(/^`grep -q hello README\.md` exited 1 \(output: acceptance\/2\/verify\.\*\.log\)$/) },
+      { item: criteria[2]!.text, verified: false, criterion: true, result: 'unverified', evidence: expect.stringMatching(/^not verified: the criterion has no verify command/) },
+      { item: 'agent process exited 0', verified: true, evidence: 'exit code 0' },
+      { item: 'result event in the stream', verified: true, evidence: 'the agent reported success' },
+      { item: 'reflection recorded', verified: true, evidence: expect.stringMatching(/characters$/) },
+    ]);
+    // The agent was told the criteria, and how each is checked.
+    const prompt = fs.readFileSync(path.join(s.garden.paths.runsDir, runId, 'artifacts', 'prompt.md'), 'utf8');
+    expect(prompt).toMatch(/# Acceptance Criteria\n\n[^\n]+\n\n1\. the agent leaves made-by-agent\.txt\n {3}Checked after you finish by running `test -f made-by-agent\.txt`/);
+    expect(prompt).toContain('3. the result reads well\n   No command checks this one');
+    expect(prompt.indexOf('# Acceptance Criteria')).toBeLessThan(prompt.indexOf('# Task'));
+    // The commands ran where the agent worked: their output is in the runner's run directory.
+    expect(fs.existsSync(path.join(s.state, 'garden', 'runs', runId, 'acceptance', '2', 'verify.stdout.log'))).toBe(true);
+    // pak2 show prints them on the goal and the run.
+    const shownGoal = execFileSync(process.execPath, [PAK2_BIN, '--garden', s.garden.paths.gardenRoot, 'show', goalId], { encoding: 'utf8' });
+    expect(shownGoal).toContain('  acceptance criteria:\n    1. the agent leaves made-by-agent.txt  (verify: test -f made-by-agent.txt)');
+    expect(shownGoal).toContain('    3. the result reads well  (no verify command: reported not verified)');
+    expect(shownGoal).toMatch(new RegExp(`run ${runId}: success, .*, 1 of 3 criteria verified, 1 failed`));
+    const shownRun = execFileSync(process.execPath, [PAK2_BIN, '--garden', s.garden.paths.gardenRoot, 'show', runId], { encoding: 'utf8' });
+    expect(shownRun).toContain('  acceptance 1 of 3 criteria verified, 1 failed\n  ✓ the agent leaves made-by-agent.txt — `test -f made-by-agent.txt` exited 0');
+    expect(shownRun).toContain('  ✗ the README says hello — `grep -q hello README.md` exited 1');
+    expect(shownRun).toContain('  ? the result reads well — not verified: the criterion has no verify command');
+  });
+
   it("relays the agent's blocking question and hands it the answer; the goal waits blocked, then runs on", async () => {
     const s = await setup();
     const goalId = await submit(s, 'spike', 'Ask first.');

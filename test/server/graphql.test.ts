@@ -16,7 +16,7 @@ import { printSchema } from 'graphql';
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createToken, GRAPHQL_LIMITS, graphqlSchema, graphqlSdl, MUTATION_ROUTES, revokeToken, type RunningServer } from '../../source/server/index.js';
-import { appendEvent, createGoal } from '../../source/store/index.js';
+import { appendEvent, createGoal, readGoal } from '../../source/store/index.js';
 import { startCli } from '../support/cli.js';
 import { readEventLog } from '../support/garden.js';
 import { gardenOn, STORE_KINDS, type StoreKind } from '../store/contract/stores.js';
@@ -204,6 +204,18 @@ describe('eventAdded', () => {
 });
 
 describe('queries and mutations', () => {
+  it("submitGoal takes a goal's acceptance criteria and Goal answers them, as POST /goals does", async () => {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const criteria = [{ text: 'the test passes twice', verify: 'npm test && npm test' }, { text: 'the cause is written down', verify: null }];
+    const submitted = await gql(server, 'mutation ($input: SubmitGoalInput!) { submitGoal(input: $input) { id acceptance_criteria { text verify } } }', {
+      input: { type: 'fix', plant: 'gardener', body: 'Fix the flaky test', acceptance_criteria: [criteria[0], { text: criteria[1]!.text }] },
+    });
+    expect(submitted.body.errors).toBeUndefined();
+    expect(submitted.body.data.submitGoal.acceptance_criteria).toEqual(criteria);
+    expect((await readGoal(g.paths, submitted.body.data.submitGoal.id)).acceptance_criteria).toEqual([criteria[0], { text: criteria[1]!.text }]);
+  });
+
   it('goals, goal, runs, events, comments and leases answer as their REST routes; nested runs and comments', async () => {
     const g = await garden();
     const server = await serve(g, cleanups, { webhooks: false });

@@ -546,3 +546,51 @@ describe('OpenAPI', () => {
     expect(doc.components.schemas).toHaveProperty('Artifact');
   });
 });
+
+describe("runs_finish: the goal's acceptance criteria (seed 004: checkboxes that reflect what was actually verified)", () => {
+  async function claimedWithCriteria() {
+    const g = await garden();
+    const server = await serve(g, cleanups, { webhooks: false });
+    const submitted = await createGoal(g.paths, {
+      type: 'fix',
+      plant: 'gardener',
+      body: 'Fix the flaky test',
+      acceptance_criteria: [{ text: 'the test result is green twice in a row', verify: 'npm test && npm test' }, { text: 'the cause is written down' }],
+    });
+    const claim = await call(server, 'POST', '/tasks/claim', {});
+    expect(claim.status).toBe(200);
+    expect(claim.body.goal.acceptance_criteria).toEqual(submitted.acceptance_criteria);
+    return { g, server, runId: (claim.body.lease as LeaseRecord).run, lease: claim.body.lease as LeaseRecord };
+  }
+
+  it('a criterion whose words name a result is the task\'s, not the process\'s: success with it failed is recorded, not refused', async () => {
+    const { g, server, runId, lease } = await claimedWithCriteria();
+    const acceptance = [
+      { item: 'the test result is green twice in a row', verified: false, criterion: true, result: 'failed', verify: 'npm test && npm test', evidence: '`npm test && npm test` exited 1' },
+      { item: 'the cause is written down', verified: false, criterion: true, result: 'unverified', evidence: 'not verified: the criterion has no verify command' },
+      ...SUCCESS.acceptance,
+    ];
+    const done = await call(server, 'POST', `/runs/${runId}/finish`, { ...SUCCESS, lease: lease.id, acceptance });
+    expect(done.status).toBe(200);
+    expect((await readRun(g.paths, runId)).acceptance).toEqual(acceptance);
+  });
+
+  it('a criterion the runner does not report is recorded unverified, "not reported by the runner"', async () => {
+    const { g, server, runId, lease } = await claimedWithCriteria();
+    const done = await call(server, 'POST', `/runs/${runId}/finish`, { ...SUCCESS, lease: lease.id });
+    expect(done.status).toBe(200);
+    expect((await readRun(g.paths, runId)).acceptance).toEqual([
+      { item: 'the test result is green twice in a row', verified: false, criterion: true, result: 'unverified', verify: 'npm test && npm test', evidence: 'not reported by the runner' },
+      { item: 'the cause is written down', verified: false, criterion: true, result: 'unverified', evidence: 'not reported by the runner' },
+      ...SUCCESS.acceptance,
+    ]);
+  });
+
+  it('a criterion reported verified without evidence is 422 /acceptance, nothing written', async () => {
+    const { g, server, runId, lease } = await claimedWithCriteria();
+    const acceptance = [{ item: 'the cause is written down', verified: true, criterion: true, result: 'verified' }, ...SUCCESS.acceptance];
+    const refused = await call(server, 'POST', `/runs/${runId}/finish`, { ...SUCCESS, lease: lease.id, acceptance });
+    expect(refused).toMatchObject({ status: 422, body: { field: '/acceptance', error: 'acceptance criterion "the cause is written down" reported verified without evidence' } });
+    expect((await readRun(g.paths, runId)).status).toBe('running');
+  });
+});

@@ -8,7 +8,7 @@ import { dependencyStatusText, goalStatusText } from '../../landing-words.js';
 import { chainOrder, readDependencyViews, type DependencyView } from '../../coordinator/readiness.js';
 import { gardenOf, printJson } from '../context.js';
 import { artifactLines, blockedLine, describeThread, remoteRunLines } from '../describe-thread.js';
-import { age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
+import { acceptanceSummary, age, displayWidth, duration, formatCost, padColumns, runNoticeLines, sanitize, table, truncateColumns } from '../../format.js';
 import type { CliIO } from '../main.js';
 
 /** Open goals first: in flight, then blocked (waiting on an answer), then queued; closed last. */
@@ -329,11 +329,12 @@ export function registerReadCommands(program: Command, io: CliIO): void {
           ...(goal.depends_on?.length ? [`  after ${goal.depends_on.join(', ')}${waits ? `  (${dependencyStatusText(waits)}${waits.blocked_on?.via ? ` through ${waits.blocked_on.via}` : ''})` : ''}`] : []),
           ...(goal.retry_of ? [`  retry of ${goal.retry_of}`] : []),
           ...(goal.guard || goal.task_class ? [`  guarded${goal.guard?.verify ? `  verify ${goal.guard.verify}` : ''}${goal.guard?.allowed_files?.length ? `  allow ${goal.guard.allowed_files.join(' ')}` : ''}${goal.guard?.forbidden_paths?.length ? `  forbid ${goal.guard.forbidden_paths.join(' ')}` : ''}${goal.task_class ? `  task class ${goal.task_class}` : ''}`] : []),
+          ...(goal.acceptance_criteria?.length ? ['  acceptance criteria:', ...goal.acceptance_criteria.map((c, n) => `    ${n + 1}. ${c.text}${c.verify ? `  (verify: ${c.verify})` : '  (no verify command: reported not verified)'}`)] : []),
           '',
           ...goal.body.trimEnd().split('\n').map((l) => `  ${l}`),
         ];
         const guarded = Boolean(goal.guard || goal.task_class);
-        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}${r.runner ? `, runner ${r.runner.name}@${r.runner.host}` : ''}${guarded ? `  (pak2 trace ${r.id})` : ''}`));
+        if (runs.length) lines.push('', ...runs.map((r) => `run ${r.id}: ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}, ${runDuration(r)}, cost ${formatCost(r.cost) || '-'}${r.runner ? `, runner ${r.runner.name}@${r.runner.host}` : ''}${acceptanceSummary(r.acceptance) ? `, ${acceptanceSummary(r.acceptance)}` : ''}${guarded ? `  (pak2 trace ${r.id})` : ''}`));
         if (comments.length) lines.push('', `comments (${comments.length}${open.length ? `, ${open.length} open question${open.length === 1 ? '' : 's'}` : ''}):`, ...describeThread(comments, open).split('\n').map((l) => (l ? `  ${l}` : '')));
         io.out(sanitize(lines.join('\n')));
       }

@@ -105,10 +105,36 @@ function parseBudget(value: string): number {
   if (usd === undefined) throw new UserError(`--budget ${JSON.stringify(value)}: an amount in USD greater than 0 and at most 1000000 (e.g. 2.50)`);
   return usd;
 }
-const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget|after) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class)[ :]/;
+const FLAG_WORDS = /^(type|plant|priority|driver|body|conversation|budget|after) |^(verify-timeout|verify|allow|forbid|pass-env|contract|no-redact|guard|task-class|accept-verify|accept)[ :]/;
+
+/**
+ * `--accept TEXT` and `--accept-verify CMD` in the order given: each
+ * `--accept-verify` is the command of the `--accept` just before it. A
+ * misplaced one is kept as the problem, said when the command runs.
+ */
+function acceptanceFlags(): { accept: (value: string) => string; verify: (value: string) => string; criteria: { text: string; verify?: string }[]; problem: () => string | undefined } {
+  const criteria: { text: string; verify?: string }[] = [];
+  let problem: string | undefined;
+  return {
+    criteria,
+    problem: () => problem,
+    accept: (value) => {
+      criteria.push({ text: value });
+      return value;
+    },
+    verify: (value) => {
+      const last = criteria.at(-1);
+      if (!last) problem ??= `--accept-verify ${JSON.stringify(value.slice(0, 40))}: give --accept TEXT before it (the command checks the criterion just before it)`;
+      else if (last.verify !== undefined) problem ??= `--accept-verify ${JSON.stringify(value.slice(0, 40))}: criterion ${criteria.length} (${JSON.stringify(last.text.slice(0, 40))}) has a command already; one --accept-verify per --accept`;
+      else last.verify = value;
+      return value;
+    },
+  };
+}
 
 /** `pak2 submit`: queues one goal and prints its id. */
 export function registerSubmit(program: Command, io: CliIO): void {
+  const acceptance = acceptanceFlags();
   program
     .command('submit')
     .description('queue a goal for a plant; prints the goal id')
@@ -133,6 +159,8 @@ export function registerSubmit(program: Command, io: CliIO): void {
     .option('--task-class <name>', 'route the goal through the tiers of [routing.<name>] in PAK2.toml')
     .option('--budget <usd>', "the goal's own cap in USD across all its attempts (docs/budget/level2.md)", parseBudget)
     .option('--after <goal...>', 'wait until these goals closed success (repeatable): the goal is not dispatched or claimed before')
+    .option('--accept <text>', 'an acceptance criterion, one line (repeatable): given to the agent, reported verified or not after the run', acceptance.accept)
+    .option('--accept-verify <cmd>', 'a shell command that checks the --accept just before it (exit 0: verified); a criterion without one is reported not verified', acceptance.verify)
     .option('--json', 'print the goal record as JSON')
     .action(async (opts: SubmitOptions, command: Command) => {
       const garden = gardenOf(command, io);
@@ -142,6 +170,8 @@ export function registerSubmit(program: Command, io: CliIO): void {
       let body = opts.body ?? '';
       if (opts.bodyFile !== undefined) body = readBodyFile(opts.bodyFile, io.cwd);
       if (!body.trim()) throw new UserError(opts.bodyFile !== undefined ? `--body-file ${opts.bodyFile}: the file is empty` : '--body: the task is empty');
+      const misplaced = acceptance.problem();
+      if (misplaced) throw new UserError(misplaced);
       const guard = guardInput(opts);
       let goal;
       try {
@@ -161,6 +191,7 @@ export function registerSubmit(program: Command, io: CliIO): void {
             ...(opts.taskClass !== undefined ? { taskClass: opts.taskClass } : {}),
             ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
             ...(opts.after?.length ? { dependsOn: opts.after.flatMap((a) => a.split(',')) } : {}),
+            ...(acceptance.criteria.length ? { acceptanceCriteria: acceptance.criteria } : {}),
           },
           new Date(),
           io.env,

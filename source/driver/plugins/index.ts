@@ -26,6 +26,20 @@ export function getDriverPlugin(name: string, config?: Pick<GardenConfig, 'drive
   return undefined;
 }
 
+/**
+ * The executor of a run as seed 001's `execution_envelope.json` names it:
+ * `name` is the display label (the run's driver as the garden names it) and,
+ * when that label is not itself an adapter, `kind` names the adapter
+ * underneath (`[drivers.myagent]` runs through `command`). Without a label
+ * (`claude`, `codex`, `command`, also when `[drivers.claude]` only swaps the
+ * executable) `name` is the adapter and `kind` is absent. A driver no
+ * adapter can run has no `kind` either.
+ */
+export function executorIdentity(driver: string, config?: Pick<GardenConfig, 'drivers'>): { name: string; kind?: (typeof BUILTIN_DRIVERS)[number] } {
+  if ((BUILTIN_DRIVERS as readonly string[]).includes(driver)) return { name: driver };
+  return getDriverPlugin(driver, config) ? { name: driver, kind: 'command' } : { name: driver };
+}
+
 /** Plugin defaults for the override chain; empty for an unknown driver. */
 export function pluginDefaults(name: string, config?: Pick<GardenConfig, 'drivers'>): { model?: string; reasoningEffort?: string } {
   const plugin = getDriverPlugin(name, config);

@@ -180,6 +180,20 @@ input SubmitGoalInput {
   task_class: String
   budget_usd: Float
   depends_on: [ID!]
+  "What must be true when the work is done (docs/goal/level2.md, Acceptance criteria)."
+  acceptance_criteria: [AcceptanceCriterionInput!]
+}
+
+"An acceptance criterion: one line of text, and optionally a shell command whose exit 0 verifies it."
+input AcceptanceCriterionInput {
+  text: String!
+  verify: String
+}
+
+"A goal's acceptance criterion (docs/goal/level2.md, Acceptance criteria)."
+type AcceptanceCriterion {
+  text: String!
+  verify: String
 }
 
 "A guarded run's settings (docs/guarded-runs/level2.md); {} for the [guard] defaults."
@@ -226,6 +240,7 @@ type Goal {
   schedule: String
   depends_on: [ID!]
   retry_of: ID
+  acceptance_criteria: [AcceptanceCriterion!]
   "In a listing: the dependencies still open."
   waiting_for: [ID!]
   "A blocking comment that holds it ({comment, from, since}), or in a listing the dependency that closed failure or cancelled ({goal, closed_reason, via?})."

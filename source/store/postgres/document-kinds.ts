@@ -21,6 +21,7 @@ import type { PoolClient } from 'pg';
 import {
   ARTIFACT_NAME_PATTERN,
   collectIssues,
+  DASHBOARD_INVOCATION_ID_PATTERN,
   GOAL_ID_PATTERN,
   OPERATOR_MESSAGE_ID_PATTERN,
   RUN_ID_PATTERN,
@@ -29,6 +30,7 @@ import {
   validateAttentionRecord,
   validateBudgetOverrides,
   validateBudgetWarned,
+  validateDashboardInvocation,
   validateLanding,
   validateOperatorMessage,
   validateSchedulesState,
@@ -78,8 +80,6 @@ const RUN_DIR = named(RUN_ID_PATTERN);
 const CONVERSATION_DIR = named(CONVERSATION_ID_PATTERN);
 /** A webhook subscription id (source/server/webhooks/store.ts). */
 const WEBHOOK_ID = named(/^wh-[0-9a-f]{8}$/);
-/** A dashboard invocation id: its start, to the second, and 8 hex (source/lifecycle/dashboard-invocations.ts). */
-const INVOCATION_ID = /^\d{8}T\d{6}-[0-9a-f]{8}$/;
 
 /** Checks a record besides its JSON: the issue, or undefined. */
 type Check = (value: unknown, key: string) => string | undefined;
@@ -140,7 +140,7 @@ const SPECS: readonly Spec[] = [
   { name: 'webhook secrets', kind: 'webhook-secret', form: 'text', layout: 'webhooks/secrets/<webhook-id>', steps: ['webhooks', 'secrets', WEBHOOK_ID] },
   { name: 'webhook deliveries', kind: 'webhook-delivery', form: 'lines', layout: 'webhooks/deliveries.jsonl', steps: ['webhooks', 'deliveries.jsonl'] },
   { name: 'tokens', kind: 'tokens', form: 'json', layout: 'serve/tokens.json', steps: ['serve', 'tokens.json'], key: 'tokens.json', check: contract((value) => collectIssues(TokenFileSchema, value)) },
-  { name: 'dashboard invocations', kind: 'dashboard-invocation', form: 'json', layout: 'dashboard/invocations/<invocation-id>.json', steps: ['dashboard', 'invocations', named(INVOCATION_ID, '.json')], check: keyIn('id') },
+  { name: 'dashboard invocations', kind: 'dashboard-invocation', form: 'json', layout: 'dashboard/invocations/<invocation-id>.json', steps: ['dashboard', 'invocations', named(DASHBOARD_INVOCATION_ID_PATTERN, '.json')], check: keyIn('id', validateDashboardInvocation) },
 ];
 
 // ------------------------------------------------------------------ paths

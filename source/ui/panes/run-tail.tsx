@@ -9,6 +9,7 @@ import { runHeaderParts } from '../../snapshot/stream-lines.js';
 import { fit, spinner, widthOf, wrapLines } from '../layout.js';
 import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
+import { acceptanceLines, type AcceptanceLine } from './run-acceptance.js';
 import { landingLines, type LandingLine } from './run-landing.js';
 import { remoteLines, type RemoteLine } from './run-remote.js';
 
@@ -37,6 +38,7 @@ const GUARD_COLORS: Record<GuardLine['tone'], string | undefined> = { ok: 'green
 const REMOTE_COLORS: Record<RemoteLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', info: 'cyan' };
 
 const LANDING_COLORS: Record<LandingLine['tone'], string | undefined> = { ok: 'green', bad: 'red', warn: 'yellow', review: 'magenta' };
+const ACCEPTANCE_COLORS: Record<AcceptanceLine['tone'], string> = { ok: 'green', bad: 'red', warn: 'yellow' };
 
 const COLORS: Record<TailKind, string | undefined> = { text: undefined, tool: 'cyan', result: 'gray', error: 'red', info: 'gray', usage: 'green' };
 
@@ -121,7 +123,11 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
   const landed = landingLines(landing, run.id)
     .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
     .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
-  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length - landed.length);
+  // The goal's acceptance criteria as checked at the run's end (docs/goal/level2.md): each line wrapping to two rows, at most a third of the pane.
+  const accepted = acceptanceLines(run)
+    .flatMap((line) => wrapLines(line.text, w, { maxRows: 2 }).map((text) => ({ text, tone: line.tone })))
+    .slice(0, Math.max(0, Math.floor((h - 1) / 3)) || (h > 1 ? 1 : 0));
+  const room = Math.max(0, h - 1 - guardLines.length - runnerLines.length - taskLines.length - landed.length - accepted.length);
   const body = tailRows(tail, w, Math.max(1, room), room + asked);
   // Fewer rows than asked for: the start of the tail was reached, and how far back it goes is known.
   const limit = body.length < room + asked ? Math.max(0, body.length - room) : Number.POSITIVE_INFINITY;
@@ -135,6 +141,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
         lines={[
           { text: fit(header, w), color: live ? 'yellow' : run.status === 'success' ? 'green' : 'red' },
           ...landed.map((line) => ({ text: fit(line.text, w, false), color: LANDING_COLORS[line.tone] })),
+          ...accepted.map((line) => ({ text: fit(line.text, w, false), color: ACCEPTANCE_COLORS[line.tone] })),
           ...taskLines.map((line) => ({ text: fit(line.text, w), color: line.unfinished ? 'red' : undefined, dimColor: !line.unfinished })),
           ...runnerLines.map((line) => ({ text: fit(line.text, w, false), color: REMOTE_COLORS[line.tone] })),
           ...guardLines.map((line) => ({ text: guardLineText(line, w), color: GUARD_COLORS[line.tone] })),

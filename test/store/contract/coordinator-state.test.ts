@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readBlocked, reportBlocked } from '../../../source/coordinator/blocked.js';
 import { queueTends, readAttentionCovered } from '../../../source/coordinator/tend-policy.js';
 import { startDashboardInvocation } from '../../../source/lifecycle/dashboard-invocations.js';
-import { readEvents, readGoal } from '../../../source/store/index.js';
+import { listDashboardInvocations, readDashboardInvocation, readEvents, readGoal, writeDashboardInvocation } from '../../../source/store/index.js';
 import { gardenOn, putRaw, STORE_KINDS } from './stores.js';
 
 describe.each(STORE_KINDS)('store contract: coordinator state (%s)', (kind) => {
@@ -84,5 +84,24 @@ describe.each(STORE_KINDS)('store contract: coordinator state (%s)', (kind) => {
       ['DashboardStarted', `invocation ${record.id}`],
       ['DashboardFinished', `invocation ${record.id}, 12.35 s`],
     ]);
+  });
+
+  it('a dashboard invocation record is validated when read and written: a damaged one is one line naming the file and field, and the others still list', async () => {
+    const garden = await gardenOn(kind);
+    cleanup = garden.cleanup;
+    const { paths } = garden;
+    const good = { id: '20260501T100000-0a1b2c3d', command: 'pak2 dashboard', pid: 4242, started_at: '2026-05-01T10:00:00.000Z', finished_at: '2026-05-01T10:00:05.000Z', cost: { source: 'estimated' as const, wall_seconds: 5 } };
+    await writeDashboardInvocation(paths, good);
+    expect(await readDashboardInvocation(paths, good.id)).toEqual(good);
+    const where = garden.store ? `${garden.store.where}: dashboard/invocations/20260501T110000-ffffffff.json` : path.join(paths.runtimeRoot, 'dashboard/invocations/20260501T110000-ffffffff.json');
+    await putRaw(garden, { kind: 'dashboard-invocation', key: '20260501T110000-ffffffff', file: 'dashboard/invocations/20260501T110000-ffffffff.json' }, { ...good, id: '20260501T110000-ffffffff', cost: { source: 'provider', wall_seconds: 5 } });
+    await expect(readDashboardInvocation(paths, '20260501T110000-ffffffff')).rejects.toThrow(`${where}: cost.source: INVALID_COST_SOURCE (cost.source must be provider, estimated or unknown)`);
+    const listed = await listDashboardInvocations(paths);
+    expect(listed.invocations).toEqual([good]);
+    expect(listed.problems).toEqual([{ file: where, message: expect.stringMatching(/: cost\.source: INVALID_COST_SOURCE \(/) }]);
+    for (const m of listed.problems.map((p) => p.message)) expect(m).not.toContain('\n');
+    // Nothing that does not validate is written.
+    await expect(writeDashboardInvocation(paths, { ...good, id: '20260501T120000-00000000', pid: -1 })).rejects.toThrow('dashboard invocation 20260501T120000-00000000: pid: INVALID_FIELD_TYPE');
+    expect(await readDashboardInvocation(paths, '20260501T120000-00000000')).toBeUndefined();
   });
 });
