@@ -1,5 +1,6 @@
 import { Command, CommanderError, Help } from 'commander';
 import { UserError } from '../errors.js';
+import { applyCommandDocs, commandUsage, helpText } from './command-table.js';
 import { PACKAGE_VERSION } from '../package-root.js';
 import { sanitize } from '../sanitize.js';
 
@@ -22,9 +23,9 @@ export interface CliIO {
   outStyled?: (text: string, style: OutputStyle) => void;
 }
 
-/** pak2's own colours on the terminal. */
-export type OutputStyle = 'add' | 'del' | 'hunk' | 'head';
-const STYLE_CODES: Record<OutputStyle, string> = { add: '\x1b[32m', del: '\x1b[31m', hunk: '\x1b[36m', head: '\x1b[1m' };
+/** pak2's own colours on the terminal: a diff's lines, and a run's stream as the run pane colours it (`pak2 logs`). */
+export type OutputStyle = 'add' | 'del' | 'hunk' | 'head' | 'tool' | 'error' | 'ok' | 'dim';
+const STYLE_CODES: Record<OutputStyle, string> = { add: '\x1b[32m', del: '\x1b[31m', hunk: '\x1b[36m', head: '\x1b[1m', tool: '\x1b[36m', error: '\x1b[31m', ok: '\x1b[32m', dim: '\x1b[2m' };
 
 /**
  * The process's own streams. A closed stdout (`pak2 goals | head -1`) ends
@@ -122,11 +123,13 @@ const COMMANDS: { name: string; term: string; description: string; module: () =>
   { name: 'stop', term: 'stop [options] <run>', description: 'stop one live run: it ends killed (operator_stopped) and its goal closes cancelled, or goes back to the queue with --requeue', module: async () => (await import('./commands/submit.js')).registerStop },
   { name: 'chat', term: 'chat [options]', description: 'talk with the garden: each line queues a reply goal; the coordinator (pak2 cycle) answers', module: async () => (await import('./commands/chat.js')).registerChat },
   { name: 'supplement', term: 'supplement [options] <goal>', description: 'add context to a queued goal that came from a conversation (frozen into its dispatch packet)', module: async () => (await import('./commands/chat.js')).registerChat },
+  { name: 'inbox', term: 'inbox [options]', description: "the workbench's inbox: open questions a goal waits on, then reply notes (replies, startup notes, retrospective reports), newest first, unread ones marked ●; inbox read prints a note and marks it read", module: async () => (await import('./commands/inbox.js')).registerInbox },
   { name: 'cycle', term: 'cycle [options]', description: 'run the coordinator: the workbench in a terminal, else headless lines', module: async () => (await import('./commands/cycle.js')).registerCycle },
   { name: 'dashboard', term: 'dashboard', description: 'the workbench panes, read-only: no coordinator, no writes (one frame when not a terminal)', module: async () => (await import('./commands/cycle.js')).registerCycle },
   { name: 'goals', term: 'goals [options]', description: 'list goals: open ones, then the most recently closed', module: async () => (await import('./commands/read.js')).registerReadCommands },
   { name: 'runs', term: 'runs [options]', description: 'list runs, oldest first', module: async () => (await import('./commands/read.js')).registerReadCommands },
   { name: 'show', term: 'show [options] <id>', description: 'show one goal (with its runs) or one run', module: async () => (await import('./commands/read.js')).registerReadCommands },
+  { name: 'logs', term: 'logs [options] <id>', description: "print a run's stream as the run pane shows it (assistant text, tool calls, results, errors, cost), or its raw events.jsonl lines (--raw); -f follows a live run until it closes", module: async () => (await import('./commands/logs.js')).registerLogs },
   { name: 'trace', term: 'trace [options] <run>', description: 'what a guarded run did: phases with durations, decision, violations, verify, mutations, rollback, routing attempts and costs', module: async () => (await import('./commands/trace.js')).registerTrace },
   { name: 'history', term: 'history [options] [run]', description: 'runtime provenance of closed runs: authored HEAD, authored tree clean/dirty, runtime commit', module: async () => (await import('./commands/history.js')).registerHistory },
   { name: 'operator-message', term: 'operator-message [options]', description: 'from a running gardener run: record and deliver a tend_survey or recently_concluded note to the operator; prints its id', module: async () => (await import('./commands/operator-message.js')).registerOperatorMessage },
@@ -185,6 +188,16 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
       subcommandTerm(cmd: Command): string {
         return STAND_IN_TERMS.get(cmd) ?? Help.prototype.subcommandTerm.call(this, cmd);
       },
+      // A command's usage and description as the README's command table says them (command-table.ts).
+      commandUsage(cmd: Command): string {
+        return cmd.parent ? commandUsage(cmd) : Help.prototype.commandUsage.call(this, cmd);
+      },
+      commandDescription(cmd: Command): string {
+        return helpText(Help.prototype.commandDescription.call(this, cmd));
+      },
+      subcommandDescription(cmd: Command): string {
+        return helpText(Help.prototype.subcommandDescription.call(this, cmd));
+      },
     })
     .showSuggestionAfterError(true);
   // Bare `pak2` opens the workbench, like `pak2 cycle` in a terminal.
@@ -222,6 +235,7 @@ export async function buildProgram(io: CliIO, argv: string[] = [], options: { al
       });
     STAND_IN_TERMS.set(standIn, entry.term);
   }
+  applyCommandDocs(program);
   return program;
 }
 

@@ -464,13 +464,25 @@ export function registerRoutes(app: FastifyInstance, ctx: RouteContext): void {
     {
       schema: {
         summary: 'Queue a goal that closed failure or cancelled again, as a new goal (`retry_of` names the old one); the open goals that waited for it wait for the new one (`moved`)',
+        description:
+          'The same action as `pak2 retry` and the workbench\'s `r` (docs/goal/level2.md, "Retry"). A closed goal is never reopened: the retry is a new goal with the old one\'s type, plant, body, priority, settings, guard and dependencies. `driver` and `model` run it on another driver or model (a new driver without `model` drops the old model). Refused: 404 for an unknown goal, 409 for a goal that is open, closed success, or has an open retry, 400 for a driver that is not one or cannot launch.',
         operationId: 'retryGoal',
         params: idParam(GOAL_ID_PATTERN, 'a goal id (N-slug)'),
+        body: {
+          type: ['object', 'null'],
+          additionalProperties: false,
+          properties: {
+            driver: { type: 'string', minLength: 1, description: 'run the retry on this driver' },
+            model: { type: 'string', minLength: 1, description: 'run the retry on this model' },
+          },
+        },
         response: { 201: { type: 'object', properties: { goal: ref('Goal'), moved: { type: 'array', items: { type: 'string' } } } }, ...ERROR, 404: ref('Error'), 409: ref('Error') },
       },
     },
-    async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      const result = await ctx.actions.retryGoal(request.params.id).catch((error: unknown) => refusal(error, { goal: 'id' }, 'id'));
+    async (request: FastifyRequest<{ Params: { id: string }; Body: { driver?: string; model?: string } | null }>, reply: FastifyReply) => {
+      const b = request.body ?? {};
+      const options = { ...(b.driver !== undefined ? { driver: b.driver } : {}), ...(b.model !== undefined ? { model: b.model } : {}) };
+      const result = await ctx.actions.retryGoal(request.params.id, options).catch((error: unknown) => refusal(error, { goal: 'id', driver: '/driver', model: '/model' }, 'id'));
       return reply.code(201).header('location', `${API_PREFIX}/goals/${result.goal.id}`).send(result);
     },
   );

@@ -16,6 +16,7 @@ import {
   changeDependencies,
   retryGoal,
   type DependencyChange,
+  type RetryOptions,
   type RetryResult,
   landRun,
   rejectRun,
@@ -72,8 +73,8 @@ export interface OperatorActions {
   setBudgetCap(key: string, value: string, by?: string): Promise<SetCapResult>;
   /** Adds or drops edges of a queued goal's `depends_on` (docs/goal/level2.md, "Dependencies"). */
   changeDependencies(goalId: string, change: DependencyChange): Promise<GoalRecord>;
-  /** Queues a goal that closed failure or cancelled again; its dependents follow to the new goal. */
-  retryGoal(goalId: string): Promise<RetryResult>;
+  /** Queues a goal that closed failure or cancelled again, as a new goal (`retry_of`), on another driver or model if asked; its dependents follow to the new goal. */
+  retryGoal(goalId: string, options?: RetryOptions): Promise<RetryResult>;
   /** Acknowledges "needs you" items (ids, or `'all'` listed now); docs/attention/level2.md, "Acknowledging". */
   ackAttention(ids: readonly string[] | 'all', by?: { name: string; role?: string }): Promise<AckResult>;
   /** Pauses (`true`) or resumes automatic tends; kept in tend.json across restarts (docs/automatic-tend/level2.md, "Operator control"). */
@@ -100,7 +101,7 @@ export function operatorActions(garden: Garden): OperatorActions {
     runDiff: (runId) => runDiff(garden, runId),
     setBudgetCap: (key, value, by) => setBudgetCap(garden, key, value, by),
     changeDependencies: (goalId, change) => changeDependencies(garden, goalId, change),
-    retryGoal: (goalId) => retryGoal(garden, goalId),
+    retryGoal: (goalId, options) => retryGoal(garden, goalId, options),
     ackAttention: (ids, by) => ackAttention(garden, ids, by),
     setTendsPaused: (paused, by) => setTendsPaused(garden, paused, by),
   });

@@ -3,7 +3,8 @@
  * the command driver's lines, pak2's own markers) into lines for a person.
  * Pure: no I/O, never throws.
  */
-import { graphemes } from '../format.js';
+import type { RunRecord } from '../contracts/index.js';
+import { duration, formatCost, graphemes } from '../format.js';
 
 /** How a tail line is shown: text from the agent, a tool call, a tool's result, an error, or a quiet note. */
 export type TailKind = 'text' | 'tool' | 'result' | 'error' | 'info' | 'usage';
@@ -243,4 +244,19 @@ export function renderRawLine(raw: string, usage: TailUsage): TailLine[] {
     // As the command driver reads it (docs/run/level2.md): a line that is not JSON is `{"type":"text"}`, shown whole up to the cap.
     return renderStreamLine({ type: 'text', text: raw }, usage);
   }
+}
+
+/**
+ * The words of the run pane's header (docs/workbench/level2.md, "Run"): its
+ * status (`running`, or the terminal status with its failure reason), how
+ * long it ran, driver/model, tokens and cost as the stream reported them
+ * (`usage`) unless the record has its cost. `now` is epoch ms.
+ */
+export function runHeaderParts(run: RunRecord, usage: TailUsage, now: number, runningWord = 'running'): string[] {
+  const live = run.status === 'running';
+  const end = run.completed_at ? Date.parse(run.completed_at) : now;
+  const elapsed = duration(Math.max(0, end - Date.parse(run.started_at)) / 1000);
+  const tokens = usage.inputTokens || usage.outputTokens ? `${usage.inputTokens} in/${usage.outputTokens} out` : '';
+  const cost = run.cost ? formatCost(run.cost) : usage.costUsd !== undefined ? `$${usage.costUsd.toFixed(4)}` : '';
+  return [live ? runningWord : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean);
 }

@@ -1,8 +1,10 @@
 import { GOAL_ID_PATTERN, type GoalRecord } from '../contracts/index.js';
 import { findCycle } from '../coordinator/readiness.js';
+import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
 import type { Garden } from '../garden/index.js';
-import { changeGoalDependencies, createGoal, OpenGoalScanner, readGoal, StoreError } from '../store/index.js';
+import { appendGoalSupplement, changeGoalDependencies, createGoal, isSupplementEligible, OpenGoalScanner, readGoal, readSupplements, StoreError, type GoalInput } from '../store/index.js';
+import { checkGoalDriver } from './driver-check.js';
 
 /**
  * Checks the goals a new or changed goal is to wait for (docs/goal/level2.md,
@@ -93,20 +95,35 @@ export interface RetryResult {
   moved: string[];
 }
 
+/** What a retry may change from the goal it retries (`pak2 retry --driver --model`). */
+export interface RetryOptions {
+  /** The driver the retry runs on; without `model`, a driver other than the old goal's drops its `model` and `reasoning_effort` (they were the old driver's). */
+  driver?: string;
+  /** The model the retry runs on. */
+  model?: string;
+}
+
 /**
- * Queues a closed goal again (`pak2 retry GOAL`; docs/goal/level2.md,
- * "Dependencies"): a closed goal stays closed, so the retry is a new goal
- * with the same type, plant, body, priority, settings, dependencies and
- * acceptance criteria, and `retry_of` naming the old one. Every open goal that depended on the
- * old one is moved to the new one under its lock (`GoalDependencyChanged`,
- * `depends_on: 3-a → 9-a (retry)`), so a chain a failure blocked waits for
- * the retry, and runs when it succeeds.
+ * Queues a closed goal again (`pak2 retry GOAL`, the workbench's `r`,
+ * `POST /goals/{id}/retry`; docs/goal/level2.md, "Retry"): a closed goal
+ * stays closed, so the retry is a new goal with the same type, plant, body,
+ * priority, settings, guard, routing class, budget, dependencies,
+ * acceptance criteria and type payload (`tend`, `commission`, `retrospective`, `conversation_id`),
+ * the old goal's supplements copied, and `retry_of` naming the old one;
+ * `options` may change its driver and model. Every open goal that
+ * depended on the old one is moved to the new one under its lock
+ * (`GoalDependencyChanged`, `depends_on: 3-a → 9-a (retry)`), so a chain a
+ * failure blocked waits for the retry, and runs when it succeeds.
  *
  * @throws UserError naming `goal`: not a goal id, no such goal, not closed,
- *   closed success (nothing to retry), or a retry of it still open.
+ *   closed success (nothing to retry), or a retry of it still open (exit 1
+ *   but the first), or one no one could run (a conversation reply in a
+ *   runners-only garden, exit 1); `driver` (not a driver, or it cannot
+ *   launch) or `model` (empty).
  */
-export async function retryGoal(garden: Garden, goalId: string, now: Date = new Date()): Promise<RetryResult> {
+export async function retryGoal(garden: Garden, goalId: string, options: RetryOptions = {}, now: Date = new Date(), env: NodeJS.ProcessEnv = process.env): Promise<RetryResult> {
   if (!GOAL_ID_PATTERN.test(goalId)) throw new UserError(`goal ${goalId}: not a goal id (N-slug)`);
+  if (options.model !== undefined && !options.model.trim()) throw new UserError('model: empty; name a model or leave it out');
   let old: GoalRecord;
   try {
     old = await readGoal(garden.paths, goalId);
@@ -116,9 +133,15 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
   }
   if (old.status !== 'closed') throw new UserError(`goal ${goalId}: the goal is ${old.status}; only a closed goal is retried`, { exitCode: 1 });
   if (old.closed_reason === 'success') throw new UserError(`goal ${goalId}: the goal closed success; nothing to retry`, { exitCode: 1 });
+  const settings = retrySettings(old, options);
+  checkGoalDriver(garden, settings.driver, env);
+  // As `pak2 submit` refuses it: a retry no one could ever run would wait in the queue for good.
+  const nobody = whyNobodyTakes(old, garden.config);
+  if (nobody) throw new UserError(`goal ${goalId}: not retried; nobody could take it: ${nobody}`, { exitCode: 1 });
   // One retry at a time: a second while the first is open would do the same work twice.
   const open = (await new OpenGoalScanner(garden.paths).scan()).goals.find((g) => g.retry_of === old.id);
   if (open) throw new UserError(`goal ${goalId}: its retry ${open.id} is still open (${open.status}); retry that one once it closes`, { exitCode: 1 });
+  const payload = old as GoalRecord & Pick<GoalInput, 'tend' | 'commission' | 'retrospective'>;
   const goal = await createGoal(
     garden.paths,
     {
@@ -126,11 +149,15 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
       ...(old.assigned_to ? { plant: old.assigned_to } : {}),
       body: old.body,
       priority: old.priority,
-      ...(old.driver ? { driver: old.driver } : {}),
-      ...(old.model ? { model: old.model } : {}),
-      ...(old.reasoning_effort ? { reasoning_effort: old.reasoning_effort } : {}),
+      ...settings,
       // The same slug: `3-build-a` is retried as `9-build-a`.
       title: old.id.replace(/^[0-9]+-/, ''),
+      ...(old.conversation_id ? { conversation_id: old.conversation_id } : {}),
+      ...(old.post_reply_hop ? { post_reply_hop: true } : {}),
+      // A tend, a commission or a retrospective is nothing without its payload.
+      ...(payload.tend ? { tend: payload.tend } : {}),
+      ...(payload.commission ? { commission: payload.commission } : {}),
+      ...(payload.retrospective ? { retrospective: payload.retrospective } : {}),
       ...(old.guard ? { guard: old.guard } : {}),
       ...(old.task_class ? { task_class: old.task_class } : {}),
       ...(old.budget_usd !== undefined ? { budget_usd: old.budget_usd } : {}),
@@ -140,6 +167,12 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
     },
     now,
   );
+  // The operator's supplements were context for this work: the retry's dispatch packet freezes them again.
+  if (isSupplementEligible(goal)) {
+    for (const supplement of await readSupplements(garden.paths, old.id)) {
+      await appendGoalSupplement(garden.paths, goal.id, supplement.text, supplement.source, new Date(supplement.ts));
+    }
+  }
   const moved: string[] = [];
   const { goals } = await new OpenGoalScanner(garden.paths).scan();
   for (const dependent of goals) {
@@ -163,4 +196,13 @@ export async function retryGoal(garden: Garden, goalId: string, now: Date = new 
     }
   }
   return { goal, moved };
+}
+
+/** The retry's driver, model and reasoning effort: the old goal's, with `options` over them (a new driver drops the old driver's model and effort). */
+export function retrySettings(old: Pick<GoalRecord, 'driver' | 'model' | 'reasoning_effort'>, options: RetryOptions): { driver?: string; model?: string; reasoning_effort?: string } {
+  const driver = options.driver ?? old.driver;
+  const sameDriver = options.driver === undefined || options.driver === old.driver;
+  const model = options.model?.trim() || (sameDriver ? old.model : undefined);
+  const effort = sameDriver ? old.reasoning_effort : undefined;
+  return { ...(driver ? { driver } : {}), ...(model ? { model } : {}), ...(effort ? { reasoning_effort: effort } : {}) };
 }

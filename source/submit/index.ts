@@ -5,7 +5,7 @@ import { driverProblem, getDriverPlugin, pluginDefaults } from '../driver/plugin
 import { createTendGoal, type TendGoalInput } from '../coordinator/tend-policy.js';
 import { whyNobodyTakes } from '../coordinator/takers.js';
 import { UserError } from '../errors.js';
-import { ENV_DEFAULT_DRIVER, resolveSettings, runDir, type Garden, type ScheduleConfig } from '../garden/index.js';
+import { runDir, type Garden, type ScheduleConfig } from '../garden/index.js';
 import {
   appendConversationMessage,
   appendGoalSupplement as appendSupplementRecord,
@@ -28,6 +28,7 @@ import {
   type GoalSupplement,
 } from '../store/index.js';
 import { checkDependencies } from './dependencies.js';
+import { checkGoalDriver } from './driver-check.js';
 import { checkTaskClass, guardArgument, guardOf, requireGitGarden, type GuardInput } from './guard.js';
 
 export { VERIFY_TIMEOUT_MAX, type GuardInput } from './guard.js';
@@ -118,9 +119,6 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     }
     throw error;
   }
-  if (input.driver !== undefined && !getDriverPlugin(input.driver, garden.config)) {
-    throw new UserError(`driver ${input.driver}: not a driver (claude, codex, command, or a [drivers.<name>] entry in PAK2.toml)`);
-  }
   if (input.conversationId !== undefined) {
     try {
       await readConversation(garden.paths, input.conversationId);
@@ -129,12 +127,7 @@ export async function submitGoal(garden: Garden, input: SubmitGoalInput, now: Da
     }
   }
   // The driver this goal would really use (goal → env → PAK2.toml → default) must be able to launch.
-  const settings = resolveSettings({ ...(input.driver ? { driver: input.driver } : {}) }, garden.config, env, (d) => pluginDefaults(d, garden.config));
-  const problem = driverProblem(settings.driver, garden.config);
-  if (problem) {
-    const where: Record<string, string> = { goal: `driver ${settings.driver}`, env: ENV_DEFAULT_DRIVER, toml: `[defaults].driver in ${garden.paths.configFile}`, plugin: `driver ${settings.driver} (the built-in default)` };
-    throw new UserError(`${where[settings.sources.driver] ?? 'driver'}: ${problem}`);
-  }
+  checkGoalDriver(garden, input.driver, env);
   const guard = input.guard ? guardOf(input.guard) : undefined;
   const taskClass = input.taskClass !== undefined ? checkTaskClass(garden, input.taskClass) : undefined;
   if (guard || taskClass) await requireGitGarden(garden, guardArgument(input), env);
@@ -488,8 +481,11 @@ export {
 export { answerQuestion, goalComments, postComment, type CommentInput, type CommentResult } from './comments.js';
 export * from './landing.js';
 export * from './budget.js';
+// The inbox's notes (docs/workbench/level2.md, "Panes").
+export { readInboxNote, type ReadNote } from './inbox.js';
+
 // Goal dependencies (docs/goal/level2.md, "Dependencies").
-export { changeDependencies, checkDependencies, retryGoal, type DependencyChange, type RetryResult } from './dependencies.js';
+export { changeDependencies, checkDependencies, retryGoal, retrySettings, type DependencyChange, type RetryOptions, type RetryResult } from './dependencies.js';
 export { addSchedule, listSchedules, removeSchedule, scheduleBlock, type ScheduleInput, type ScheduleView } from './schedules.js';
 export { ackAttention, type AckResult } from './attention.js';
 export { setTendsPaused, type TendPauseResult } from './tend.js';

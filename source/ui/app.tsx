@@ -48,6 +48,8 @@ export interface WorkbenchActions {
   cancelGoal?: (goalId: string) => Promise<unknown>;
   stopRun?: (runId: string, options?: { requeue?: boolean }) => Promise<unknown>;
   addSupplement?: (goalId: string, text: string) => Promise<unknown>;
+  /** Queues a closed goal again as a new goal (`pak2 retry`; docs/goal/level2.md, "Retry"): the workbench's `r`. */
+  retryGoal?: (goalId: string) => Promise<{ goal: GoalRecord; moved: string[] }>;
   /** Answers a goal's open question (`pak2 comment GOAL --answer`): the inbox's `a`, the chat's `/answer`. */
   answerQuestion?: (goalId: string, text: string, options?: { questionId?: string }) => Promise<CommentResult>;
   /** Review (docs/landing/level2.md, "Review"): a run's diff, accepting or rejecting its work, a comment on its goal (`pak2 diff`, `land`, `reject`, `comment`). */

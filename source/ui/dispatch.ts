@@ -8,7 +8,7 @@ import type { KeyEvent } from './hooks/use-keys.js';
 import { burstChars, charKey, commandFor, isTextChar, keyOf, repeatsInBurst, TEXT_KEY, type CommandId } from './keymap.js';
 import type { DetailSection } from './overlays/detail.js';
 import { formKey, formTakesText, newGoalForm, type FormChoices, type GoalFormState } from './overlays/goal-form-state.js';
-import { cancelPrompt, stopPrompt, supplementRefusal, takeOverPrompt, type ActionPrompt, type PendingAction } from './operator-prompts.js';
+import { cancelPrompt, retryPrompt, stopPrompt, supplementRefusal, takeOverPrompt, type ActionPrompt, type PendingAction } from './operator-prompts.js';
 import type { DiffLoad } from './overlays/diff.js';
 import { openSelected } from './open.js';
 import { acceptRun, openDiff, reviewCommand, reviewKeysApply, sendComment, sendReject } from './review.js';
@@ -291,6 +291,7 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
     return settle(() => actions.cancelGoal!(action.goalId), ui, { text, error: false, subject });
   }
   if (action.kind === 'accept') return acceptRun(action.runId, action.goalId, s, ui, actions);
+  if (action.kind === 'retry') return retry(action.goalId, ui, actions);
   if (action.kind === 'takeOver') {
     if (!actions.takeOver) return ui.flash(notice('read-only dashboard: run the garden with pak2'));
     ui.flash({ text: 'starting this workbench\'s coordinator…', error: false });
@@ -304,6 +305,16 @@ function perform(action: PendingAction, s: WorkbenchState, ui: WorkbenchControls
   const text = `stopping ${action.runId}${action.requeue ? ' (its goal goes back to the queue)' : ''}…`;
   ui.flash({ text, error: false, subject });
   settle(() => actions.stopRun!(action.runId, action.requeue ? { requeue: true } : {}), ui, { text, error: false, subject });
+}
+
+/** Retries a goal through the core; says the new goal (followed on the status line as it runs), or the refusal. */
+function retry(goalId: string, ui: WorkbenchControls, actions: WorkbenchActions): void {
+  if (!actions.retryGoal) return ui.flash(notice('read-only dashboard: retry goals with pak2 retry'));
+  ui.flash({ text: `retrying ${goalId}…`, error: false });
+  attempt(() => actions.retryGoal!(goalId)).then(
+    ({ goal, moved }) => ui.flash({ text: `queued ${goal.id} (retry of ${goalId})${moved.length ? `; ${moved.join(', ')} wait for it` : ''}`, error: false, subject: { goal: goal.id, from: 'queued' } }),
+    (error: unknown) => ui.flash(notice(error instanceof Error ? error.message : String(error))),
+  );
 }
 
 /** The run a stop key means: the run pane's run there, else the selected goal's. */
@@ -363,6 +374,10 @@ function paneCommand(command: CommandId, s: WorkbenchState, ui: WorkbenchControl
       if (!actions.cancelGoal) return ui.flash(notice('read-only dashboard: cancel goals with pak2 cancel'));
       if (!onGoal) return ui.flash(notice('select a goal in the goals pane first'));
       return ask(cancelPrompt(s.selectedGoal));
+    case 'goal.retry':
+      if (!actions.retryGoal) return ui.flash(notice('read-only dashboard: retry goals with pak2 retry'));
+      if (s.focus !== 'goals') return ui.flash(notice('select a closed goal in the goals pane first'));
+      return ask(retryPrompt(s.selectedGoal, s.snapshot.goals));
     case 'run.stop':
     case 'run.stopRequeue': {
       if (!actions.stopRun) return ui.flash(notice('read-only dashboard: stop runs with pak2 stop'));

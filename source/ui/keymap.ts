@@ -21,6 +21,7 @@ export type CommandId =
   | 'back'
   | 'goal.new'
   | 'goal.cancel'
+  | 'goal.retry'
   | 'goal.supplement'
   | 'question.answer'
   | 'run.stop'
@@ -132,6 +133,13 @@ export const KEYMAP: readonly Binding[] = [
     match: (i, k) => plain(i, k, 's'),
   },
   { command: 'run.stopRequeue', keys: 'S', description: 'stop the live run and put its goal back in the queue (asks first)', scope: 'panes', match: (i, k) => plain(i, k, 'S') },
+  {
+    command: 'goal.retry',
+    keys: 'r',
+    description: 'retry the selected goal that closed failure or cancelled (asks first): a new goal with its body, plant and settings, retry_of naming it (pak2 retry)',
+    scope: 'panes',
+    match: (i, k) => plain(i, k, 'r'),
+  },
   { command: 'goal.supplement', keys: 'a', description: 'add a supplement to the selected queued goal (a goal from the chat)', scope: 'panes', match: (i, k) => plain(i, k, 'a') },
   {
     command: 'question.answer',

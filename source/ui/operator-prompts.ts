@@ -6,6 +6,7 @@ import { holderText } from './status-line.js';
 /** An operator action waiting for a yes. */
 export type PendingAction =
   | { kind: 'cancel'; goalId: string; runId?: string }
+  | { kind: 'retry'; goalId: string }
   | { kind: 'stop'; goalId: string; runId: string; requeue: boolean }
   | { kind: 'accept'; goalId: string; runId: string }
   | { kind: 'takeOver' };
@@ -52,6 +53,32 @@ export function cancelPrompt(row: GoalRow | undefined): ActionPrompt | Refusal {
     ],
     question: `Cancel ${g.id}? ${yesNo()}`,
     action: { kind: 'cancel', goalId: g.id, ...(run ? { runId: run.id } : {}) },
+  };
+}
+
+/**
+ * The question before retrying a goal (`pak2 retry`; docs/goal/level2.md,
+ * "Retry"): only a goal that closed failure or cancelled, with no retry of
+ * it still open among `rows`; the retry is a new goal, this one stays closed.
+ */
+export function retryPrompt(row: GoalRow | undefined, rows: readonly GoalRow[] = []): ActionPrompt | Refusal {
+  if (!row) return { refusal: 'no goal selected' };
+  const g = row.goal;
+  if (g.status !== 'closed') return { refusal: `goal ${g.id} is ${g.status}: only a goal that closed failure or cancelled is retried` };
+  if (g.closed_reason === 'success') return { refusal: `goal ${g.id} closed success: nothing to retry` };
+  const open = rows.find((r) => r.goal.retry_of === g.id && r.goal.status !== 'closed');
+  if (open) return { refusal: `goal ${g.id}: its retry ${open.goal.id} is still open (${open.goal.status})` };
+  const run = row.run;
+  const ended = run ? `; its run ${run.id} ended ${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}` : '';
+  const waiting = rows.filter((r) => r.goal.status !== 'closed' && r.goal.depends_on?.includes(g.id)).map((r) => r.goal.id);
+  return {
+    title: 'Retry goal?',
+    lines: [
+      `${g.id} (${g.type}, ${g.assigned_to ?? 'no plant'}) closed ${g.closed_reason ?? 'failure'}${ended}.`,
+      `Retrying queues a new goal with its body, plant, priority, driver, model and dependencies; retry_of names ${g.id}, which stays closed.${waiting.length ? ` ${waiting.join(', ')} will wait for the new goal.` : ''} Another driver or model: pak2 retry ${g.id} --driver D --model M.`,
+    ],
+    question: `Retry ${g.id}? ${yesNo()}`,
+    action: { kind: 'retry', goalId: g.id },
   };
 }
 

@@ -71,6 +71,7 @@ export async function runWorkbench(garden: Garden, options: WorkbenchOptions = {
           cancelGoal: session.actions.cancelGoal,
           stopRun: session.actions.stopRun,
           addSupplement: session.actions.addSupplement,
+          retryGoal: (goalId) => session.actions!.retryGoal(goalId),
           answerQuestion: session.actions.answerQuestion,
           runDiff: session.actions.runDiff,
           landRun: (runId) => session.actions!.landRun(runId),

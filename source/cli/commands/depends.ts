@@ -33,10 +33,12 @@ export function registerDependencyCommands(program: Command, io: CliIO): void {
     .command('retry')
     .description('queue a goal that closed failure or cancelled again, as a new goal; the goals that waited for it wait for the new one')
     .argument('<goal>', 'the goal id (N-slug)')
+    .option('--driver <driver>', 'run the retry on this driver (without --model, the old goal\'s model is dropped)')
+    .option('--model <model>', 'run the retry on this model')
     .option('--json', 'print the new goal record as JSON')
-    .action(async (goalId: string, opts: { json?: boolean }, command: Command) => {
+    .action(async (goalId: string, opts: { driver?: string; model?: string; json?: boolean }, command: Command) => {
       const garden = gardenOf(command, io);
-      const result = await retryGoal(garden, goalId);
+      const result = await retryGoal(garden, goalId, { ...(opts.driver !== undefined ? { driver: opts.driver } : {}), ...(opts.model !== undefined ? { model: opts.model } : {}) });
       if (opts.json) printJson(io, { ...result.goal, moved: result.moved });
       else io.out(`${result.goal.id}${result.moved.length ? ` (now awaited by ${result.moved.join(', ')})` : ''}`);
     });

@@ -59,7 +59,7 @@ const present = (o: Record<string, unknown>): Record<string, unknown> => Object.
 export const MUTATION_ROUTES: Readonly<Record<string, MutationRoute>> = {
   submitGoal: { method: 'POST', route: '/goals', path: () => '/goals', body: (a) => present(a.input ?? {}), pick: (r) => r.goal },
   changeDependencies: { method: 'POST', route: '/goals/:id/depends', path: (a) => `/goals/${at(a.id)}/depends`, body: (a) => present({ add: a.add, drop: a.drop }), pick: (r) => r.goal },
-  retryGoal: { method: 'POST', route: '/goals/:id/retry', path: (a) => `/goals/${at(a.id)}/retry` },
+  retryGoal: { method: 'POST', route: '/goals/:id/retry', path: (a) => `/goals/${at(a.id)}/retry`, body: (a) => present({ driver: a.driver, model: a.model }) },
   cancelGoal: { method: 'POST', route: '/goals/:id/cancel', path: (a) => `/goals/${at(a.id)}/cancel` },
   postComment: {
     method: 'POST',
@@ -138,8 +138,8 @@ type Mutation {
   submitGoal(input: SubmitGoalInput!): Goal!
   "POST /goals/{id}/depends: change what a queued goal waits for."
   changeDependencies(id: ID!, add: [ID!], drop: [ID!]): Goal!
-  "POST /goals/{id}/retry: queue a goal that closed failure or cancelled again, as a new goal."
-  retryGoal(id: ID!): RetryGoalResult!
+  "POST /goals/{id}/retry: queue a goal that closed failure or cancelled again, as a new goal (retry_of names it), on another driver or model when given."
+  retryGoal(id: ID!, driver: String, model: String): RetryGoalResult!
   "POST /goals/{id}/cancel: cancel a goal; a running one has its run stopped."
   cancelGoal(id: ID!): CancelGoalResult!
   "POST /goals/{id}/comments: a comment, a blocking question, or an answer (answers: the question's id); a runner token posts only under its lease (lease, with the Pak2-Runner headers)."

@@ -117,8 +117,9 @@ export function goalDetail(goal: GoalRecord, run: RunRecord | undefined, provena
       heading: 'Goal',
       lines: [
         `id ${goal.id}  type ${goal.type}  priority ${goal.priority}  plant ${goal.assigned_to ?? '-'}`,
-        `status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}  submitted ${goal.submitted_at}`,
+        `status ${goal.status}${goal.closed_reason ? ` (${goal.closed_reason})` : ''}  submitted ${goal.submitted_at}${goal.status === 'closed' && goal.closed_reason !== 'success' ? `  (${keyOf('goal.retry')} in the queue retries it)` : ''}`,
         ...(goal.driver || goal.model ? [`driver ${goal.driver ?? '(default)'}  model ${goal.model ?? '(default)'}`] : []),
+        ...(goal.retry_of ? [`retry of ${goal.retry_of}`] : []),
       ],
     },
     { heading: 'Body', lines: textLines(goal.body) },

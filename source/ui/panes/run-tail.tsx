@@ -1,11 +1,11 @@
 import { clampScroll, type ScrollLimits } from '../scroll.js';
 import React from 'react';
 import type { LandingRecord, RunRecord } from '../../contracts/index.js';
-import { duration, formatCost } from '../../format.js';
 import { guardSummaryLines, type GuardLine } from '../../guard/describe.js';
 import type { GuardView, RemoteView } from '../../snapshot/types.js';
 import type { TailKind, TailLine } from '../../snapshot/stream-lines.js';
 import type { TailState } from '../../snapshot/tail.js';
+import { runHeaderParts } from '../../snapshot/stream-lines.js';
 import { fit, spinner, widthOf, wrapLines } from '../layout.js';
 import { Lines } from '../lines.js';
 import { innerHeight, innerWidth, Pane } from '../pane.js';
@@ -104,11 +104,7 @@ export const RunTail = React.memo(function RunTail({ tail, run, scroll: asked, w
     );
   }
   const live = run.status === 'running';
-  const end = run.completed_at ? Date.parse(run.completed_at) : now;
-  const elapsed = duration(Math.max(0, end - Date.parse(run.started_at)) / 1000);
-  const tokens = tail.usage.inputTokens || tail.usage.outputTokens ? `${tail.usage.inputTokens} in/${tail.usage.outputTokens} out` : '';
-  const cost = run.cost ? formatCost(run.cost) : tail.usage.costUsd !== undefined ? `$${tail.usage.costUsd.toFixed(4)}` : '';
-  const header = [live ? `${spinner(now)} running` : `${run.status}${run.failure_reason ? ` (${run.failure_reason})` : ''}`, elapsed, `${run.driver}/${run.model}`, tokens, cost].filter(Boolean).join(' · ');
+  const header = runHeaderParts(run, tail.usage, now, `${spinner(now)} running`).join(' · ');
   // A guarded run: its compact guard block under the header, at most half the pane.
   const guardLines = guard && guard.runId === run.id ? guardSummaryLines(guard, run.id, guard.maxAttempts !== undefined ? { maxAttempts: guard.maxAttempts } : {}).slice(0, Math.max(0, Math.floor((h - 1) / 2))) : [];
   // A remote run: its runner, heartbeat, progress and status, why it was abandoned, its artifacts (at most a third of the pane).
