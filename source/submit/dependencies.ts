@@ -109,7 +109,8 @@ export interface RetryOptions {
  * stays closed, so the retry is a new goal with the same type, plant, body,
  * priority, settings, guard, routing class, budget, dependencies,
  * acceptance criteria and type payload (`tend`, `commission`,
- * `retrospective`, `conversation_id`), the old goal's supplements copied, and `retry_of` naming the old one;
+ * `retrospective`, `conversation_id`), the old goal's supplements copied,
+ * and `retry_of` naming the old one;
  * `options` may change its driver and model. Every open goal that
  * depended on the old one is moved to the new one under its lock
  * (`GoalDependencyChanged`, `depends_on: 3-a → 9-a (retry)`), so a chain a
