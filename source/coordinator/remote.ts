@@ -106,6 +106,7 @@ export class RemoteRefusal extends Error {
   }
 }
 
+/** The next lease id: a ULID that sorts after every id this process made (the fencing token of a claim; docs/store/level2.md, "Claims and leases"). */
 export const nextLeaseId = monotonicFactory();
 
 /** The most decoded bytes one log upload may carry. */
